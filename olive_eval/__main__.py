@@ -1,0 +1,5 @@
+import sys
+
+from olive_eval.cli import main
+
+sys.exit(main())

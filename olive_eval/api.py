@@ -1,0 +1,73 @@
+"""The public Python surface: ``evaluate(config)`` and ``compute_metric(name, predictions, references)``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olive_eval.config import RunConfig, load_run_config
+from olive_eval.config.run import joint_key
+from olive_eval.engine.plan import make_plan
+from olive_eval.engine.runner import DataStore, ModelEvaluator, Progress, _quiet
+from olive_eval.metrics import get_metric
+from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
+from olive_eval.results import ModelResult, RunResult
+
+DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
+
+
+def evaluate(
+    config: RunConfig | dict[str, Any] | str | Path,
+    *,
+    output_dir: str | Path | None = None,
+    progress: Progress = _quiet,
+) -> RunResult:
+    """Evaluate the baseline and every candidate, check goals, rank, and write results.json.
+
+    ``config`` is a path to a JSON file, a dict of the same shape, or a :class:`RunConfig`.
+    results.json is rewritten atomically after each model, so an interrupted run keeps what it had.
+    A model that fails is recorded with its error; the others still run.
+    """
+    run = load_run_config(config)
+    plan = make_plan(run)
+    out_dir = Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)
+    models = run.models()
+    result = RunResult(
+        baseline=run.baseline_name,
+        models={m.display_name(): ModelResult(status="pending") for m in models},
+        objectives=[joint_key(m, s) for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)],
+        output_dir=str(out_dir),
+    )
+    evaluator = ModelEvaluator(run, plan, DataStore(run), progress)
+    for model in models:
+        result.models[model.display_name()] = evaluator.evaluate(model)
+        _finish(run, result)
+        result.write(out_dir)
+    return result
+
+
+def _finish(run: RunConfig, result: RunResult) -> None:
+    """Resolve goals against the baseline, rank the candidates, mark the Pareto front."""
+    goals = {
+        joint_key(metric, sub): (sub.goal.type, sub.goal.value)
+        for metric in run.all_metrics
+        for sub in metric.sub_types
+        if sub.goal is not None
+    }
+    objectives = [
+        Objective(joint_key(m, s), s.priority, bool(s.higher_is_better))
+        for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)
+    ]
+    apply_goals(result, goals)
+    candidates = [m.display_name() for m in run.candidates]
+    result.ranking = rank(result, objectives, candidates)
+    result.best = result.ranking[0] if result.ranking else None
+    mark_pareto(result, objectives)
+
+
+def compute_metric(name: str, predictions: Any, references: Any, **metric_config: Any) -> float:
+    """One accuracy sub-type on arrays, without a model: ``compute_metric("f1_score", p, r, task="binary")``."""
+    metric = get_metric(name, metric_config)
+    return float(metric.compute(np.asarray(predictions), np.asarray(references)).value)

@@ -1,0 +1,78 @@
+"""``olive-eval --config run.json`` and ``olive-eval schema``. Exit codes: 0 ok, 1 a model failed, 2 bad config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from olive_eval.errors import ConfigError, OliveEvalError
+
+EXIT_OK, EXIT_MODEL_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="olive-eval",
+        description="Evaluate a baseline model and candidates, check goals against the baseline, rank them.",
+    )
+    parser.add_argument("command", nargs="?", choices=["run", "schema"], default="run",
+                        help="run (default): evaluate a config; schema: print the run config's JSON Schema")
+    parser.add_argument("--config", type=Path, help="run config JSON file")
+    parser.add_argument("--output-dir", type=Path, help="where results.json goes (default: the config's output_dir, "
+                        "else ./olive-eval-output)")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+class _StderrProgress:
+    def __init__(self) -> None:
+        self.start = time.perf_counter()
+
+    def __call__(self, model: str, message: str) -> None:
+        print(f"[{time.perf_counter() - self.start:7.1f}s] {model}: {message}", file=sys.stderr, flush=True)
+
+
+def schema_json() -> str:
+    from olive_eval.config import RunConfig
+
+    return json.dumps(RunConfig.model_json_schema(by_alias=True), indent=2) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "schema":
+        sys.stdout.write(schema_json())
+        return EXIT_OK
+    if args.config is None:
+        print("olive-eval: error: --config is required (e.g. olive-eval --config configs/quickstart.json)", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    try:
+        from olive_eval.api import evaluate
+        from olive_eval.report.console import render
+
+        progress = (lambda model, message: None) if args.quiet else _StderrProgress()
+        result = evaluate(args.config, output_dir=args.output_dir, progress=progress)
+    except ConfigError as exc:
+        if args.debug:
+            raise
+        print(f"olive-eval: config error: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    except OliveEvalError as exc:
+        if args.debug:
+            raise
+        print(f"olive-eval: error: {exc}", file=sys.stderr)
+        return EXIT_MODEL_FAILED
+    except KeyboardInterrupt:
+        print("olive-eval: interrupted; results.json holds the models finished so far", file=sys.stderr)
+        return 130
+    print(render(result))
+    print(f"\nResults: {Path(result.output_dir or '.') / 'results.json'}")
+    return EXIT_MODEL_FAILED if result.failed else EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""Turn a pydantic ValidationError into one line: the JSON path and what is wrong there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from olive_eval.errors import ConfigError
+
+#: Locations pydantic inserts for tagged unions; they are not part of the user's JSON.
+_UNION_TAGS = {"ONNXModel", "PyTorchModel", "HuggingfaceContainer", "DummyDataContainer"}
+
+
+def json_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part in _UNION_TAGS or (isinstance(part, str) and part.startswith("function-")):
+            continue
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _message(err: dict[str, Any]) -> tuple[str, str]:
+    """(extra path below pydantic's location, message) for one pydantic error."""
+    kind, ctx = err["type"], err.get("ctx") or {}
+    if kind == "unknown_key":
+        return ctx["key"], err["msg"]
+    if kind == "nested":
+        return ctx["subpath"], ctx["message"]
+    if kind == "missing":
+        return "", "missing required key"
+    if kind == "union_tag_invalid":
+        return "type", f"unknown type '{ctx['tag']}'; valid: {ctx['expected_tags']}"
+    if kind == "union_tag_not_found":
+        return "", f"missing required key '{ctx.get('discriminator', 'type').strip(chr(39))}'"
+    if kind == "literal_error":
+        return "", f"got {err['input']!r}; expected {ctx['expected']}"
+    return "", err["msg"].removeprefix("Value error, ")
+
+
+def from_validation_error(exc: ValidationError, source: str | None = None) -> ConfigError:
+    err = exc.errors()[0]
+    extra, message = _message(err)
+    path = json_path(err["loc"])
+    if extra:
+        path = f"{path}.{extra}" if path else extra
+    return ConfigError(message, path=path or "(top level)", source=source)

@@ -1,0 +1,127 @@
+"""Reading a run config from a file, a dict or an object, then checking what it points at."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from olive_eval.config.errors import from_validation_error
+from olive_eval.config.run import RunConfig
+from olive_eval.errors import ConfigError
+from olive_eval.user_module import load_function
+
+
+def strip_trailing_commas(text: str) -> str:
+    """Blank out commas that directly precede ``}`` or ``]`` (outside strings), keeping every position.
+
+    Olive's own documentation has a custom-metric example with a trailing comma; we accept it.
+    """
+    chars = list(text)
+    in_string = escaped = False
+    pending: int | None = None
+    for i, ch in enumerate(chars):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+            continue
+        if ch == '"':
+            in_string, pending = True, None
+        elif ch == ",":
+            pending = i
+        elif ch in "}]":
+            if pending is not None:
+                chars[pending] = " "
+            pending = None
+        elif not ch.isspace():
+            pending = None
+    return "".join(chars)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("config file not found", source=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read config: {exc.strerror}", source=str(path)) from None
+    try:
+        return json.loads(strip_trailing_commas(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=str(path)) from None
+
+
+def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True) -> RunConfig:
+    """Validate ``config`` (a path, a dict or a RunConfig) and check the files it names exist."""
+    if isinstance(config, RunConfig):
+        return config
+    if isinstance(config, (str, Path)):
+        path = Path(config)
+        data, source, base_dir = read_json(path), str(path), path.resolve().parent
+    elif isinstance(config, dict):
+        data, source, base_dir = config, "<config>", Path.cwd()
+    else:
+        raise TypeError(f"config must be a path, a dict or a RunConfig, not {type(config).__name__}")
+    if not isinstance(data, dict):
+        raise ConfigError("the config must be a JSON object", source=source)
+    try:
+        run = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc, source) from None
+    run.resolve_paths(base_dir)
+    if check_files:
+        try:
+            check_references(run)
+        except ConfigError as exc:
+            raise exc.with_source(source) from None
+    return run
+
+
+def check_references(run: RunConfig) -> None:
+    """Model files, user scripts and the functions they must define, before any model runs."""
+    for i, model in enumerate(run.models()):
+        where = "input_model" if i == 0 else f"candidates[{i - 1}]"
+        for attr in ("model_path", "model_script"):
+            path = getattr(model, attr, None)
+            if path is not None and not Path(path).exists():
+                raise ConfigError(f"file not found: {path}", path=f"{where}.{attr}")
+        loader = getattr(model, "model_loader", None)
+        if loader is not None:
+            _check_function(model.model_script, loader, model.script_dir, f"{where}.model_loader")
+    for i, metric in enumerate(run.all_metrics):
+        uc = metric.user_config
+        where = f"{'evaluator.metrics' if run.evaluator else 'metrics'}[{i}].user_config"
+        for key in ("evaluate_func", "metric_func"):
+            name = getattr(uc, key)
+            if name is not None and uc.user_script is not None:
+                _check_function(uc.user_script, name, uc.script_dir, f"{where}.{key}")
+    for i, dc in enumerate(run.data_configs):
+        files = getattr(dc.load_dataset_config, "data_files", None)
+        for f in _flatten(files):
+            if "://" not in f and not any(ch in f for ch in "*?[") and not Path(f).exists():
+                raise ConfigError(f"file not found: {f}", path=f"data_configs[{i}].load_dataset_config.data_files")
+
+
+def _check_function(script: Path | None, name: str, script_dir: Path | None, where: str) -> None:
+    if script is None:
+        return
+    try:
+        load_function(script, name, script_dir)
+    except ConfigError as exc:
+        raise ConfigError(exc.message, path=where) from None
+
+
+def _flatten(files: Any) -> list[str]:
+    if files is None:
+        return []
+    if isinstance(files, str):
+        return [files]
+    if isinstance(files, list):
+        return list(files)
+    return [f for v in files.values() for f in _flatten(v)]

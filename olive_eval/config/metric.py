@@ -1,0 +1,148 @@
+"""Metric configs, accepted verbatim from Olive: ``{name, type, data_config, sub_types, user_config, ...}``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+from pydantic_core import PydanticCustomError
+
+from olive_eval.config.model import InferenceSettings
+from olive_eval.metrics.types import MetricType, Need, metric_type_registry
+from olive_eval.registry import RegistryError
+from olive_eval.strict_model import StrictModel
+
+GoalType = Literal["threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"]
+METRIC_TYPES = ("accuracy", "latency", "throughput", "size_on_disk", "custom")
+
+
+def nested_error(subpath: str, message: str) -> PydanticCustomError:
+    """An error located below the model that raises it (``subpath`` is appended to pydantic's location)."""
+    return PydanticCustomError("nested", "{message}", {"subpath": subpath, "message": message})
+
+
+class Goal(StrictModel):
+    type: GoalType
+    value: float
+
+    @model_validator(mode="after")
+    def _non_negative(self) -> Goal:
+        if self.type != "threshold" and self.value < 0:
+            raise ValueError(f"value must be non-negative for a {self.type} goal")
+        return self
+
+    def check_range(self, higher_is_better: bool) -> None:
+        """Olive's open ranges for percent goals: a percentage that would flip the sign is rejected."""
+        upper_bounded = (self.type == "percent-min-improvement" and not higher_is_better) or (
+            self.type == "percent-max-degradation" and higher_is_better
+        )
+        if self.type.startswith("percent") and not (0 < self.value and (self.value < 100 or not upper_bounded)):
+            bound = "(0, 100)" if upper_bounded else "(0, inf)"
+            direction = "higher" if higher_is_better else "lower"
+            raise ValueError(f"a {self.type} goal on a {direction}-is-better metric needs a value in {bound}")
+
+
+class SubType(StrictModel):
+    name: str
+    priority: int = Field(-1, description="Rank of this sub-type (1 = most important); -1 = measured only.")
+    goal: Goal | None = None
+    higher_is_better: bool | None = None
+    metric_config: dict[str, Any] | None = None
+
+
+class UserConfig(StrictModel):
+    user_script: Path | None = None
+    script_dir: Path | None = None
+    evaluate_func: str | None = None
+    evaluate_func_kwargs: dict[str, Any] = Field(default_factory=dict)
+    metric_func: str | None = None
+    metric_func_kwargs: dict[str, Any] = Field(default_factory=dict)
+    inference_settings: dict[Literal["onnx"], InferenceSettings] | None = None
+    io_bind: bool | None = None
+    run_kwargs: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _names_need_script(self) -> UserConfig:
+        for key in ("evaluate_func", "metric_func"):
+            value = getattr(self, key)
+            if value is not None and value != "None" and self.user_script is None:
+                raise nested_error(key, f"{key} names a function, so user_config.user_script is required")
+        if self.metric_func == "None":  # Olive's docs write "None" to mean "no metric_func"
+            self.metric_func = None
+        return self
+
+    def onnx_override(self) -> InferenceSettings | None:
+        """The metric's ONNX Runtime settings override, with ``io_bind`` folded in."""
+        settings = (self.inference_settings or {}).get("onnx")
+        if self.io_bind is not None:
+            data = settings.model_dump(exclude_unset=True) if settings else {}
+            data["io_bind"] = self.io_bind
+            settings = InferenceSettings.model_validate(data)
+        return settings
+
+
+class Metric(StrictModel):
+    name: str
+    type: Literal["accuracy", "latency", "throughput", "size_on_disk", "custom"]
+    data_config: str | None = None
+    sub_types: list[SubType] = Field(min_length=1)
+    user_config: UserConfig = Field(default_factory=UserConfig)
+    backend: Literal["torch_metrics"] = "torch_metrics"
+    sample_log_num: int = Field(0, ge=0)
+    sample_log_dir: Path | None = None
+
+    @property
+    def metric_type(self) -> MetricType:
+        return metric_type_registry.get(self.type)
+
+    @model_validator(mode="after")
+    def _resolve_sub_types(self) -> Metric:
+        mtype = self.metric_type
+        seen: set[str] = set()
+        for i, sub in enumerate(self.sub_types):
+            where = f"sub_types[{i}]"
+            if sub.name in seen:
+                raise nested_error(f"{where}.name", f"sub-type '{sub.name}' appears twice in metric '{self.name}'")
+            seen.add(sub.name)
+            try:
+                mtype.check_sub_type(sub.name)
+            except (ValueError, RegistryError) as exc:
+                raise nested_error(f"{where}.name", str(exc)) from None
+            if sub.higher_is_better is None:
+                sub.higher_is_better = mtype.default_higher_is_better(sub.name)
+            if sub.higher_is_better is None and (sub.priority > 0 or sub.goal is not None):
+                raise nested_error(
+                    f"{where}.higher_is_better", f"a ranked or goal-bearing {self.type} sub-type must state it"
+                )
+            if sub.goal is not None:
+                try:
+                    sub.goal.check_range(bool(sub.higher_is_better))
+                except ValueError as exc:
+                    raise nested_error(f"{where}.goal.value", str(exc)) from None
+            try:
+                mtype.parse_metric_config(sub.name, sub.metric_config)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err["loc"])
+                message = err["msg"].removeprefix("Value error, ")
+                if err["type"] == "unknown_key":
+                    loc = ".".join(p for p in (loc, err["ctx"]["key"]) if p)
+                raise nested_error(f"{where}.metric_config" + (f".{loc}" if loc else ""), message) from None
+            except ValueError as exc:
+                raise nested_error(f"{where}.metric_config", str(exc)) from None
+        if self.type == "custom":
+            uc = self.user_config
+            if uc.evaluate_func is None and uc.metric_func is None:
+                raise nested_error("user_config", "a custom metric needs user_config.evaluate_func or metric_func")
+        return self
+
+    def parsed_config(self, sub: SubType) -> Any:
+        return self.metric_type.parse_metric_config(sub.name, sub.metric_config)
+
+    @property
+    def uses_predictions(self) -> bool:
+        """True when the metric scores outputs of an inference pass over its data config."""
+        if self.type == "custom":
+            return self.user_config.evaluate_func is None
+        return self.metric_type.need is Need.PREDICTIONS

@@ -1,0 +1,196 @@
+"""The top-level run config: a baseline, candidates, data configs and Olive metrics."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from olive_eval.config.data import DataConfig, DummyDataConfig, HuggingfaceDataConfig
+from olive_eval.config.metric import Metric, SubType, nested_error
+from olive_eval.config.model import ModelConfig, ProviderSpec, normalize_providers
+from olive_eval.strict_model import StrictModel
+
+
+class EvaluatorConfig(StrictModel):
+    """Olive's evaluator block; only its metrics matter here."""
+
+    name: str | None = None
+    metrics: list[Metric] = Field(min_length=1)
+
+
+def joint_key(metric: Metric, sub: SubType) -> str:
+    return f"{metric.name}-{sub.name}"
+
+
+class RunConfig(StrictModel):
+    schema_: str | None = Field(None, alias="$schema", description="Path or URL of run.schema.json, for editors.")
+    input_model: ModelConfig = Field(description="The baseline every candidate is compared with.")
+    candidates: list[ModelConfig] = Field(default_factory=list)
+    device: Literal["cpu", "gpu"] = "cpu"
+    execution_providers: list[ProviderSpec] | None = Field(
+        None, description="Default ONNX Runtime providers; CPU on cpu, CUDA then CPU on gpu."
+    )
+    data_configs: list[DataConfig] = Field(default_factory=list)
+    evaluator: EvaluatorConfig | None = None
+    metrics: list[Metric] | None = None
+    output_dir: Path | None = None
+
+    @field_validator("execution_providers", mode="before")
+    @classmethod
+    def _providers(cls, v: Any) -> list[ProviderSpec] | None:
+        return normalize_providers(v)
+
+    # ---------------------------------------------------------------- accessors
+    @property
+    def all_metrics(self) -> list[Metric]:
+        return self.evaluator.metrics if self.evaluator is not None else (self.metrics or [])
+
+    @property
+    def _metrics_key(self) -> str:
+        return "evaluator.metrics" if self.evaluator is not None else "metrics"
+
+    def models(self) -> list[ModelConfig]:
+        return [self.input_model, *self.candidates]
+
+    @property
+    def baseline_name(self) -> str:
+        return self.input_model.display_name()
+
+    def data_config(self, name: str) -> HuggingfaceDataConfig | DummyDataConfig:
+        return next(dc for dc in self.data_configs if dc.name == name)
+
+    def default_providers(self) -> list[ProviderSpec]:
+        if self.execution_providers is not None:
+            return self.execution_providers
+        if self.device == "gpu":
+            return [("CUDAExecutionProvider", {}), ("CPUExecutionProvider", {})]
+        return [("CPUExecutionProvider", {})]
+
+    def ranked(self) -> Iterator[tuple[Metric, SubType]]:
+        for metric in self.all_metrics:
+            for sub in metric.sub_types:
+                if sub.priority > 0:
+                    yield metric, sub
+
+    # ---------------------------------------------------------------- cross-field checks
+    @model_validator(mode="after")
+    def _check(self) -> RunConfig:
+        if self.evaluator is not None and self.metrics is not None:
+            raise nested_error("metrics", "give metrics either at the top level or under evaluator, not both")
+        if not self.all_metrics:
+            raise nested_error("metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')")
+        self._check_model_names()
+        self._check_metric_names()
+        self._check_data_configs()
+        self._check_priorities()
+        return self
+
+    def _check_model_names(self) -> None:
+        seen: dict[str, str] = {}
+        for i, model in enumerate(self.models()):
+            where = "input_model" if i == 0 else f"candidates[{i - 1}]"
+            name = model.display_name()
+            if name in seen:
+                raise nested_error(
+                    f"{where}.name", f"model name '{name}' is already used by {seen[name]}; give each model a unique name"
+                )
+            seen[name] = where
+
+    def _check_metric_names(self) -> None:
+        names: set[str] = set()
+        for i, metric in enumerate(self.all_metrics):
+            if metric.name in names:
+                raise nested_error(f"{self._metrics_key}[{i}].name", f"metric name '{metric.name}' is used twice")
+            names.add(metric.name)
+
+    def _check_data_configs(self) -> None:
+        defined: list[str] = []
+        for i, dc in enumerate(self.data_configs):
+            if dc.name in defined:
+                raise nested_error(f"data_configs[{i}].name", f"data config name '{dc.name}' is used twice")
+            defined.append(dc.name)
+        datasets = [dc.name for dc in self.data_configs if isinstance(dc, HuggingfaceDataConfig)]
+        for i, metric in enumerate(self.all_metrics):
+            where = f"{self._metrics_key}[{i}].data_config"
+            if metric.data_config is not None:
+                if metric.data_config not in defined:
+                    listed = ", ".join(defined) if defined else "none are defined (add a 'data_configs' list)"
+                    raise nested_error(where, f"data config '{metric.data_config}' is not defined; defined: {listed}")
+                if metric.uses_predictions and metric.data_config not in datasets:
+                    raise nested_error(where, f"'{metric.data_config}' holds dummy inputs; {metric.type} needs labelled data")
+            elif metric.uses_predictions:
+                if len(datasets) != 1:
+                    listed = ", ".join(datasets) if datasets else "none"
+                    raise nested_error(where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}")
+                metric.data_config = datasets[0]
+
+    def _check_priorities(self) -> None:
+        subs = [(metric, sub) for metric in self.all_metrics for sub in metric.sub_types]
+        ranked = [(m, s) for m, s in subs if s.priority != -1]
+        if not ranked:
+            if len(subs) == 1:
+                subs[0][1].priority = 1
+                return
+            raise nested_error(self._metrics_key, "priority must be set when there is more than one sub-type (1 = most important)")
+        by_priority: dict[int, list[str]] = {}
+        for metric, sub in ranked:
+            by_priority.setdefault(sub.priority, []).append(joint_key(metric, sub))
+        expected = set(range(1, len(ranked) + 1))
+        problems = []
+        for priority, keys in sorted(by_priority.items()):
+            if len(keys) > 1:
+                problems.append(f"{' and '.join(keys)} share priority {priority}")
+            elif priority not in expected:
+                problems.append(f"{keys[0]} has priority {priority}")
+        missing = sorted(expected - set(by_priority))
+        if missing:
+            problems.append(f"missing {', '.join(map(str, missing))}")
+        if problems:
+            raise nested_error(
+                self._metrics_key,
+                f"ranked priorities must be exactly 1..{len(ranked)} across all metrics (-1 = not ranked): "
+                + "; ".join(problems),
+            )
+
+    # ---------------------------------------------------------------- paths
+    def resolve_paths(self, base_dir: Path) -> RunConfig:
+        """Make every relative path absolute against the config file's directory (in place)."""
+
+        def fix(path: Path | None) -> Path | None:
+            return path if path is None or path.is_absolute() else (base_dir / path)
+
+        for model in self.models():
+            for attr in ("model_path", "model_script", "script_dir"):
+                if hasattr(model, attr):
+                    setattr(model, attr, fix(getattr(model, attr)))
+        for dc in self.data_configs:
+            dc.user_script, dc.script_dir = fix(dc.user_script), fix(dc.script_dir)
+            if isinstance(dc, HuggingfaceDataConfig):
+                _resolve_dataset_paths(dc, base_dir)
+        for metric in self.all_metrics:
+            uc = metric.user_config
+            uc.user_script, uc.script_dir = fix(uc.user_script), fix(uc.script_dir)
+            metric.sample_log_dir = fix(metric.sample_log_dir)
+        self.output_dir = fix(self.output_dir)
+        return self
+
+
+def _resolve_dataset_paths(dc: HuggingfaceDataConfig, base_dir: Path) -> None:
+    load = dc.load_dataset_config
+
+    def fix(value: str) -> str:
+        return value if Path(value).is_absolute() or "://" in value else str(base_dir / value)
+
+    if load.data_files is not None:
+        files = load.data_files
+        if isinstance(files, str):
+            load.data_files = fix(files)
+        elif isinstance(files, list):
+            load.data_files = [fix(f) for f in files]
+        else:
+            load.data_files = {k: fix(v) if isinstance(v, str) else [fix(f) for f in v] for k, v in files.items()}
+    if load.data_files is None and (base_dir / load.data_name).exists():
+        load.data_name = str(base_dir / load.data_name)

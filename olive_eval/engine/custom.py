@@ -1,0 +1,77 @@
+"""Calling a user's evaluate_func / metric_func and checking what comes back."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from olive_eval.config.metric import Metric
+from olive_eval.errors import EvaluationError
+from olive_eval.user_module import load_function
+
+
+class ModelOutput(NamedTuple):
+    """What ``metric_func`` receives, as in Olive: ``model_output[0]`` preds, ``model_output[1]`` logits."""
+
+    preds: np.ndarray
+    logits: np.ndarray
+
+
+def user_function(metric: Metric, which: str) -> tuple[str, Callable[..., Any]]:
+    uc = metric.user_config
+    name = getattr(uc, which)
+    assert name is not None and uc.user_script is not None  # checked when the config loaded
+    return name, load_function(uc.user_script, name, uc.script_dir)
+
+
+def call_user_function(metric: Metric, model_name: str, which: str, *args: Any, **kwargs: Any) -> dict[str, float]:
+    """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: value}``."""
+    name, func = user_function(metric, which)
+    try:
+        returned = func(*args, **kwargs)
+    except Exception as exc:
+        raise EvaluationError(
+            f"custom metric '{metric.name}' on model '{model_name}': {which} '{name}' raised "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    return _values(metric, model_name, f"{which} '{name}'", returned)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    return float(value)
+
+
+def _values(metric: Metric, model_name: str, func: str, returned: Any) -> dict[str, float]:
+    names = [sub.name for sub in metric.sub_types]
+    where = f"custom metric '{metric.name}' on model '{model_name}': {func}"
+    number = _number(returned)
+    if number is not None:
+        if len(names) != 1:
+            raise EvaluationError(f"{where} returned one number but the metric has sub-types {names}; return a dict")
+        values = {names[0]: number}
+    elif isinstance(returned, dict):
+        missing = [n for n in names if n not in returned]
+        if missing:
+            raise EvaluationError(f"{where} returned keys {sorted(map(str, returned))} without sub-type '{missing[0]}'")
+        values = {}
+        for n in names:
+            v = _number(returned[n])
+            if v is None:
+                raise EvaluationError(f"{where} returned {type(returned[n]).__name__} {returned[n]!r} for '{n}'; expected a number")
+            values[n] = v
+    else:
+        shown = repr(returned)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        raise EvaluationError(
+            f"{where} returned {type(returned).__name__} {shown}; expected a number or a dict keyed by sub-type name"
+        )
+    for n, v in values.items():
+        if math.isnan(v):
+            raise EvaluationError(f"{where} returned NaN for '{n}'")
+    return values

@@ -1,0 +1,84 @@
+"""Planning: which inference passes, timing runs, file sizes and user functions a run needs.
+
+The same plan applies to every model. Metrics that read predictions from the same data config
+with the same runtime settings share one pass; timing sub-types with the same data, settings and
+timing config share one timing run (latency and throughput included).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from olive_eval.config.metric import Metric, SubType
+from olive_eval.config.model import InferenceSettings
+from olive_eval.config.run import RunConfig
+from olive_eval.metrics.performance import TimingConfig
+from olive_eval.metrics.types import Need
+
+
+def settings_key(settings: InferenceSettings | None) -> str:
+    return "" if settings is None else json.dumps(settings.model_dump(exclude_unset=True, mode="json"), sort_keys=True)
+
+
+@dataclass
+class PredictionPass:
+    """One pass of a model over a labelled data config; every listed metric scores its output."""
+
+    data_config: str
+    settings: InferenceSettings | None
+    metrics: list[Metric] = field(default_factory=list)
+
+
+@dataclass
+class TimingRun:
+    """Repeated calls on one batch; ``data_config`` None means dummy inputs from the model's own shapes."""
+
+    data_config: str | None
+    settings: InferenceSettings | None
+    timing: TimingConfig
+    sub_types: list[tuple[Metric, SubType]] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    passes: list[PredictionPass] = field(default_factory=list)
+    timings: list[TimingRun] = field(default_factory=list)
+    file_sizes: list[tuple[Metric, SubType]] = field(default_factory=list)
+    user_functions: list[Metric] = field(default_factory=list)
+
+    def settings_variants(self) -> list[InferenceSettings | None]:
+        """Distinct runtime settings the plan needs: one loaded model per variant."""
+        seen: dict[str, InferenceSettings | None] = {}
+        for settings in [
+            *(p.settings for p in self.passes),
+            *(t.settings for t in self.timings),
+            *(m.user_config.onnx_override() for m in self.user_functions),
+        ]:
+            seen.setdefault(settings_key(settings), settings)
+        return list(seen.values())
+
+
+def make_plan(run: RunConfig) -> Plan:
+    plan = Plan()
+    passes: dict[tuple[str, str], PredictionPass] = {}
+    timings: dict[tuple[str | None, str, str], TimingRun] = {}
+    for metric in run.all_metrics:
+        override = metric.user_config.onnx_override()
+        need = metric.metric_type.need
+        if metric.uses_predictions:
+            assert metric.data_config is not None  # resolved by RunConfig validation
+            key = (metric.data_config, settings_key(override))
+            passes.setdefault(key, PredictionPass(metric.data_config, override)).metrics.append(metric)
+        elif need is Need.TIMINGS:
+            for sub in metric.sub_types:
+                timing = metric.parsed_config(sub)
+                tkey = (metric.data_config, settings_key(override), timing.model_dump_json())
+                timings.setdefault(tkey, TimingRun(metric.data_config, override, timing)).sub_types.append((metric, sub))
+        elif need is Need.MODEL_FILES:
+            plan.file_sizes.extend((metric, sub) for sub in metric.sub_types)
+        else:
+            plan.user_functions.append(metric)
+    plan.passes = list(passes.values())
+    plan.timings = list(timings.values())
+    return plan

@@ -1,0 +1,200 @@
+"""Evaluating one model: each prediction pass once, each timing run once, then every metric scores.
+
+The runner talks to runtimes only through the ``Runtime`` interface and to metrics only through
+the registered metric types, so a new runtime or metric family changes nothing here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from olive_eval.config.data import DummyDataConfig, HuggingfaceDataConfig
+from olive_eval.config.metric import Metric, SubType
+from olive_eval.config.model import InferenceSettings
+from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.data import LabelledData, dummy_inputs, load_labelled_data
+from olive_eval.data.post_process import post_process, select_output
+from olive_eval.engine.custom import ModelOutput, call_user_function
+from olive_eval.engine.plan import Plan, PredictionPass, TimingRun, settings_key
+from olive_eval.engine.timing import measure
+from olive_eval.errors import EvaluationError
+from olive_eval.metrics import Score, get_metric
+from olive_eval.results import ModelResult, SubMetricResult
+from olive_eval.runtimes import InputSpec, Runtime, create_runtime
+
+Progress = Callable[[str, str], None]  # (model name, message)
+
+
+def _quiet(model: str, message: str) -> None:
+    pass
+
+
+class DataStore:
+    """Labelled datasets, loaded once per run and shared by every model."""
+
+    def __init__(self, run: RunConfig) -> None:
+        self._run = run
+        self._cache: dict[str, LabelledData] = {}
+
+    def labelled(self, name: str) -> LabelledData:
+        if name not in self._cache:
+            dc = self._run.data_config(name)
+            assert isinstance(dc, HuggingfaceDataConfig)
+            self._cache[name] = load_labelled_data(dc, need_labels=True)
+        return self._cache[name]
+
+
+def map_inputs(inputs: dict[str, np.ndarray], specs: list[InputSpec], data_name: str, model: str) -> dict[str, str]:
+    """Data key → model input name. A single column feeds a single-input model whatever its name."""
+    if not specs:
+        return {k: k for k in inputs}
+    wanted = [s.name for s in specs]
+    if all(name in inputs for name in wanted):
+        return {name: name for name in wanted}
+    if len(inputs) == 1 and len(wanted) == 1:
+        return {next(iter(inputs)): wanted[0]}
+    raise EvaluationError(
+        f"data config '{data_name}' gives inputs {sorted(inputs)} but model '{model}' expects {wanted}; "
+        "map columns to inputs with pre_process_data_config.input_cols"
+    )
+
+
+@dataclass
+class _Context:
+    run: RunConfig
+    model_name: str
+    result: ModelResult
+    runtimes: dict[str, Runtime]
+
+
+class ModelEvaluator:
+    def __init__(self, run: RunConfig, plan: Plan, data: DataStore, progress: Progress = _quiet) -> None:
+        self.run = run
+        self.plan = plan
+        self.data = data
+        self.progress = progress
+
+    def evaluate(self, model_config) -> ModelResult:  # noqa: ANN001 - a ModelConfig union member
+        name = model_config.display_name()
+        result = ModelResult(status="pending")
+        started = time.perf_counter()
+        ctx = _Context(self.run, name, result, {})
+        try:
+            for variant in self.plan.settings_variants():
+                self.progress(name, "loading model")
+                runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
+                ctx.runtimes[settings_key(variant)] = runtime
+                result.runtime.update(runtime.describe())
+            for prediction_pass in self.plan.passes:
+                self._predict_and_score(ctx, prediction_pass)
+            for timing_run in self.plan.timings:
+                self._time(ctx, timing_run)
+            for metric, sub in self.plan.file_sizes:
+                size_type = metric.metric_type
+                self._record(ctx, metric, sub, Score(size_type.score_files(model_config.files())))
+            for metric in self.plan.user_functions:
+                self._evaluate_func(ctx, metric)
+            result.status = "ok"
+        except EvaluationError as exc:
+            result.status, result.error = "failed", str(exc)
+        except Exception as exc:  # a model or user code broke in a way we did not foresee: keep going
+            result.status, result.error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            for runtime in ctx.runtimes.values():
+                runtime.close()
+        result.seconds = round(time.perf_counter() - started, 3)
+        return result
+
+    # ------------------------------------------------------------------ steps
+    def _runtime(self, ctx: _Context, settings: InferenceSettings | None) -> Runtime:
+        return ctx.runtimes[settings_key(settings)]
+
+    def _predict_and_score(self, ctx: _Context, job: PredictionPass) -> None:
+        data = self.data.labelled(job.data_config)
+        runtime = self._runtime(ctx, job.settings)
+        dc = self.run.data_config(job.data_config)
+        post = dc.post_process_data_config
+        self.progress(ctx.model_name, f"inference over '{job.data_config}' ({len(data)} samples)")
+        names = map_inputs(data.inputs, runtime.input_specs(), data.name, ctx.model_name)
+        output_names = runtime.output_names()
+        chunks = []
+        for inputs, _ in data.batches():
+            outputs = runtime.run({names[k]: v for k, v in inputs.items() if k in names})
+            chunks.append(select_output(outputs, output_names, post.output_name))
+        try:
+            logits = np.concatenate(chunks, axis=0)
+        except ValueError as exc:
+            raise EvaluationError(f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}") from None
+        preds = post_process(post.type, logits)
+        labels = data.labels
+        assert labels is not None
+        for metric in job.metrics:
+            if metric.type == "custom":
+                uc = metric.user_config
+                values = call_user_function(
+                    metric, ctx.model_name, "metric_func", ModelOutput(preds, logits), labels, **uc.metric_func_kwargs
+                )
+                for sub in metric.sub_types:
+                    self._record(ctx, metric, sub, Score(values[sub.name]))
+                continue
+            for sub in metric.sub_types:
+                scorer = get_metric(sub.name, sub.metric_config)
+                try:
+                    score = scorer.compute(preds if scorer.input == "preds" else logits, labels)
+                except (ValueError, TypeError, IndexError) as exc:
+                    raise EvaluationError(f"metric '{joint_key(metric, sub)}' cannot score the model output: {exc}") from exc
+                self._record(ctx, metric, sub, score)
+
+    def _time(self, ctx: _Context, job: TimingRun) -> None:
+        runtime = self._runtime(ctx, job.settings)
+        if job.data_config is None:
+            inputs, source = dummy_inputs(None, runtime.input_specs()), "dummy inputs"
+        else:
+            dc = self.run.data_config(job.data_config)
+            if isinstance(dc, DummyDataConfig):
+                inputs = dummy_inputs(dc.load_dataset_config, runtime.input_specs())
+            else:
+                inputs = self.data.labelled(job.data_config).first_batch()
+            source = f"'{job.data_config}'"
+        names = map_inputs(inputs, runtime.input_specs(), job.data_config or "dummy", ctx.model_name)
+        feed = {names[k]: v for k, v in inputs.items() if k in names}
+        batch_size = int(next(iter(feed.values())).shape[0]) if feed else 1
+        t = job.timing
+        self.progress(
+            ctx.model_name, f"timing on {source}: batch {batch_size}, {t.warmup_num} warm-up + {t.repeat_test_num} runs"
+        )
+        seconds = measure(runtime.bind(feed), t)
+        for metric, sub in job.sub_types:
+            value = metric.metric_type.score_timings(seconds, batch_size, sub.name)
+            self._record(ctx, metric, sub, Score(value))
+
+    def _evaluate_func(self, ctx: _Context, metric: Metric) -> None:
+        runtime = self._runtime(ctx, metric.user_config.onnx_override())
+        self.progress(ctx.model_name, f"custom metric '{metric.name}'")
+        providers = [name for name, _ in self.run.default_providers()]
+        values = call_user_function(
+            metric,
+            ctx.model_name,
+            "evaluate_func",
+            runtime.handle,
+            self.run.device,
+            providers,
+            **metric.user_config.evaluate_func_kwargs,
+        )
+        for sub in metric.sub_types:
+            self._record(ctx, metric, sub, Score(values[sub.name]))
+
+    @staticmethod
+    def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score) -> None:
+        assert sub.higher_is_better is not None or sub.priority <= 0
+        ctx.result.metrics[joint_key(metric, sub)] = SubMetricResult(
+            value=float(score.value),
+            priority=sub.priority,
+            higher_is_better=bool(sub.higher_is_better),
+            unit=metric.metric_type.unit,
+            per_class=score.per_class,
+        )

@@ -1,0 +1,64 @@
+"""Latency and throughput statistics: pure functions over the measured run times."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from olive_eval.strict_model import StrictModel
+
+#: Sub-type name → percentile (None for the plain statistics).
+STATISTICS: dict[str, float | None] = {
+    "avg": None,
+    "min": None,
+    "max": None,
+    "p50": 50.0,
+    "p75": 75.0,
+    "p90": 90.0,
+    "p95": 95.0,
+    "p99": 99.0,
+    "p999": 99.9,
+}
+
+
+class TimingConfig(StrictModel):
+    """Olive's latency/throughput metric_config: warm-up runs, timed runs, seconds to sleep after each."""
+
+    warmup_num: int = Field(10, ge=0)
+    repeat_test_num: int = Field(20, ge=1)
+    sleep_num: float = Field(0, ge=0)
+
+
+def _statistic(values: np.ndarray, name: str) -> float:
+    if name not in STATISTICS:
+        raise ValueError(f"unknown statistic '{name}'; valid: {', '.join(STATISTICS)}")
+    if name == "avg":
+        return float(np.mean(values))
+    if name == "min":
+        return float(np.min(values))
+    if name == "max":
+        return float(np.max(values))
+    return float(np.percentile(values, STATISTICS[name]))
+
+
+def latency_ms(seconds: np.ndarray, name: str) -> float:
+    """A latency statistic in milliseconds (percentiles use numpy's linear interpolation, as Olive does)."""
+    values = np.asarray(seconds, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("no timed runs")
+    return _statistic(values, name) * 1000.0
+
+
+def throughput_per_s(seconds: np.ndarray, batch_size: int, name: str) -> float:
+    """A throughput statistic in samples per second.
+
+    ``avg`` is samples over total time (``batch / mean latency``), the rate a user observes. The other
+    statistics are taken over the per-run rates, so ``min`` is the slowest run and ``p90`` the 90th
+    percentile of rates (Olive maps ``p90`` to the latency p90, which is the 10th percentile of rates).
+    """
+    values = np.asarray(seconds, dtype=np.float64)
+    if values.size == 0:
+        raise ValueError("no timed runs")
+    if name == "avg":
+        return batch_size / float(np.mean(values))
+    return _statistic(batch_size / values, name)

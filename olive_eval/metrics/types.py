@@ -1,0 +1,164 @@
+"""Olive's metric types (accuracy, latency, throughput, size_on_disk, custom) as registered objects.
+
+Each type says which sub-types it has, their default direction, how to read their metric_config,
+and what evidence it needs from a model (predictions, timings, files or a user function). The
+planner and the scorer ask these objects; nothing branches on type or sub-type names.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, ClassVar
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from olive_eval.metrics.performance import STATISTICS, TimingConfig, latency_ms, throughput_per_s
+from olive_eval.metrics.registry import metric_registry
+from olive_eval.registry import Registry
+from olive_eval.strict_model import closest
+
+
+class Need(str, Enum):
+    PREDICTIONS = "predictions"
+    TIMINGS = "timings"
+    MODEL_FILES = "model_files"
+    USER_FUNCTION = "user_function"
+
+
+class MetricType:
+    name: ClassVar[str]
+    need: ClassVar[Need]
+    unit: ClassVar[str | None] = None
+
+    def sub_type_names(self) -> list[str] | None:
+        """The valid sub-type names, or None when any name is allowed."""
+        raise NotImplementedError
+
+    def default_higher_is_better(self, sub_type: str) -> bool | None:
+        raise NotImplementedError
+
+    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
+        """Validate a sub-type's metric_config; raises ValueError / pydantic.ValidationError."""
+        if raw:
+            raise ValueError(f"{self.name} sub-types take no metric_config")
+        return None
+
+    def check_sub_type(self, sub_type: str) -> None:
+        names = self.sub_type_names()
+        if names is not None and sub_type not in names:
+            guess = closest(sub_type, names)
+            hint = f"did you mean '{guess}'? " if guess else ""
+            raise ValueError(f"unknown {self.name} sub-type '{sub_type}'; {hint}valid: {', '.join(names)}")
+
+
+metric_type_registry: Registry[MetricType] = Registry("metric type")
+
+
+def _register(cls: type[MetricType]) -> type[MetricType]:
+    metric_type_registry.register(cls.name, cls())
+    return cls
+
+
+@_register
+class AccuracyType(MetricType):
+    """Sub-types are the registered metrics; they score the model's predictions on a data config."""
+
+    name = "accuracy"
+    need = Need.PREDICTIONS
+
+    def sub_type_names(self) -> list[str]:
+        return metric_registry.names()
+
+    def default_higher_is_better(self, sub_type: str) -> bool:
+        return metric_registry.get(sub_type).higher_is_better
+
+    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
+        return metric_registry.get(sub_type).Config.model_validate(raw or {})
+
+
+class _TimingType(MetricType):
+    need = Need.TIMINGS
+    higher_is_better: ClassVar[bool]
+
+    def sub_type_names(self) -> list[str]:
+        return list(STATISTICS)
+
+    def default_higher_is_better(self, sub_type: str) -> bool:
+        return self.higher_is_better
+
+    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
+        return TimingConfig.model_validate(raw or {})
+
+    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
+        raise NotImplementedError
+
+
+@_register
+class LatencyType(_TimingType):
+    """Milliseconds per model call."""
+
+    name = "latency"
+    unit = "ms"
+    higher_is_better = False
+
+    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
+        return latency_ms(seconds, sub_type)
+
+
+@_register
+class ThroughputType(_TimingType):
+    """Samples per second."""
+
+    name = "throughput"
+    unit = "samples/s"
+    higher_is_better = True
+
+    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
+        return throughput_per_s(seconds, batch_size, sub_type)
+
+
+@_register
+class SizeOnDiskType(MetricType):
+    """Bytes of the model's files, external data included."""
+
+    name = "size_on_disk"
+    need = Need.MODEL_FILES
+    unit = "bytes"
+
+    def score_files(self, files: list[Path]) -> float:
+        """Total bytes; a directory counts every file below it."""
+        total = 0
+        for path in files:
+            if path.is_dir():
+                total += sum(os.path.getsize(p) for p in path.rglob("*") if p.is_file())
+            else:
+                total += os.path.getsize(path)
+        return float(total)
+
+    def sub_type_names(self) -> list[str]:
+        return ["bytes"]
+
+    def default_higher_is_better(self, sub_type: str) -> bool:
+        return False
+
+
+@_register
+class CustomType(MetricType):
+    """A user function: ``evaluate_func`` (runs the model itself) or ``metric_func`` (scores predictions)."""
+
+    name = "custom"
+    need = Need.USER_FUNCTION
+
+    def sub_type_names(self) -> None:
+        return None
+
+    def default_higher_is_better(self, sub_type: str) -> None:
+        return None
+
+    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
+        if raw:
+            raise ValueError("custom sub-types take no metric_config; pass arguments in user_config.*_func_kwargs")
+        return None

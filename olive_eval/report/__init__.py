@@ -1,0 +1,1 @@
+"""Human-readable reports of a run."""

@@ -1,0 +1,85 @@
+"""The table printed after a run: every metric of every model, goals, ranking and the best model."""
+
+from __future__ import annotations
+
+import math
+
+from olive_eval.results import RunResult, SubMetricResult
+
+
+def format_value(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    if value == int(value) and abs(value) >= 1000:
+        return f"{int(value):,}"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:.1f}"
+    if magnitude >= 1:
+        return f"{value:.3f}"
+    return f"{value:.4f}"
+
+
+def _cell(sub: SubMetricResult | None) -> str:
+    if sub is None:
+        return "-"
+    text = format_value(sub.value)
+    if sub.goal is not None:
+        mark = "ok" if sub.goal.met else "MISS"
+        if sub.goal.threshold is None:
+            text += " (no baseline)"
+        else:
+            op = ">=" if sub.higher_is_better else "<="
+            text += f" {mark} {op}{format_value(sub.goal.threshold)}"
+    return text
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def render(result: RunResult) -> str:
+    names = list(result.models)
+    keys: list[str] = []
+    for model in result.models.values():
+        keys.extend(k for k in model.metrics if k not in keys)
+    header = ["metric"] + [f"{n} (baseline)" if n == result.baseline else n for n in names]
+    rows = [header]
+    for key in keys:
+        sample = next(m.metrics[key] for m in result.models.values() if key in m.metrics)
+        arrow = "higher" if sample.higher_is_better else "lower"
+        unit = f" [{sample.unit}]" if sample.unit else ""
+        rank = f" p{sample.priority}" if sample.priority > 0 else ""
+        label = f"{key}{unit} ({arrow} better{rank})"
+        rows.append([label] + [_cell(result.models[n].metrics.get(key)) for n in names])
+    rows.append(["status"] + [result.models[n].status for n in names])
+    rows.append(["goals met"] + ["yes" if result.models[n].goals_met else "no" for n in names])
+    rows.append(["pareto front"] + ["yes" if result.models[n].pareto else "no" for n in names])
+    out = [_table(rows), ""]
+    for name in names:
+        if result.models[name].status == "failed":
+            out.append(f"FAILED {name}: {result.models[name].error}")
+    if result.ranking:
+        out.append("Ranking (candidates meeting every goal, best first): " + ", ".join(
+            f"{i}. {n}" for i, n in enumerate(result.ranking, 1)
+        ))
+        out.append(f"Best candidate: {result.best}")
+    else:
+        out.append("No candidate meets every goal.")
+        for name in names:
+            model = result.models[name]
+            if name == result.baseline or model.status != "ok":
+                continue
+            misses = [
+                f"{key} {format_value(sub.value)} vs {'>=' if sub.higher_is_better else '<='}"
+                f"{format_value(sub.goal.threshold)} (missed by {format_value(sub.goal.missed_by or 0.0)})"
+                if sub.goal.threshold is not None
+                else f"{key}: baseline value unavailable"
+                for key, sub in model.metrics.items()
+                if sub.goal is not None and not sub.goal.met
+            ]
+            out.append(f"  {name}: " + ("; ".join(misses) if misses else "meets every goal"))
+    return "\n".join(out)

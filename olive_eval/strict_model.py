@@ -1,0 +1,50 @@
+"""A pydantic base model that rejects unknown keys with a did-you-mean hint.
+
+Olive warns about unknown keys and drops them, so a typo such as ``subtypes`` silently yields a
+metric with no sub-types. Every config model here inherits from :class:`StrictModel` instead.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+
+def closest(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str | None:
+    """The choice most similar to ``word``, or None when nothing is close."""
+    match = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def unknown_choice_hint(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str:
+    """``"; did you mean 'x'?"`` when one choice is close, else the list of valid choices."""
+    match = closest(word, choices)
+    if match:
+        return f"; did you mean '{match}'?"
+    return f"; valid: {', '.join(sorted(choices))}"
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _reject_unknown_keys(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        known: set[str] = set()
+        for name, field in cls.model_fields.items():
+            known.add(name)
+            if field.alias:
+                known.add(field.alias)
+        for key in data:
+            if key not in known:
+                raise PydanticCustomError(
+                    "unknown_key",
+                    "unknown key{hint}",
+                    {"key": str(key), "hint": unknown_choice_hint(str(key), known)},
+                )
+        return data

@@ -1,0 +1,55 @@
+"""Loading functions from a user's script, with errors that say which file and which name."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from olive_eval.errors import ConfigError
+
+_loaded: dict[Path, ModuleType] = {}
+
+
+def load_user_module(user_script: Path, script_dir: Path | None = None) -> ModuleType:
+    """Import ``user_script`` once per process (keyed by its resolved path).
+
+    ``script_dir`` goes on ``sys.path`` first so the script can import its neighbours.
+    """
+    path = Path(user_script).resolve()
+    if path in _loaded:
+        return _loaded[path]
+    if not path.is_file():
+        raise ConfigError(f"user_script {user_script} does not exist")
+    if script_dir is not None and str(Path(script_dir).resolve()) not in sys.path:
+        sys.path.insert(0, str(Path(script_dir).resolve()))
+    module_name = f"olive_eval_user_{path.stem}_{hashlib.sha1(str(path).encode()).hexdigest()[:8]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"user_script {user_script} cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        sys.modules.pop(module_name, None)
+        raise ConfigError(f"user_script {user_script} failed to import: {type(exc).__name__}: {exc}") from exc
+    _loaded[path] = module
+    return module
+
+
+def load_function(user_script: Path, name: str, script_dir: Path | None = None) -> Callable[..., Any]:
+    module = load_user_module(user_script, script_dir)
+    func = getattr(module, name, None)
+    if func is None:
+        defined = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_"))
+        raise ConfigError(
+            f"user_script {user_script} has no function '{name}'; it defines: {', '.join(defined) or 'nothing callable'}"
+        )
+    if not callable(func):
+        raise ConfigError(f"'{name}' in user_script {user_script} is not a function")
+    return func

@@ -1,0 +1,76 @@
+"""Small models and datasets built inside the tests (nothing is downloaded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+N_FEATURES, N_CLASSES = 8, 3
+
+
+def linear_onnx(path: Path, weights: np.ndarray, input_name: str = "x", batch: int | str = "N") -> Path:
+    """``logits = x @ weights`` as an ONNX graph."""
+    n_in, n_out = weights.shape
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", [input_name, "W"], ["logits"])],
+        "linear",
+        [helper.make_tensor_value_info(input_name, TensorProto.FLOAT, [batch, n_in])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, n_out])],
+        [numpy_helper.from_array(weights.astype(np.float32), "W")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
+    with path.open("w") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+class ToyProblem:
+    """A 3-class linear problem: the baseline is exact, candidates get weight noise."""
+
+    def __init__(self, root: Path, n: int = 120, seed: int = 0) -> None:
+        self.root = root
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        self.weights = rng.standard_normal((N_FEATURES, N_CLASSES)).astype(np.float32)
+        self.x = rng.standard_normal((n, N_FEATURES)).astype(np.float32).round(4)
+        self.labels = (self.x @ self.weights).argmax(axis=1)
+        self.data_file = write_jsonl(
+            root / "data.jsonl", [{"x": x.tolist(), "label": int(y)} for x, y in zip(self.x, self.labels, strict=True)]
+        )
+
+    def model(self, name: str, noise: float = 0.0) -> Path:
+        weights = self.weights + noise * self.rng.standard_normal(self.weights.shape).astype(np.float32)
+        return linear_onnx(self.root / f"{name}.onnx", weights)
+
+    def data_config(self, name: str = "toy", batch_size: int = 16) -> dict[str, Any]:
+        return {
+            "name": name,
+            "type": "HuggingfaceContainer",
+            "load_dataset_config": {"data_name": "json", "data_files": str(self.data_file), "split": "train"},
+            "pre_process_data_config": {"input_cols": ["x"], "label_col": "label"},
+            "dataloader_config": {"batch_size": batch_size},
+        }
+
+    def config(self, candidates: dict[str, float], metrics: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "input_model": {"type": "ONNXModel", "name": "base", "model_path": str(self.model("base"))},
+            "candidates": [
+                {"type": "ONNXModel", "name": name, "model_path": str(self.model(name, noise))}
+                for name, noise in candidates.items()
+            ],
+            "data_configs": [self.data_config()],
+            "metrics": metrics,
+            "output_dir": str(self.root / "out"),
+        }
