@@ -32,7 +32,7 @@ def evaluate(
     """
     run = load_run_config(config)
     plan = make_plan(run)
-    out_dir = Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)
+    out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
     models = run.models()
     result = RunResult(
         baseline=run.baseline_name,

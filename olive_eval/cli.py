@@ -18,11 +18,19 @@ def _parser() -> argparse.ArgumentParser:
         prog="olive-eval",
         description="Evaluate a baseline model and candidates, check goals against the baseline, rank them.",
     )
-    parser.add_argument("command", nargs="?", choices=["run", "schema"], default="run",
-                        help="run (default): evaluate a config; schema: print the run config's JSON Schema")
+    parser.add_argument(
+        "command",
+        nargs="?",
+        choices=["run", "schema"],
+        default="run",
+        help="run (default): evaluate a config; schema: print the run config's JSON Schema",
+    )
     parser.add_argument("--config", type=Path, help="run config JSON file")
-    parser.add_argument("--output-dir", type=Path, help="where results.json goes (default: the config's output_dir, "
-                        "else ./olive-eval-output)")
+    parser.add_argument(
+        "--output-dir",
+        type=Path,
+        help="where results.json goes (default: the config's output_dir, else ./olive-eval-output)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
@@ -48,7 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(schema_json())
         return EXIT_OK
     if args.config is None:
-        print("olive-eval: error: --config is required (e.g. olive-eval --config configs/quickstart.json)", file=sys.stderr)
+        print(
+            "olive-eval: error: --config is required (e.g. olive-eval --config configs/quickstart.json)",
+            file=sys.stderr,
+        )
         return EXIT_BAD_CONFIG
     try:
         from olive_eval.api import evaluate

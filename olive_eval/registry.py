@@ -66,9 +66,7 @@ class Registry(Generic[T]):
         try:
             return self._entries[name]
         except KeyError:
-            raise RegistryError(
-                f"unknown {self.kind} '{name}'{unknown_choice_hint(name, self.names())}"
-            ) from None
+            raise RegistryError(f"unknown {self.kind} '{name}'{unknown_choice_hint(name, self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
         if name not in self._entries:

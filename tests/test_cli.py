@@ -20,8 +20,14 @@ def write(path: Path, config: dict) -> Path:
 
 
 def accuracy(goal_value: float = 0.5) -> dict:
-    return {"name": "acc", "type": "accuracy", "data_config": "toy",
-            "sub_types": [{"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": goal_value}}]}
+    return {
+        "name": "acc",
+        "type": "accuracy",
+        "data_config": "toy",
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": goal_value}}
+        ],
+    }
 
 
 def test_success_exits_0_and_prints_the_table(toy, capsys):
@@ -63,8 +69,9 @@ def test_bad_config_in_a_subprocess_has_no_traceback_unless_debug(tmp_path):
     assert quiet.returncode == 2
     assert quiet.stderr.strip().count("\n") == 0 and "Traceback" not in quiet.stderr
     assert "malformed JSON at line 1, column" in quiet.stderr
-    debug = subprocess.run([sys.executable, "-m", "olive_eval", "--config", str(path), "--debug"],
-                           capture_output=True, text=True)
+    debug = subprocess.run(
+        [sys.executable, "-m", "olive_eval", "--config", str(path), "--debug"], capture_output=True, text=True
+    )
     assert debug.returncode != 0 and "Traceback" in debug.stderr
 
 
@@ -82,7 +89,9 @@ def test_schema_command_matches_the_shipped_schema_file(capsys):
     assert json.loads(shipped) == json.loads(printed), "regenerate: olive-eval schema > configs/run.schema.json"
 
 
-@pytest.mark.parametrize("config", sorted(p.name for p in (REPO / "configs").glob("*.json") if p.name != "run.schema.json"))
+@pytest.mark.parametrize(
+    "config", sorted(p.name for p in (REPO / "configs").glob("*.json") if p.name != "run.schema.json")
+)
 def test_shipped_configs_validate(config):
     from olive_eval.config import load_run_config
 

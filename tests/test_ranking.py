@@ -121,7 +121,11 @@ def test_olive_footprint_pareto_vector():
     """Olive test_footprint: input 0.90/120ms; node1 0.91/111; node2 0.92/112 → node1 and node2 on the front."""
     objectives = [Objective("acc", 1, True), Objective("lat_avg", 2, False)]
     result = _run(
-        {"base": model(acc=0.90, lat_avg=120), "node1": model(acc=0.91, lat_avg=111), "node2": model(acc=0.92, lat_avg=112)}
+        {
+            "base": model(acc=0.90, lat_avg=120),
+            "node1": model(acc=0.91, lat_avg=111),
+            "node2": model(acc=0.92, lat_avg=112),
+        }
     )
     mark_pareto(result, objectives)
     assert {n for n, m in result.models.items() if m.pareto} == {"node1", "node2"}

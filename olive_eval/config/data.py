@@ -33,7 +33,9 @@ class LoadDatasetConfig(_Component):
     """Local data through ``datasets``: a builder name (json, csv, parquet) with files, or a saved dataset."""
 
     type: Literal["huggingface_dataset"] = "huggingface_dataset"
-    data_name: str = Field(description="'json', 'csv', 'parquet', or the directory of a dataset saved with save_to_disk")
+    data_name: str = Field(
+        description="'json', 'csv', 'parquet', or the directory of a dataset saved with save_to_disk"
+    )
     data_files: str | list[str] | dict[str, str | list[str]] | None = None
     data_dir: str | None = None
     subset: str | None = None
@@ -109,6 +111,7 @@ def _data_config_tag(data: Any) -> str:
 
 
 DataConfig = Annotated[
-    Annotated[HuggingfaceDataConfig, Tag("HuggingfaceContainer")] | Annotated[DummyDataConfig, Tag("DummyDataContainer")],
+    Annotated[HuggingfaceDataConfig, Tag("HuggingfaceContainer")]
+    | Annotated[DummyDataConfig, Tag("DummyDataContainer")],
     Discriminator(_data_config_tag),
 ]

@@ -54,7 +54,9 @@ def read_json(path: Path) -> Any:
     try:
         return json.loads(strip_trailing_commas(text))
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=str(path)) from None
+        raise ConfigError(
+            f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=str(path)
+        ) from None
 
 
 def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True) -> RunConfig:

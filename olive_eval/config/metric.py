@@ -13,7 +13,9 @@ from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import StrictModel
 
-GoalType = Literal["threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"]
+GoalType = Literal[
+    "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
+]
 METRIC_TYPES = ("accuracy", "latency", "throughput", "size_on_disk", "custom")
 
 
@@ -37,7 +39,7 @@ class Goal(StrictModel):
         upper_bounded = (self.type == "percent-min-improvement" and not higher_is_better) or (
             self.type == "percent-max-degradation" and higher_is_better
         )
-        if self.type.startswith("percent") and not (0 < self.value and (self.value < 100 or not upper_bounded)):
+        if self.type.startswith("percent") and not (self.value > 0 and (self.value < 100 or not upper_bounded)):
             bound = "(0, 100)" if upper_bounded else "(0, inf)"
             direction = "higher" if higher_is_better else "lower"
             raise ValueError(f"a {self.type} goal on a {direction}-is-better metric needs a value in {bound}")

@@ -12,7 +12,12 @@ from olive_eval.strict_model import StrictModel
 #: ``(provider name, provider options)``, normalised from every shape Olive accepts.
 ProviderSpec = tuple[str, dict[str, Any]]
 
-GRAPH_OPTIMIZATION_LEVELS = {"ORT_DISABLE_ALL": 0, "ORT_ENABLE_BASIC": 1, "ORT_ENABLE_EXTENDED": 2, "ORT_ENABLE_ALL": 99}
+GRAPH_OPTIMIZATION_LEVELS = {
+    "ORT_DISABLE_ALL": 0,
+    "ORT_ENABLE_BASIC": 1,
+    "ORT_ENABLE_EXTENDED": 2,
+    "ORT_ENABLE_ALL": 99,
+}
 EXECUTION_MODES = {"ORT_SEQUENTIAL": 0, "ORT_PARALLEL": 1}
 
 
@@ -22,7 +27,12 @@ def normalize_providers(value: Any) -> list[ProviderSpec] | None:
         return None
     if isinstance(value, str):
         return [(value, {})]
-    if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict):
+    if (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and isinstance(value[0], str)
+        and isinstance(value[1], dict)
+    ):
         return [(value[0], dict(value[1]))]
     if not isinstance(value, (list, tuple)):
         raise ValueError("execution providers must be a name, a [name, options] pair, or a list of those")
@@ -30,7 +40,12 @@ def normalize_providers(value: Any) -> list[ProviderSpec] | None:
     for item in value:
         if isinstance(item, str):
             out.append((item, {}))
-        elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str) and isinstance(item[1], dict):
+        elif (
+            isinstance(item, (list, tuple))
+            and len(item) == 2
+            and isinstance(item[0], str)
+            and isinstance(item[1], dict)
+        ):
             out.append((item[0], dict(item[1])))
         else:
             raise ValueError(f"bad execution provider {item!r}: use a name or a [name, options] pair")

@@ -81,7 +81,9 @@ class RunConfig(StrictModel):
         if self.evaluator is not None and self.metrics is not None:
             raise nested_error("metrics", "give metrics either at the top level or under evaluator, not both")
         if not self.all_metrics:
-            raise nested_error("metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')")
+            raise nested_error(
+                "metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')"
+            )
         self._check_model_names()
         self._check_metric_names()
         self._check_data_configs()
@@ -95,7 +97,8 @@ class RunConfig(StrictModel):
             name = model.display_name()
             if name in seen:
                 raise nested_error(
-                    f"{where}.name", f"model name '{name}' is already used by {seen[name]}; give each model a unique name"
+                    f"{where}.name",
+                    f"model name '{name}' is already used by {seen[name]}; give each model a unique name",
                 )
             seen[name] = where
 
@@ -120,11 +123,15 @@ class RunConfig(StrictModel):
                     listed = ", ".join(defined) if defined else "none are defined (add a 'data_configs' list)"
                     raise nested_error(where, f"data config '{metric.data_config}' is not defined; defined: {listed}")
                 if metric.uses_predictions and metric.data_config not in datasets:
-                    raise nested_error(where, f"'{metric.data_config}' holds dummy inputs; {metric.type} needs labelled data")
+                    raise nested_error(
+                        where, f"'{metric.data_config}' holds dummy inputs; {metric.type} needs labelled data"
+                    )
             elif metric.uses_predictions:
                 if len(datasets) != 1:
                     listed = ", ".join(datasets) if datasets else "none"
-                    raise nested_error(where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}")
+                    raise nested_error(
+                        where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}"
+                    )
                 metric.data_config = datasets[0]
 
     def _check_priorities(self) -> None:
@@ -134,7 +141,9 @@ class RunConfig(StrictModel):
             if len(subs) == 1:
                 subs[0][1].priority = 1
                 return
-            raise nested_error(self._metrics_key, "priority must be set when there is more than one sub-type (1 = most important)")
+            raise nested_error(
+                self._metrics_key, "priority must be set when there is more than one sub-type (1 = most important)"
+            )
         by_priority: dict[int, list[str]] = {}
         for metric, sub in ranked:
             by_priority.setdefault(sub.priority, []).append(joint_key(metric, sub))

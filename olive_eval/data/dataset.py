@@ -38,6 +38,7 @@ class LabelledData:
 def _load_dataset(dc: HuggingfaceDataConfig):  # -> datasets.Dataset
     import datasets
 
+    datasets.disable_progress_bars()
     load = dc.load_dataset_config
     try:
         if load.data_files is None and Path(load.data_name).is_dir():
@@ -59,7 +60,7 @@ def _load_dataset(dc: HuggingfaceDataConfig):  # -> datasets.Dataset
         raise EvaluationError(f"data config '{dc.name}': cannot load dataset '{load.data_name}': {first_line}") from exc
 
 
-def _column(ds, name: str) -> np.ndarray:  # noqa: ANN001 - datasets.Dataset
+def _column(ds, name: str) -> np.ndarray:
     values = ds.with_format("numpy")[name]
     if isinstance(values, list):  # ragged rows: numpy cannot stack them
         raise EvaluationError(f"column '{name}' holds rows of different lengths; pad them to one length")

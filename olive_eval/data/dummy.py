@@ -17,9 +17,14 @@ def dummy_inputs(config: DummyDatasetConfig | None, specs: list[InputSpec]) -> d
         types = config.input_types or ["float32"] * len(names)
         if len(names) != len(config.input_shapes):
             raise EvaluationError("dummy data: input_names and input_shapes have different lengths")
-        return {n: _random(rng, tuple(shape), np.dtype(t)) for n, shape, t in zip(names, config.input_shapes, types, strict=True)}
+        return {
+            n: _random(rng, tuple(shape), np.dtype(t))
+            for n, shape, t in zip(names, config.input_shapes, types, strict=True)
+        }
     if not specs:
-        raise EvaluationError("dummy data: the model does not describe its inputs; give input_names/input_shapes/input_types")
+        raise EvaluationError(
+            "dummy data: the model does not describe its inputs; give input_names/input_shapes/input_types"
+        )
     dynamic = [s for s in specs if not s.is_static]
     if dynamic:
         s = dynamic[0]

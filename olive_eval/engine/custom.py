@@ -63,7 +63,9 @@ def _values(metric: Metric, model_name: str, func: str, returned: Any) -> dict[s
         for n in names:
             v = _number(returned[n])
             if v is None:
-                raise EvaluationError(f"{where} returned {type(returned[n]).__name__} {returned[n]!r} for '{n}'; expected a number")
+                raise EvaluationError(
+                    f"{where} returned {type(returned[n]).__name__} {returned[n]!r} for '{n}'; expected a number"
+                )
             values[n] = v
     else:
         shown = repr(returned)

@@ -74,7 +74,9 @@ def make_plan(run: RunConfig) -> Plan:
             for sub in metric.sub_types:
                 timing = metric.parsed_config(sub)
                 tkey = (metric.data_config, settings_key(override), timing.model_dump_json())
-                timings.setdefault(tkey, TimingRun(metric.data_config, override, timing)).sub_types.append((metric, sub))
+                timings.setdefault(tkey, TimingRun(metric.data_config, override, timing)).sub_types.append(
+                    (metric, sub)
+                )
         elif need is Need.MODEL_FILES:
             plan.file_sizes.extend((metric, sub) for sub in metric.sub_types)
         else:

@@ -78,7 +78,7 @@ class ModelEvaluator:
         self.data = data
         self.progress = progress
 
-    def evaluate(self, model_config) -> ModelResult:  # noqa: ANN001 - a ModelConfig union member
+    def evaluate(self, model_config) -> ModelResult:
         name = model_config.display_name()
         result = ModelResult(status="pending")
         started = time.perf_counter()
@@ -120,15 +120,17 @@ class ModelEvaluator:
         post = dc.post_process_data_config
         self.progress(ctx.model_name, f"inference over '{job.data_config}' ({len(data)} samples)")
         names = map_inputs(data.inputs, runtime.input_specs(), data.name, ctx.model_name)
-        output_names = runtime.output_names()
         chunks = []
         for inputs, _ in data.batches():
             outputs = runtime.run({names[k]: v for k, v in inputs.items() if k in names})
-            chunks.append(select_output(outputs, output_names, post.output_name))
+            # torch modules name their outputs only once they have run, so ask after each call
+            chunks.append(select_output(outputs, runtime.output_names(), post.output_name))
         try:
             logits = np.concatenate(chunks, axis=0)
         except ValueError as exc:
-            raise EvaluationError(f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}") from None
+            raise EvaluationError(
+                f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}"
+            ) from None
         preds = post_process(post.type, logits)
         labels = data.labels
         assert labels is not None
@@ -146,7 +148,9 @@ class ModelEvaluator:
                 try:
                     score = scorer.compute(preds if scorer.input == "preds" else logits, labels)
                 except (ValueError, TypeError, IndexError) as exc:
-                    raise EvaluationError(f"metric '{joint_key(metric, sub)}' cannot score the model output: {exc}") from exc
+                    raise EvaluationError(
+                        f"metric '{joint_key(metric, sub)}' cannot score the model output: {exc}"
+                    ) from exc
                 self._record(ctx, metric, sub, score)
 
     def _time(self, ctx: _Context, job: TimingRun) -> None:

@@ -7,11 +7,10 @@ planner and the scorer ask these objects; nothing branches on type or sub-type n
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Any, ClassVar
-
 import os
+from enum import Enum
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 

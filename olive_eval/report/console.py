@@ -20,11 +20,11 @@ def format_value(value: float) -> str:
     return f"{value:.4f}"
 
 
-def _cell(sub: SubMetricResult | None) -> str:
+def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
     if sub is None:
         return "-"
     text = format_value(sub.value)
-    if sub.goal is not None:
+    if sub.goal is not None and not is_baseline:
         mark = "ok" if sub.goal.met else "MISS"
         if sub.goal.threshold is None:
             text += " (no baseline)"
@@ -54,18 +54,21 @@ def render(result: RunResult) -> str:
         unit = f" [{sample.unit}]" if sample.unit else ""
         rank = f" p{sample.priority}" if sample.priority > 0 else ""
         label = f"{key}{unit} ({arrow} better{rank})"
-        rows.append([label] + [_cell(result.models[n].metrics.get(key)) for n in names])
+        rows.append([label] + [_cell(result.models[n].metrics.get(key), n == result.baseline) for n in names])
     rows.append(["status"] + [result.models[n].status for n in names])
-    rows.append(["goals met"] + ["yes" if result.models[n].goals_met else "no" for n in names])
+    rows.append(
+        ["goals met"] + ["-" if n == result.baseline else "yes" if result.models[n].goals_met else "no" for n in names]
+    )
     rows.append(["pareto front"] + ["yes" if result.models[n].pareto else "no" for n in names])
     out = [_table(rows), ""]
     for name in names:
         if result.models[name].status == "failed":
             out.append(f"FAILED {name}: {result.models[name].error}")
     if result.ranking:
-        out.append("Ranking (candidates meeting every goal, best first): " + ", ".join(
-            f"{i}. {n}" for i, n in enumerate(result.ranking, 1)
-        ))
+        out.append(
+            "Ranking (candidates meeting every goal, best first): "
+            + ", ".join(f"{i}. {n}" for i, n in enumerate(result.ranking, 1))
+        )
         out.append(f"Best candidate: {result.best}")
     else:
         out.append("No candidate meets every goal.")

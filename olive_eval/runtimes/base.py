@@ -99,4 +99,5 @@ def create_runtime(
     execution_providers: list[ProviderSpec],
     inference_override: InferenceSettings | None = None,
 ) -> Runtime:
-    return runtime_registry.get(model_config.type).load(model_config, device, execution_providers, inference_override)
+    runtime_class = runtime_registry.get(model_config.type)
+    return runtime_class.load(model_config, device, execution_providers, inference_override)

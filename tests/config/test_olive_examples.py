@@ -63,11 +63,13 @@ def test_every_olive_metric_example_validates(tmp_path):
     script.write_text("def eval_accuracy(model, device, execution_providers, **kwargs):\n    return 0.0\n")
     checked = later = 0
     for block in blocks:
-        metrics = block["metrics"] if "metrics" in block else [block]
+        metrics = block.get("metrics", [block])
         if _sub_type_names(metrics) & LATER_SUB_TYPES:
             with pytest.raises(ConfigError, match="unknown accuracy sub-type"):
-                load_run_config({"input_model": {"type": "ONNXModel", "model_path": str(model)}, "metrics": metrics},
-                                check_files=False)
+                load_run_config(
+                    {"input_model": {"type": "ONNXModel", "model_path": str(model)}, "metrics": metrics},
+                    check_files=False,
+                )
             later += 1
             continue
         for metric in metrics:

@@ -22,7 +22,9 @@ def base(toy):
                 "name": "accuracy",
                 "type": "accuracy",
                 "data_config": "toy",
-                "sub_types": [{"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": 0.01}}],
+                "sub_types": [
+                    {"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": 0.01}}
+                ],
             },
             {"name": "latency", "type": "latency", "data_config": "toy", "sub_types": [{"name": "avg", "priority": 2}]},
         ],
@@ -65,18 +67,31 @@ def test_trailing_commas_are_accepted_and_positions_kept():
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
-        (lambda c: c["metrics"][0].update(subtypes=c["metrics"][0].pop("sub_types")),
-         "metrics[0].subtypes: unknown key; did you mean 'sub_types'?"),
-        (lambda c: c["input_model"].update(modelpath="x"), "input_model.modelpath: unknown key; did you mean 'model_path'?"),
+        (
+            lambda c: c["metrics"][0].update(subtypes=c["metrics"][0].pop("sub_types")),
+            "metrics[0].subtypes: unknown key; did you mean 'sub_types'?",
+        ),
+        (
+            lambda c: c["input_model"].update(modelpath="x"),
+            "input_model.modelpath: unknown key; did you mean 'model_path'?",
+        ),
         (lambda c: c.update(candidate=[]), "candidate: unknown key; did you mean 'candidates'?"),
-        (lambda c: c["metrics"][0]["sub_types"][0]["goal"].update(valu=1),
-         "metrics[0].sub_types[0].goal.valu: unknown key; did you mean 'value'?"),
-        (lambda c: c["metrics"][1]["sub_types"][0].update(metric_config={"warmup": 1}),
-         "metrics[1].sub_types[0].metric_config.warmup: unknown key; did you mean 'warmup_num'?"),
-        (lambda c: c["metrics"][0]["sub_types"][0].update(metric_config={"averge": "macro"}),
-         "metrics[0].sub_types[0].metric_config.averge: unknown key; did you mean 'average'?"),
-        (lambda c: c["data_configs"][0]["dataloader_config"].update(batchsize=2),
-         "data_configs[0].dataloader_config.batchsize: unknown key; did you mean 'batch_size'?"),
+        (
+            lambda c: c["metrics"][0]["sub_types"][0]["goal"].update(valu=1),
+            "metrics[0].sub_types[0].goal.valu: unknown key; did you mean 'value'?",
+        ),
+        (
+            lambda c: c["metrics"][1]["sub_types"][0].update(metric_config={"warmup": 1}),
+            "metrics[1].sub_types[0].metric_config.warmup: unknown key; did you mean 'warmup_num'?",
+        ),
+        (
+            lambda c: c["metrics"][0]["sub_types"][0].update(metric_config={"averge": "macro"}),
+            "metrics[0].sub_types[0].metric_config.averge: unknown key; did you mean 'average'?",
+        ),
+        (
+            lambda c: c["data_configs"][0]["dataloader_config"].update(batchsize=2),
+            "data_configs[0].dataloader_config.batchsize: unknown key; did you mean 'batch_size'?",
+        ),
     ],
 )
 def test_unknown_keys_name_the_path_and_suggest(base, mutate, expected):
@@ -109,7 +124,10 @@ def test_duplicate_metric_names(base):
 
 def test_duplicate_model_names(base):
     message = error_of(modified(base, lambda c: c["candidates"][0].update(name="base")))
-    assert message == "<config>: candidates[0].name: model name 'base' is already used by input_model; give each model a unique name"
+    assert (
+        message
+        == "<config>: candidates[0].name: model name 'base' is already used by input_model; give each model a unique name"
+    )
 
 
 def test_model_name_defaults_to_file_stem(base):
@@ -143,11 +161,13 @@ def test_olive_priority_vectors(base):
     """Olive's test_priority: two latency metrics with avg priorities (1,2) ok, (1,1) error, (2,1) ok, (1,0) error."""
     outcomes = {}
     for pair in [(1, 2), (1, 1), (2, 1), (1, 0)]:
+
         def mutate(c, pair=pair):
             c["metrics"] = [
                 {"name": f"lat{i}", "type": "latency", "sub_types": [{"name": "avg", "priority": p}]}
                 for i, p in enumerate(pair)
             ]
+
         try:
             load_run_config(modified(base, mutate))
             outcomes[pair] = "ok"
@@ -157,7 +177,9 @@ def test_olive_priority_vectors(base):
 
 
 def test_lone_sub_type_gets_priority_one_and_many_unranked_fail(base):
-    config = modified(base, lambda c: c.update(metrics=[{"name": "lat", "type": "latency", "sub_types": [{"name": "avg"}]}]))
+    config = modified(
+        base, lambda c: c.update(metrics=[{"name": "lat", "type": "latency", "sub_types": [{"name": "avg"}]}])
+    )
     assert load_run_config(config).all_metrics[0].sub_types[0].priority == 1
     config["metrics"][0]["sub_types"].append({"name": "max"})
     assert "priority must be set" in error_of(config)
@@ -178,10 +200,16 @@ def test_user_script_missing_or_without_function(base, tmp_path):
         "user_config": {"user_script": str(tmp_path / "missing.py"), "evaluate_func": "score"},
     }
     message = error_of(modified(base, lambda c: c["metrics"].append(custom)))
-    assert message == f"<config>: metrics[2].user_config.evaluate_func: user_script {tmp_path / 'missing.py'} does not exist"
+    assert (
+        message
+        == f"<config>: metrics[2].user_config.evaluate_func: user_script {tmp_path / 'missing.py'} does not exist"
+    )
     custom["user_config"]["user_script"] = str(script)
     message = error_of(modified(base, lambda c: c["metrics"].append(custom)))
-    assert message == f"<config>: metrics[2].user_config.evaluate_func: user_script {script} has no function 'score'; it defines: other"
+    assert (
+        message
+        == f"<config>: metrics[2].user_config.evaluate_func: user_script {script} has no function 'score'; it defines: other"
+    )
 
 
 def test_ranked_custom_sub_type_must_state_direction(base, tmp_path):
@@ -194,7 +222,10 @@ def test_ranked_custom_sub_type_must_state_direction(base, tmp_path):
         "user_config": {"user_script": str(script), "evaluate_func": "score"},
     }
     message = error_of(modified(base, lambda c: c["metrics"].append(custom)))
-    assert message == "<config>: metrics[2].sub_types[0].higher_is_better: a ranked or goal-bearing custom sub-type must state it"
+    assert (
+        message
+        == "<config>: metrics[2].sub_types[0].higher_is_better: a ranked or goal-bearing custom sub-type must state it"
+    )
 
 
 @pytest.mark.parametrize(
@@ -202,9 +233,9 @@ def test_ranked_custom_sub_type_must_state_direction(base, tmp_path):
     [
         (0, {"type": "percent-max-degradation", "value": 50}, True),
         (0, {"type": "percent-max-degradation", "value": 100}, False),  # accuracy: (0, 100)
-        (0, {"type": "percent-min-improvement", "value": 150}, True),   # accuracy: (0, inf)
+        (0, {"type": "percent-min-improvement", "value": 150}, True),  # accuracy: (0, inf)
         (1, {"type": "percent-min-improvement", "value": 100}, False),  # latency: (0, 100)
-        (1, {"type": "percent-max-degradation", "value": 150}, True),   # latency: (0, inf)
+        (1, {"type": "percent-max-degradation", "value": 150}, True),  # latency: (0, inf)
         (0, {"type": "percent-min-improvement", "value": 0}, False),
         (0, {"type": "max-degradation", "value": 0}, True),
         (0, {"type": "max-degradation", "value": -0.1}, False),
@@ -227,8 +258,12 @@ def test_perplexity_is_lower_is_better_by_default(base):
 
 
 def test_execution_provider_shapes(base):
-    for ok in ["CPUExecutionProvider", ["CPUExecutionProvider"], ["CPUExecutionProvider", {}],
-               [["CPUExecutionProvider", {}]]]:
+    for ok in [
+        "CPUExecutionProvider",
+        ["CPUExecutionProvider"],
+        ["CPUExecutionProvider", {}],
+        [["CPUExecutionProvider", {}]],
+    ]:
         run = load_run_config(modified(base, lambda c, ok=ok: c.update(execution_providers=ok)))
         assert run.execution_providers == [("CPUExecutionProvider", {})]
     for bad in [["CPUExecutionProvider", {}, {}], [["CPUExecutionProvider"]]]:

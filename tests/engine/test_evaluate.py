@@ -38,7 +38,9 @@ def test_results_match_an_independent_computation(toy):
         preds = (toy.x @ weights).argmax(axis=1)
         metrics = on_disk["models"][name]["metrics"]
         assert on_disk["models"][name]["status"] == "ok"
-        assert metrics["accuracy-accuracy_score"]["value"] == pytest.approx(accuracy_score(toy.labels, preds), abs=1e-12)
+        assert metrics["accuracy-accuracy_score"]["value"] == pytest.approx(
+            accuracy_score(toy.labels, preds), abs=1e-12
+        )
         assert metrics["accuracy-f1_score"]["value"] == pytest.approx(
             f1_score(toy.labels, preds, average="macro"), abs=1e-12
         )
@@ -48,14 +50,18 @@ def test_results_match_an_independent_computation(toy):
     for name in ("close", "far"):
         goal = on_disk["models"][name]["metrics"]["accuracy-accuracy_score"]["goal"]
         assert goal["threshold"] == pytest.approx(base_acc - 0.05)
-        assert goal["met"] == (on_disk["models"][name]["metrics"]["accuracy-accuracy_score"]["value"] >= base_acc - 0.05)
+        assert goal["met"] == (
+            on_disk["models"][name]["metrics"]["accuracy-accuracy_score"]["value"] >= base_acc - 0.05
+        )
     assert on_disk["ranking"] == [n for n in ("close", "far") if on_disk["models"][n]["goals_met"]]
     assert on_disk["best"] == (on_disk["ranking"][0] if on_disk["ranking"] else None)
 
 
 def test_one_inference_pass_per_model_and_data_config(toy, monkeypatch, tmp_path):
     script = tmp_path / "metric_funcs.py"
-    script.write_text("import numpy as np\ndef mean_logit(model_output, targets):\n    return float(np.mean(model_output.logits))\n")
+    script.write_text(
+        "import numpy as np\ndef mean_logit(model_output, targets):\n    return float(np.mean(model_output.logits))\n"
+    )
     calls: list[int] = []
     original = OnnxRuntime.run
 
@@ -66,10 +72,19 @@ def test_one_inference_pass_per_model_and_data_config(toy, monkeypatch, tmp_path
     monkeypatch.setattr(OnnxRuntime, "run", counting_run)
     metrics = [
         acc_metric(),
-        {"name": "more", "type": "accuracy", "data_config": "toy",
-         "sub_types": [{"name": "precision", "metric_config": {"average": "macro"}}, {"name": "recall"}]},
-        {"name": "logit", "type": "custom", "data_config": "toy", "sub_types": [{"name": "mean_logit"}],
-         "user_config": {"user_script": str(script), "metric_func": "mean_logit"}},
+        {
+            "name": "more",
+            "type": "accuracy",
+            "data_config": "toy",
+            "sub_types": [{"name": "precision", "metric_config": {"average": "macro"}}, {"name": "recall"}],
+        },
+        {
+            "name": "logit",
+            "type": "custom",
+            "data_config": "toy",
+            "sub_types": [{"name": "mean_logit"}],
+            "user_config": {"user_script": str(script), "metric_func": "mean_logit"},
+        },
     ]
     result = evaluate(toy.config({"cand": 0.1}, metrics))
     assert all(m.status == "ok" for m in result.models.values())
@@ -86,8 +101,12 @@ def test_failing_candidate_does_not_stop_the_others(toy, tmp_path):
         "        raise RuntimeError('cannot score this one')\n"
         "    return {'score': 1.0}\n"
     )
-    custom = {"name": "custom", "type": "custom", "sub_types": [{"name": "score", "priority": 2, "higher_is_better": True}],
-              "user_config": {"user_script": str(script), "evaluate_func": "score"}}
+    custom = {
+        "name": "custom",
+        "type": "custom",
+        "sub_types": [{"name": "score", "priority": 2, "higher_is_better": True}],
+        "user_config": {"user_script": str(script), "evaluate_func": "score"},
+    }
     result = evaluate(toy.config({"bad": 0.1, "good": 0.0}, [acc_metric(), custom]))
     assert result.models["bad"].status == "failed"
     assert result.models["bad"].error == (
@@ -110,8 +129,12 @@ def test_failing_candidate_does_not_stop_the_others(toy, tmp_path):
 def test_custom_function_bad_returns(toy, tmp_path, body, message):
     script = tmp_path / "f.py"
     script.write_text(f"def f(model, device, execution_providers):\n    {body}\n")
-    custom = {"name": "c", "type": "custom", "sub_types": [{"name": "s"}],
-              "user_config": {"user_script": str(script), "evaluate_func": "f"}}
+    custom = {
+        "name": "c",
+        "type": "custom",
+        "sub_types": [{"name": "s"}],
+        "user_config": {"user_script": str(script), "evaluate_func": "f"},
+    }
     result = evaluate(toy.config({}, [custom]))
     assert result.models["base"].status == "failed"
     assert result.models["base"].error == f"custom metric 'c' on model 'base': {message}"
@@ -123,10 +146,20 @@ def test_evaluate_func_wins_over_metric_func_and_gets_kwargs(toy, tmp_path):
         "def ev(model, device, execution_providers, scale):\n    return {'a': scale * 2, 'b': len(execution_providers)}\n"
         "def mf(model_output, targets):\n    raise AssertionError('metric_func must not run')\n"
     )
-    custom = {"name": "c", "type": "custom", "sub_types": [{"name": "a", "priority": 1, "higher_is_better": True},
-                                                           {"name": "b", "priority": 2, "higher_is_better": False}],
-              "user_config": {"user_script": str(script), "evaluate_func": "ev", "metric_func": "mf",
-                              "evaluate_func_kwargs": {"scale": 3}}}
+    custom = {
+        "name": "c",
+        "type": "custom",
+        "sub_types": [
+            {"name": "a", "priority": 1, "higher_is_better": True},
+            {"name": "b", "priority": 2, "higher_is_better": False},
+        ],
+        "user_config": {
+            "user_script": str(script),
+            "evaluate_func": "ev",
+            "metric_func": "mf",
+            "evaluate_func_kwargs": {"scale": 3},
+        },
+    }
     result = evaluate(toy.config({}, [custom]))
     assert result.models["base"].metrics["c-a"].value == 6.0
     assert result.models["base"].metrics["c-b"].value == 1.0
@@ -166,12 +199,24 @@ def test_results_are_written_after_each_model(toy):
 
 def test_latency_throughput_and_size(toy):
     metrics = [
-        {"name": "lat", "type": "latency", "data_config": "toy",
-         "sub_types": [{"name": n, "metric_config": {"warmup_num": 2, "repeat_test_num": 7}} for n in
-                       ("avg", "min", "max", "p50", "p90", "p999")]},
-        {"name": "thr", "type": "throughput", "data_config": "toy",
-         "sub_types": [{"name": "avg", "metric_config": {"warmup_num": 2, "repeat_test_num": 7}},
-                       {"name": "min", "metric_config": {"warmup_num": 2, "repeat_test_num": 7}}]},
+        {
+            "name": "lat",
+            "type": "latency",
+            "data_config": "toy",
+            "sub_types": [
+                {"name": n, "metric_config": {"warmup_num": 2, "repeat_test_num": 7}}
+                for n in ("avg", "min", "max", "p50", "p90", "p999")
+            ],
+        },
+        {
+            "name": "thr",
+            "type": "throughput",
+            "data_config": "toy",
+            "sub_types": [
+                {"name": "avg", "metric_config": {"warmup_num": 2, "repeat_test_num": 7}},
+                {"name": "min", "metric_config": {"warmup_num": 2, "repeat_test_num": 7}},
+            ],
+        },
         {"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes", "priority": 1}]},
     ]
     result = evaluate(toy.config({}, metrics))
@@ -188,9 +233,11 @@ def test_size_on_disk_counts_external_data(tmp_path):
     path = linear_onnx(tmp_path / "big.onnx", np.ones((64, 64), dtype=np.float32))
     proto = onnx.load(str(path))
     onnx.save_model(proto, str(path), save_as_external_data=True, location="big.data", size_threshold=0)
-    config = {"input_model": {"type": "ONNXModel", "model_path": str(path)},
-              "metrics": [{"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes"}]}],
-              "output_dir": str(tmp_path / "out")}
+    config = {
+        "input_model": {"type": "ONNXModel", "model_path": str(path)},
+        "metrics": [{"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes"}]}],
+        "output_dir": str(tmp_path / "out"),
+    }
     result = evaluate(config)
     expected = path.stat().st_size + (tmp_path / "big.data").stat().st_size
     assert result.models["big"].metrics["size-bytes"].value == expected
@@ -203,16 +250,35 @@ def test_latency_with_dummy_inputs_from_the_graph(tmp_path):
     static = linear_onnx(tmp_path / "static.onnx", np.ones((8, 3), dtype=np.float32), batch=4)
     dynamic = linear_onnx(tmp_path / "dynamic.onnx", np.ones((8, 3), dtype=np.float32))
     metric = {"name": "lat", "type": "latency", "sub_types": [{"name": "avg", "metric_config": {"repeat_test_num": 3}}]}
-    ok = evaluate({"input_model": {"type": "ONNXModel", "model_path": str(static)}, "metrics": [metric],
-                   "output_dir": str(tmp_path / "a")})
+    ok = evaluate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(static)},
+            "metrics": [metric],
+            "output_dir": str(tmp_path / "a"),
+        }
+    )
     assert ok.models["static"].status == "ok" and ok.models["static"].metrics["lat-avg"].value > 0
-    bad = evaluate({"input_model": {"type": "ONNXModel", "model_path": str(dynamic)}, "metrics": [metric],
-                    "output_dir": str(tmp_path / "b")})
+    bad = evaluate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(dynamic)},
+            "metrics": [metric],
+            "output_dir": str(tmp_path / "b"),
+        }
+    )
     assert bad.models["dynamic"].error == (
         "dummy data: model input 'x' has a dynamic shape ['N', 8]; give input_shapes in a DummyDataContainer data config"
     )
-    dummy = {"name": "dummy", "type": "DummyDataContainer",
-             "load_dataset_config": {"input_names": ["x"], "input_shapes": [[2, 8]], "input_types": ["float32"]}}
-    fixed = evaluate({"input_model": {"type": "ONNXModel", "model_path": str(dynamic)}, "data_configs": [dummy],
-                      "metrics": [{**metric, "data_config": "dummy"}], "output_dir": str(tmp_path / "c")})
+    dummy = {
+        "name": "dummy",
+        "type": "DummyDataContainer",
+        "load_dataset_config": {"input_names": ["x"], "input_shapes": [[2, 8]], "input_types": ["float32"]},
+    }
+    fixed = evaluate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(dynamic)},
+            "data_configs": [dummy],
+            "metrics": [{**metric, "data_config": "dummy"}],
+            "output_dir": str(tmp_path / "c"),
+        }
+    )
     assert fixed.models["dynamic"].status == "ok"

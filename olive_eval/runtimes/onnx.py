@@ -1,0 +1,257 @@
+"""ONNX Runtime: one ``InferenceSession`` per model, with provider checks that refuse silent CPU fallback."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+
+from olive_eval.config.model import InferenceSettings, ProviderSpec, SessionOptions
+from olive_eval.errors import EvaluationError
+from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
+
+#: ORT type strings → numpy dtypes. bfloat16 and float8 have no numpy dtype and are not listed.
+ORT_TO_NUMPY: dict[str, np.dtype] = {
+    f"tensor({ort_name})": np.dtype(np_name)
+    for ort_name, np_name in {
+        "float": "float32",
+        "float16": "float16",
+        "double": "float64",
+        "int8": "int8",
+        "int16": "int16",
+        "int32": "int32",
+        "int64": "int64",
+        "uint8": "uint8",
+        "uint16": "uint16",
+        "uint32": "uint32",
+        "uint64": "uint64",
+        "bool": "bool",
+        "string": "object",
+    }.items()
+}
+
+#: Providers whose memory ``OrtValue`` addresses as "cuda"; DirectML as "dml"; the rest bind on the host.
+_IO_DEVICE = {
+    "CUDAExecutionProvider": "cuda",
+    "TensorrtExecutionProvider": "cuda",
+    "NvTensorRTRTXExecutionProvider": "cuda",
+    "DmlExecutionProvider": "dml",
+}
+
+
+def _cast(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
+    """``value`` as a contiguous ``dtype`` array.
+
+    Float precision may drop (float64 → float32 is the usual case), but a cast to an integer or bool
+    type must keep every value: silently truncated ids would give wrong metrics, not an error.
+    """
+    array = np.asarray(value)
+    if array.dtype == dtype:
+        return np.ascontiguousarray(array)
+    cast = np.ascontiguousarray(array, dtype=dtype)
+    lossy = dtype.kind in "biu" and not np.can_cast(array.dtype, dtype, casting="safe")
+    if lossy and not np.array_equal(cast, array):
+        raise EvaluationError(
+            f"input '{name}' has dtype {array.dtype} with values that do not fit the model's {dtype}"
+        )
+    return cast
+
+
+def _session_options(options: SessionOptions) -> ort.SessionOptions:
+    so = ort.SessionOptions()
+    if options.intra_op_num_threads is not None:
+        so.intra_op_num_threads = options.intra_op_num_threads
+    if options.inter_op_num_threads is not None:
+        so.inter_op_num_threads = options.inter_op_num_threads
+    if options.graph_optimization_level is not None:
+        so.graph_optimization_level = ort.GraphOptimizationLevel(int(options.graph_optimization_level))
+    if options.execution_mode is not None:
+        so.execution_mode = ort.ExecutionMode(int(options.execution_mode))
+    if options.log_severity_level is not None:
+        so.log_severity_level = options.log_severity_level
+    so.enable_profiling = options.enable_profiling
+    for key, value in options.extra_session_config.items():
+        so.add_session_config_entry(key, value)
+    return so
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+class _PlainCall(BoundCall):
+    def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray]) -> None:
+        self._session = session
+        self._feed = feed
+        self._outputs: list[np.ndarray] = []
+
+    def __call__(self) -> None:
+        self._outputs = self._session.run(None, self._feed)
+
+    def outputs(self) -> list[np.ndarray]:
+        return list(self._outputs)
+
+
+class _IOBindingCall(BoundCall):
+    """Inputs copied to the device at bind time, outputs left there until ``outputs()`` is asked for."""
+
+    def __init__(
+        self, session: ort.InferenceSession, feed: dict[str, np.ndarray], device: tuple[str, int]
+    ) -> None:
+        self._session = session
+        self._binding = session.io_binding()
+        device_type, device_id = device
+        # Keep the OrtValues alive as long as the binding refers to them.
+        self._values = {
+            name: ort.OrtValue.ortvalue_from_numpy(array, device_type, device_id)
+            for name, array in feed.items()
+        }
+        for name, value in self._values.items():
+            self._binding.bind_ortvalue_input(name, value)
+        self._binding.synchronize_inputs()
+        for out in session.get_outputs():
+            self._binding.bind_output(out.name, device_type, device_id)
+
+    def __call__(self) -> None:
+        self._session.run_with_iobinding(self._binding)
+        self._binding.synchronize_outputs()
+
+    def outputs(self) -> list[np.ndarray]:
+        return list(self._binding.copy_outputs_to_cpu())
+
+
+class OnnxRuntime(Runtime):
+    """An ONNX model in an ``InferenceSession``.
+
+    It is also its own ``handle`` for ``evaluate_func``: ``.session``, ``.model_path``, ``.run(inputs)``.
+    """
+
+    model_type = "ONNXModel"
+
+    def __init__(self, session: ort.InferenceSession, model_path: Path, settings: InferenceSettings) -> None:
+        self._session: ort.InferenceSession | None = session
+        self.model_path = model_path
+        self.settings = settings
+        self._specs: list[InputSpec] | None = None
+        self._input_types = {i.name: i.type for i in session.get_inputs()}
+
+    @classmethod
+    def load(
+        cls,
+        model_config: Any,
+        device: Device,
+        execution_providers: list[ProviderSpec],
+        inference_override: InferenceSettings | None = None,
+    ) -> OnnxRuntime:
+        """Create the session. ``device`` is carried by the providers the engine already chose for it."""
+        settings = model_config.inference_settings.merged_with(inference_override)
+        providers = list(settings.execution_provider or execution_providers) or [("CPUExecutionProvider", {})]
+        names = [name for name, _ in providers]
+        available = list(ort.get_available_providers())
+        for name in names:
+            if name not in available:
+                raise EvaluationError(
+                    f"execution provider '{name}' is not available in this onnxruntime build; "
+                    f"available: {', '.join(available)}"
+                )
+        path = Path(model_config.model_path)
+        if not path.is_file():
+            raise EvaluationError(f"model file {path} does not exist")
+        try:
+            session = ort.InferenceSession(
+                str(path),
+                sess_options=_session_options(settings.session_options),
+                providers=names,
+                provider_options=[dict(opts) for _, opts in providers],
+            )
+        except Exception as exc:
+            raise EvaluationError(f"onnxruntime cannot load {path}: {_first_line(exc)}") from exc
+        used = list(session.get_providers())
+        missing = [name for name in names if name not in used]
+        if missing:
+            raise EvaluationError(
+                f"execution provider '{missing[0]}' was requested but the session for {path} fell back to "
+                f"{', '.join(used)} (it failed to initialise; check its libraries and options); "
+                f"available: {', '.join(available)}"
+            )
+        session.disable_fallback()
+        return cls(session, path, settings)
+
+    @property
+    def session(self) -> ort.InferenceSession:
+        if self._session is None:
+            raise EvaluationError(f"the session for {self.model_path} was closed")
+        return self._session
+
+    def _io_device(self) -> tuple[str, int]:
+        name = self.session.get_providers()[0]
+        device_type = _IO_DEVICE.get(name, "cpu")
+        if device_type == "cpu":
+            return "cpu", 0
+        options = self.session.get_provider_options().get(name, {})
+        return device_type, int(options.get("device_id", 0) or 0)
+
+    def input_specs(self) -> list[InputSpec]:
+        if self._specs is None:
+            self._specs = [
+                InputSpec(
+                    name=i.name,
+                    dtype=self._numpy_dtype(i.name),
+                    shape=tuple(i.shape) if i.shape is not None else None,
+                )
+                for i in self.session.get_inputs()
+            ]
+        return list(self._specs)
+
+    def _numpy_dtype(self, name: str) -> np.dtype:
+        ort_type = self._input_types[name]
+        if ort_type not in ORT_TO_NUMPY:
+            raise EvaluationError(
+                f"input '{name}' of {self.model_path} has type {ort_type}, which cannot be fed from numpy"
+            )
+        return ORT_TO_NUMPY[ort_type]
+
+    def output_names(self) -> list[str]:
+        return [o.name for o in self.session.get_outputs()]
+
+    def _feed(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The model's inputs from ``inputs``, cast to their dtypes; extra keys (labels) are ignored."""
+        missing = [name for name in self._input_types if name not in inputs]
+        if missing:
+            raise EvaluationError(
+                f"{self.model_path.name} needs input(s) {', '.join(missing)}; "
+                f"given: {', '.join(inputs) or 'nothing'}"
+            )
+        return {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in self._input_types}
+
+    def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall:
+        feed = self._feed(inputs)
+        if self.settings.io_bind:
+            return _IOBindingCall(self.session, feed, self._io_device())
+        return _PlainCall(self.session, feed)
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        if self.settings.io_bind:
+            return super().run(inputs)
+        return list(self.session.run(None, self._feed(inputs)))
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "runtime": "onnxruntime",
+            "version": ort.__version__,
+            "providers": list(self.session.get_providers()),
+            "io_bind": bool(self.settings.io_bind),
+        }
+
+    def close(self) -> None:
+        """End profiling (ORT writes its trace file then) and drop the session."""
+        session, self._session = self._session, None
+        if session is not None and self.settings.session_options.enable_profiling:
+            session.end_profiling()
+
+
+runtime_registry.register("ONNXModel", OnnxRuntime)

@@ -1,0 +1,320 @@
+"""PyTorch: a TorchScript file, a ``torch.export`` archive, or a module from the user's ``model_loader``.
+
+Execution providers are an ONNX Runtime notion and are ignored here; ``device`` alone picks cpu or cuda.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+import zipfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from olive_eval.config.model import InferenceSettings, IOConfig, ProviderSpec
+from olive_eval.errors import EvaluationError
+from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
+from olive_eval.user_module import load_function
+
+#: ``io_config.input_types`` names → (numpy dtype the engine should produce, torch dtype the model takes).
+#: bfloat16 has no numpy dtype: the data comes as float32 and is converted on the way in.
+_TYPE_ALIASES = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32"}
+
+
+def _io_dtypes(type_name: str) -> tuple[np.dtype, torch.dtype]:
+    name = _TYPE_ALIASES.get(type_name, type_name)
+    if name == "bfloat16":
+        return np.dtype("float32"), torch.bfloat16
+    try:
+        np_dtype = np.dtype(name)
+        return np_dtype, torch.from_numpy(np.zeros(0, dtype=np_dtype)).dtype
+    except TypeError as exc:
+        raise EvaluationError(f"io_config input type '{type_name}' is not a numpy/torch dtype name") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _torch_device(device: Device) -> torch.device:
+    if device == "gpu":
+        if not torch.cuda.is_available():
+            raise EvaluationError("device gpu was requested but torch has no CUDA device")
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def _is_export_archive(path: Path) -> bool:
+    """``torch.export.save`` writes a zip with an ``archive_format`` record; TorchScript zips have none."""
+    if path.suffix == ".pt2":
+        return True
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(n == "archive_format" or n.endswith("/archive_format") for n in archive.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _flatten(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
+    """Tensors in ``value`` with dotted names, in order; ``None`` and other non-tensors are skipped."""
+    if isinstance(value, torch.Tensor):
+        out.append((name, value))
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _flatten(f"{name}.{key}", item, out)
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _flatten(f"{name}.{i}", item, out)
+
+
+def _named_outputs(result: Any) -> list[tuple[str, torch.Tensor]]:
+    """A tensor → ``output_0``; a tuple/list → ``output_i``; a dict/ModelOutput → its keys, logits first."""
+    out: list[tuple[str, torch.Tensor]] = []
+    if isinstance(result, torch.Tensor):
+        return [("output_0", result)]
+    if isinstance(result, (list, tuple)) and not hasattr(result, "_fields"):
+        for i, item in enumerate(result):
+            _flatten(f"output_{i}", item, out)
+        return out
+    if isinstance(result, Mapping):
+        items = dict(result.items())
+    elif hasattr(result, "logits"):  # a ModelOutput-like object that is not a dict
+        items = {k: v for k, v in getattr(result, "__dict__", {}).items() if not k.startswith("_")}
+        items.setdefault("logits", result.logits)
+    elif hasattr(result, "_asdict"):  # a namedtuple
+        items = result._asdict()
+    else:
+        raise EvaluationError(f"model returned {type(result).__name__}; expected tensors, a tuple, or a dict")
+    if "logits" in items:
+        items = {"logits": items["logits"], **{k: v for k, v in items.items() if k != "logits"}}
+    for key, item in items.items():
+        _flatten(str(key), item, out)
+    return out
+
+
+def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()
+    return tensor.cpu().numpy()
+
+
+class _CallPlan:
+    """How to pass named tensors to the module.
+
+    Default: one input positionally, several as keywords. A ``torch.export`` module only accepts the
+    exact positional/keyword split it was exported with, so that split is read from its input spec.
+    """
+
+    def __init__(self, positional: list[str] | None = None, keywords: list[str] | None = None) -> None:
+        self.positional = positional
+        self.keywords = keywords
+
+    @classmethod
+    def for_export(cls, program: Any, module: torch.nn.Module) -> _CallPlan:
+        in_spec = program.call_spec.in_spec
+        children = in_spec.children() if hasattr(in_spec, "children") else in_spec.children_specs
+        args_spec, kwargs_spec = children
+        params = list(inspect.signature(module.forward).parameters)
+        return cls(params[: args_spec.num_children], list(kwargs_spec.context or []))
+
+    def names(self) -> list[str]:
+        """The inputs the module requires; empty when any set of names will do."""
+        return [*(self.positional or []), *(self.keywords or [])]
+
+    def __call__(self, module: Callable[..., Any], tensors: dict[str, torch.Tensor]) -> Any:
+        if self.positional is None:
+            if len(tensors) == 1:
+                return module(next(iter(tensors.values())))
+            return module(**tensors)
+        args = [tensors[n] for n in self.positional]
+        return module(*args, **{n: tensors[n] for n in (self.keywords or []) if n in tensors})
+
+
+def _load_export(path: Path, device: torch.device) -> tuple[torch.nn.Module, _CallPlan]:
+    try:
+        with path.open("rb") as stream:  # a buffer: torch.export.load takes only paths ending in ".pt2"
+            program = torch.export.load(stream)
+        if device.type != "cpu":
+            from torch.export.passes import move_to_device_pass
+
+            program = move_to_device_pass(program, device)
+        module = program.module()
+    except Exception as exc:
+        raise EvaluationError(f"torch.export.load cannot read {path}: {_first_line(exc)}") from exc
+    return module, _CallPlan.for_export(program, module)
+
+
+def _load_torchscript(path: Path, device: torch.device) -> torch.nn.Module:
+    try:
+        with warnings.catch_warnings():  # TorchScript is deprecated, but it is what the user gave
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return torch.jit.load(str(path), map_location=device)
+    except Exception as exc:
+        raise EvaluationError(
+            f"{path} is not a TorchScript or torch.export file ({_first_line(exc)}); "
+            "for a pickled module or a state_dict, use model_loader"
+        ) from exc
+
+
+class _TorchCall(BoundCall):
+    def __init__(self, runtime: TorchRuntime, tensors: dict[str, torch.Tensor]) -> None:
+        self._runtime = runtime
+        self._tensors = tensors
+        self._result: Any = None
+
+    def __call__(self) -> None:
+        self._result = self._runtime._forward(self._tensors)
+
+    def outputs(self) -> list[np.ndarray]:
+        if self._result is None:
+            return []
+        return [_to_numpy(t) for _, t in self._runtime._record(self._result)]
+
+
+class TorchRuntime(Runtime):
+    """A module on a device. Its ``handle`` is itself: ``.module``, ``.device``, ``.model_path``, ``.run``."""
+
+    model_type = "PyTorchModel"
+
+    def __init__(
+        self,
+        module: Callable[..., Any],
+        device: torch.device,
+        model_path: Path | None,
+        io_config: IOConfig | None,
+        source: str,
+        plan: _CallPlan | None = None,
+    ) -> None:
+        self.module = module
+        self.device = device
+        self.model_path = model_path
+        self.source = source
+        self._plan = plan or _CallPlan()
+        self._output_names: list[str] = []
+        self._specs: list[InputSpec] = []
+        self._torch_dtypes: dict[str, torch.dtype] = {}
+        if io_config is not None:
+            names = io_config.input_names
+            types = io_config.input_types or ["float32"] * len(names)
+            shapes = io_config.input_shapes or [None] * len(names)
+            if not len(types) == len(shapes) == len(names):
+                raise EvaluationError("io_config needs one input_types and input_shapes entry per input_name")
+            for name, type_name, shape in zip(names, types, shapes, strict=True):
+                np_dtype, torch_dtype = _io_dtypes(type_name)
+                self._specs.append(InputSpec(name, np_dtype, tuple(shape) if shape is not None else None))
+                self._torch_dtypes[name] = torch_dtype
+
+    @classmethod
+    def load(
+        cls,
+        model_config: Any,
+        device: Device,
+        execution_providers: list[ProviderSpec],
+        inference_override: InferenceSettings | None = None,
+    ) -> TorchRuntime:
+        """Load the module. ``execution_providers`` and ``inference_override`` are ONNX Runtime's; ignored."""
+        torch_device = _torch_device(device)
+        path = Path(model_config.model_path) if model_config.model_path is not None else None
+        plan = None
+        if model_config.model_loader is not None:
+            module = cls._from_loader(model_config, path)
+            source = "model_loader"
+        else:
+            assert path is not None  # the config validator guarantees a path or a loader
+            if not path.is_file():
+                raise EvaluationError(f"model file {path} does not exist")
+            if _is_export_archive(path):
+                module, plan = _load_export(path, torch_device)
+                source = "torch.export"
+            else:
+                module, source = _load_torchscript(path, torch_device), "torchscript"
+        if isinstance(module, torch.nn.Module) and source != "torch.export":
+            # Exported graphs refuse .to()/.eval(): their device and mode were fixed when exported.
+            try:
+                module = module.to(torch_device).eval()
+            except Exception as exc:
+                raise EvaluationError(f"cannot move the model to {torch_device}: {_first_line(exc)}") from exc
+        return cls(module, torch_device, path, model_config.io_config, source, plan)
+
+    @staticmethod
+    def _from_loader(model_config: Any, path: Path | None) -> Callable[..., Any]:
+        loader = load_function(model_config.model_script, model_config.model_loader, model_config.script_dir)
+        where = f"model_loader '{model_config.model_loader}' in {model_config.model_script}"
+        try:
+            module = loader(str(path) if path is not None else None)
+        except Exception as exc:
+            raise EvaluationError(f"{where} raised {type(exc).__name__}: {_first_line(exc)}") from exc
+        if not callable(module):
+            raise EvaluationError(
+                f"{where} returned {type(module).__name__}; it must return a torch.nn.Module or a callable"
+            )
+        return module
+
+    def input_specs(self) -> list[InputSpec]:
+        """From ``io_config``; without one, empty, and the engine maps batch keys to the model itself."""
+        return list(self._specs)
+
+    def output_names(self) -> list[str]:
+        """``output_i`` or the returned dict's keys. Unknown until the first call: empty before that."""
+        return list(self._output_names)
+
+    def _tensors(self, inputs: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
+        needed = [s.name for s in self._specs]
+        needed += [n for n in self._plan.names() if n not in needed]
+        missing = [n for n in needed if n not in inputs]
+        if missing:
+            raise EvaluationError(
+                f"the model needs input(s) {', '.join(missing)}; given: {', '.join(inputs) or 'nothing'}"
+            )
+        tensors = {}
+        for name in needed or list(inputs):
+            array = np.ascontiguousarray(inputs[name])
+            if not array.flags.writeable:  # torch.from_numpy warns on read-only memory
+                array = array.copy()
+            dtype = self._torch_dtypes.get(name)
+            if dtype is None and array.dtype == np.float64:
+                dtype = torch.float32
+            try:
+                tensor = torch.from_numpy(array)
+            except TypeError as exc:
+                raise EvaluationError(
+                    f"input '{name}' has dtype {array.dtype}, which torch cannot take"
+                ) from exc
+            tensors[name] = tensor.to(device=self.device, dtype=dtype or tensor.dtype)
+        return tensors
+
+    def _forward(self, tensors: dict[str, torch.Tensor]) -> Any:
+        with torch.inference_mode():
+            result = self._plan(self.module, tensors)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return result
+
+    def _record(self, result: Any) -> list[tuple[str, torch.Tensor]]:
+        named = _named_outputs(result)
+        self._output_names = [name for name, _ in named]
+        return named
+
+    def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall:
+        return _TorchCall(self, self._tensors(inputs))
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        return [_to_numpy(t) for _, t in self._record(self._forward(self._tensors(inputs)))]
+
+    def describe(self) -> dict[str, Any]:
+        info = {"runtime": "torch", "version": torch.__version__, "device": str(self.device)}
+        return {**info, "format": self.source}
+
+    def close(self) -> None:
+        self.module = None  # type: ignore[assignment]
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+runtime_registry.register("PyTorchModel", TorchRuntime)
