@@ -58,10 +58,12 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]]) -> None:
             goal_type, goal_value = goals[key]
             base_sub = base.metrics.get(key) if base is not None and base.status == "ok" else None
             threshold = resolve_threshold(
-                goal_type, goal_value, base_sub.value if base_sub else None, sub.higher_is_better
+                goal_type, goal_value, base_sub.value if base_sub else None, bool(sub.higher_is_better)
             )
             met = (
-                threshold is not None and math.isfinite(sub.value) and meets(sub.value, threshold, sub.higher_is_better)
+                threshold is not None
+                and math.isfinite(sub.value)
+                and meets(sub.value, threshold, bool(sub.higher_is_better))
             )
             missed_by = None if met or threshold is None else abs(sub.value - threshold)
             sub.goal = GoalResult(goal_type, goal_value, threshold, met, missed_by)

@@ -26,7 +26,7 @@ class GoalResult:
 class SubMetricResult:
     value: float
     priority: int
-    higher_is_better: bool
+    higher_is_better: bool | None  # None only for an unranked custom sub-type that does not say
     goal: GoalResult | None = None
     unit: str | None = None
     per_class: list[float] | None = None

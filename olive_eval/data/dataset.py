@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 
 from olive_eval.config.data import HuggingfaceDataConfig
 from olive_eval.errors import EvaluationError
@@ -51,7 +52,12 @@ def _load_dataset(dc: HuggingfaceDataConfig):  # -> datasets.Dataset
                 loaded = loaded[load.split]
             return loaded
         return datasets.load_dataset(
-            load.data_name, name=load.subset, data_files=load.data_files, data_dir=load.data_dir, split=load.split
+            load.data_name,
+            name=load.subset,
+            data_files=load.data_files,
+            data_dir=load.data_dir,
+            split=load.split,
+            keep_in_memory=True,  # the columns become numpy arrays anyway; skip the on-disk arrow cache
         )
     except EvaluationError:
         raise
@@ -60,11 +66,27 @@ def _load_dataset(dc: HuggingfaceDataConfig):  # -> datasets.Dataset
         raise EvaluationError(f"data config '{dc.name}': cannot load dataset '{load.data_name}': {first_line}") from exc
 
 
+def _arrow_to_numpy(array: pa.Array) -> np.ndarray:
+    """Arrow → numpy without a Python object per row: list columns become extra dimensions."""
+    kind = array.type
+    if pa.types.is_fixed_size_list(kind):
+        inner = _arrow_to_numpy(array.flatten())
+        return inner.reshape(len(array), kind.list_size, *inner.shape[1:])
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        lengths = np.diff(np.asarray(array.offsets))
+        if len(lengths) and not np.all(lengths == lengths[0]):
+            raise ValueError("rows have different lengths")
+        inner = _arrow_to_numpy(array.flatten())
+        return inner.reshape(len(array), int(lengths[0]) if len(lengths) else 0, *inner.shape[1:])
+    return array.to_numpy(zero_copy_only=False)
+
+
 def _column(ds, name: str) -> np.ndarray:
-    values = ds.with_format("numpy")[name]
-    if isinstance(values, list):  # ragged rows: numpy cannot stack them
-        raise EvaluationError(f"column '{name}' holds rows of different lengths; pad them to one length")
-    return np.asarray(values)
+    chunked = ds.with_format("arrow")[name]
+    try:
+        return _arrow_to_numpy(chunked.combine_chunks())
+    except ValueError:
+        raise EvaluationError(f"column '{name}' holds rows of different lengths; pad them to one length") from None
 
 
 def load_labelled_data(dc: HuggingfaceDataConfig, *, need_labels: bool) -> LabelledData:

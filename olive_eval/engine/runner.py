@@ -194,11 +194,10 @@ class ModelEvaluator:
 
     @staticmethod
     def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score) -> None:
-        assert sub.higher_is_better is not None or sub.priority <= 0
         ctx.result.metrics[joint_key(metric, sub)] = SubMetricResult(
             value=float(score.value),
             priority=sub.priority,
-            higher_is_better=bool(sub.higher_is_better),
+            higher_is_better=sub.higher_is_better,
             unit=metric.metric_type.unit,
             per_class=score.per_class,
         )

@@ -50,10 +50,13 @@ def render(result: RunResult) -> str:
     rows = [header]
     for key in keys:
         sample = next(m.metrics[key] for m in result.models.values() if key in m.metrics)
-        arrow = "higher" if sample.higher_is_better else "lower"
         unit = f" [{sample.unit}]" if sample.unit else ""
-        rank = f" p{sample.priority}" if sample.priority > 0 else ""
-        label = f"{key}{unit} ({arrow} better{rank})"
+        notes = []
+        if sample.higher_is_better is not None:
+            notes.append(f"{'higher' if sample.higher_is_better else 'lower'} better")
+        if sample.priority > 0:
+            notes.append(f"p{sample.priority}")
+        label = f"{key}{unit}" + (f" ({', '.join(notes)})" if notes else "")
         rows.append([label] + [_cell(result.models[n].metrics.get(key), n == result.baseline) for n in names])
     rows.append(["status"] + [result.models[n].status for n in names])
     rows.append(

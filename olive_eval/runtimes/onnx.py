@@ -54,9 +54,7 @@ def _cast(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
     cast = np.ascontiguousarray(array, dtype=dtype)
     lossy = dtype.kind in "biu" and not np.can_cast(array.dtype, dtype, casting="safe")
     if lossy and not np.array_equal(cast, array):
-        raise EvaluationError(
-            f"input '{name}' has dtype {array.dtype} with values that do not fit the model's {dtype}"
-        )
+        raise EvaluationError(f"input '{name}' has dtype {array.dtype} with values that do not fit the model's {dtype}")
     return cast
 
 
@@ -99,16 +97,13 @@ class _PlainCall(BoundCall):
 class _IOBindingCall(BoundCall):
     """Inputs copied to the device at bind time, outputs left there until ``outputs()`` is asked for."""
 
-    def __init__(
-        self, session: ort.InferenceSession, feed: dict[str, np.ndarray], device: tuple[str, int]
-    ) -> None:
+    def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray], device: tuple[str, int]) -> None:
         self._session = session
         self._binding = session.io_binding()
         device_type, device_id = device
         # Keep the OrtValues alive as long as the binding refers to them.
         self._values = {
-            name: ort.OrtValue.ortvalue_from_numpy(array, device_type, device_id)
-            for name, array in feed.items()
+            name: ort.OrtValue.ortvalue_from_numpy(array, device_type, device_id) for name, array in feed.items()
         }
         for name, value in self._values.items():
             self._binding.bind_ortvalue_input(name, value)
@@ -223,8 +218,7 @@ class OnnxRuntime(Runtime):
         missing = [name for name in self._input_types if name not in inputs]
         if missing:
             raise EvaluationError(
-                f"{self.model_path.name} needs input(s) {', '.join(missing)}; "
-                f"given: {', '.join(inputs) or 'nothing'}"
+                f"{self.model_path.name} needs input(s) {', '.join(missing)}; given: {', '.join(inputs) or 'nothing'}"
             )
         return {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in self._input_types}
 

@@ -283,9 +283,7 @@ class TorchRuntime(Runtime):
             try:
                 tensor = torch.from_numpy(array)
             except TypeError as exc:
-                raise EvaluationError(
-                    f"input '{name}' has dtype {array.dtype}, which torch cannot take"
-                ) from exc
+                raise EvaluationError(f"input '{name}' has dtype {array.dtype}, which torch cannot take") from exc
             tensors[name] = tensor.to(device=self.device, dtype=dtype or tensor.dtype)
         return tensors
 

@@ -21,9 +21,7 @@ CPU = [("CPUExecutionProvider", {})]
 
 
 def _config(path: Path, **settings: object) -> ONNXModelConfig:
-    return ONNXModelConfig.model_validate(
-        {"type": "ONNXModel", "model_path": path, "inference_settings": settings}
-    )
+    return ONNXModelConfig.model_validate({"type": "ONNXModel", "model_path": path, "inference_settings": settings})
 
 
 @pytest.fixture
@@ -180,9 +178,7 @@ def test_session_options_reach_the_session(linear: Path) -> None:
     assert options.get_session_config_entry("session.use_env_allocators") == "0"
 
 
-def test_profiling_file_is_written_on_close(
-    linear: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_profiling_file_is_written_on_close(linear: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     runtime = OnnxRuntime.load(_config(linear, session_options={"enable_profiling": True}), "cpu", CPU)
     runtime.run({"x": np.zeros((1, 4), dtype=np.float32)})

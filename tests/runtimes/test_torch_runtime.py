@@ -188,12 +188,8 @@ def test_loader_returning_a_plain_callable_with_io_config(tmp_path: Path) -> Non
         InputSpec("scale", np.dtype(np.float64), (1, 1)),
     ]
     assert runtime.input_specs()[0].is_static
-    ids, scale = runtime.run(
-        {"ids": np.array([[1, 2, 3]]), "scale": np.array([[0.5]]), "labels": np.zeros(1)}
-    )
-    assert (
-        ids.dtype == np.int32 and scale.dtype == np.float64
-    )  # io_config wins over the float64 → float32 rule
+    ids, scale = runtime.run({"ids": np.array([[1, 2, 3]]), "scale": np.array([[0.5]]), "labels": np.zeros(1)})
+    assert ids.dtype == np.int32 and scale.dtype == np.float64  # io_config wins over the float64 → float32 rule
     assert runtime.output_names() == ["ids", "scale"]
     with pytest.raises(EvaluationError, match=r"needs input\(s\) scale; given: ids"):
         runtime.run({"ids": np.array([[1, 2, 3]])})
@@ -218,9 +214,7 @@ def test_model_output_like_object() -> None:
         logits: torch.Tensor
         hidden_states: tuple[torch.Tensor, ...]
 
-    runtime = TorchRuntime(
-        lambda x: Output(None, x * 2, (x, x + 1)), torch.device("cpu"), None, None, "model_loader"
-    )
+    runtime = TorchRuntime(lambda x: Output(None, x * 2, (x, x + 1)), torch.device("cpu"), None, None, "model_loader")
     x = np.arange(3, dtype=np.float32)
     got = runtime.run({"x": x})
     _assert_close(got, [x * 2, x, x + 1])
@@ -236,12 +230,8 @@ def test_loader_returning_a_non_module_is_refused(tmp_path: Path) -> None:
 
 
 def test_loader_that_raises(tmp_path: Path) -> None:
-    script = _write_loader(
-        tmp_path, "def load(model_path):\n    raise FileNotFoundError('no checkpoint here')\n"
-    )
-    with pytest.raises(
-        EvaluationError, match=r"model_loader 'load' .* raised FileNotFoundError: no checkpoint here"
-    ):
+    script = _write_loader(tmp_path, "def load(model_path):\n    raise FileNotFoundError('no checkpoint here')\n")
+    with pytest.raises(EvaluationError, match=r"model_loader 'load' .* raised FileNotFoundError: no checkpoint here"):
         TorchRuntime.load(_config(model_loader="load", model_script=script), "cpu", CPU)
 
 
@@ -259,9 +249,7 @@ def test_missing_and_unreadable_model_files(tmp_path: Path) -> None:
         TorchRuntime.load(_config(model_path=missing), "cpu", CPU)
     state_dict = tmp_path / "state.pt"
     torch.save(SmallNet().state_dict(), state_dict)
-    with pytest.raises(
-        EvaluationError, match=r"is not a TorchScript or torch\.export file .*use model_loader"
-    ):
+    with pytest.raises(EvaluationError, match=r"is not a TorchScript or torch\.export file .*use model_loader"):
         TorchRuntime.load(_config(model_path=state_dict), "cpu", CPU)
 
 

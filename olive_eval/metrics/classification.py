@@ -1,0 +1,348 @@
+"""Classification metrics (Olive's ``accuracy`` type): accuracy_score, f1_score, precision, recall, auroc.
+
+``metric_config`` means what the same keys mean to torchmetrics' task-style classification functions
+(``task``, ``num_classes``, ``num_labels``, ``average``, ``threshold``, ``top_k``, ``ignore_index``),
+except that ``task`` may be left out to be inferred. The numpy kernels (``stat_scores``,
+``reduce_stat_scores``, ``auroc``) live in :mod:`olive_eval.metrics.classification_kernels`; this
+module holds the functional forms (:func:`accuracy`, :func:`precision`, :func:`recall`,
+:func:`f1_score`, :func:`auroc`) and the registered classes, which only adapt a config to them.
+
+``average: "none"`` returns ``Score(value=..., per_class=[...])`` where ``per_class`` holds every
+class's (label's) value and ``value`` is their unweighted mean over the classes a macro average would
+include -- i.e. ``value`` equals the ``macro`` result. Binary inputs have one class: ``average`` does
+not change the value, and ``none`` gives a one-element ``per_class``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import field_validator
+
+from olive_eval.metrics import classification_kernels as K
+from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.registry import register_metric
+from olive_eval.strict_model import StrictModel
+
+__all__ = [
+    "AUROC",
+    "AccuracyScore",
+    "AurocConfig",
+    "ClassificationConfig",
+    "F1Score",
+    "Precision",
+    "Recall",
+    "accuracy",
+    "auroc",
+    "f1_score",
+    "precision",
+    "recall",
+]
+
+
+auroc = K.auroc
+
+
+def _functional(
+    stat: K.StatName,
+    preds: Any,
+    targets: Any,
+    *,
+    task: K.Task | None,
+    average: K.Average,
+    top_k: int,
+    ignore_index: int | None,
+    **options: Any,
+) -> float | np.ndarray:
+    task = K.resolve_task(preds, targets, task, ignore_index)
+    stats = K.stat_scores(preds, targets, task=task, top_k=top_k, ignore_index=ignore_index, **options)
+    return K.reduce_stat_scores(stats, stat, average, task=task, top_k=top_k)
+
+
+def accuracy(
+    preds: Any,
+    targets: Any,
+    *,
+    task: K.Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    average: K.Average = "micro",
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+) -> float | np.ndarray:
+    """Accuracy: binary/multilabel ``(tp+tn)/total``; multiclass ``tp/(tp+fn)`` (micro = top-k accuracy).
+
+    Returns a float, or the ``[C]`` per-class array for ``average="none"`` (as torchmetrics).
+    """
+    return _functional(
+        "accuracy",
+        preds,
+        targets,
+        task=task,
+        num_classes=num_classes,
+        num_labels=num_labels,
+        average=average,
+        threshold=threshold,
+        top_k=top_k,
+        ignore_index=ignore_index,
+    )
+
+
+def precision(
+    preds: Any,
+    targets: Any,
+    *,
+    task: K.Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    average: K.Average = "micro",
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+) -> float | np.ndarray:
+    """Precision ``tp/(tp+fp)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
+    return _functional(
+        "precision",
+        preds,
+        targets,
+        task=task,
+        num_classes=num_classes,
+        num_labels=num_labels,
+        average=average,
+        threshold=threshold,
+        top_k=top_k,
+        ignore_index=ignore_index,
+    )
+
+
+def recall(
+    preds: Any,
+    targets: Any,
+    *,
+    task: K.Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    average: K.Average = "micro",
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+) -> float | np.ndarray:
+    """Recall ``tp/(tp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
+    return _functional(
+        "recall",
+        preds,
+        targets,
+        task=task,
+        num_classes=num_classes,
+        num_labels=num_labels,
+        average=average,
+        threshold=threshold,
+        top_k=top_k,
+        ignore_index=ignore_index,
+    )
+
+
+def f1_score(
+    preds: Any,
+    targets: Any,
+    *,
+    task: K.Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    average: K.Average = "micro",
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+) -> float | np.ndarray:
+    """F1 ``2tp/(2tp+fp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
+    return _functional(
+        "f1",
+        preds,
+        targets,
+        task=task,
+        num_classes=num_classes,
+        num_labels=num_labels,
+        average=average,
+        threshold=threshold,
+        top_k=top_k,
+        ignore_index=ignore_index,
+    )
+
+
+class _TaskConfig(StrictModel):
+    task: Literal["binary", "multiclass", "multilabel"] | None = None
+    num_classes: int | None = None
+    num_labels: int | None = None
+    ignore_index: int | None = None
+
+    @field_validator("num_classes")
+    @classmethod
+    def _check_num_classes(cls, value: int | None) -> int | None:
+        if value is not None and value < 2:
+            raise ValueError(f"num_classes must be >= 2, got {value}")
+        return value
+
+    @field_validator("num_labels")
+    @classmethod
+    def _check_num_labels(cls, value: int | None) -> int | None:
+        if value is not None and value < 1:
+            raise ValueError(f"num_labels must be >= 1, got {value}")
+        return value
+
+
+class ClassificationConfig(_TaskConfig):
+    """metric_config of accuracy_score, f1_score, precision and recall."""
+
+    average: Literal["micro", "macro", "weighted", "none"] = "micro"
+    threshold: float = 0.5
+    top_k: int = 1
+
+    @field_validator("threshold")
+    @classmethod
+    def _check_threshold(cls, value: float) -> float:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"threshold must lie in [0, 1], got {value}")
+        return value
+
+    @field_validator("top_k")
+    @classmethod
+    def _check_top_k(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"top_k must be >= 1, got {value}")
+        return value
+
+
+class AurocConfig(_TaskConfig):
+    """metric_config of auroc (no threshold or top_k: AUROC sweeps every threshold)."""
+
+    average: Literal["micro", "macro", "weighted", "none"] = "macro"
+
+
+def _score(value: float | np.ndarray, per_class: np.ndarray | None, task: str) -> Score:
+    return Score(
+        value=float(value),
+        per_class=None if per_class is None else [float(v) for v in np.atleast_1d(per_class)],
+        extra={"task": task},
+    )
+
+
+class _StatScoresMetric(Metric):
+    """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see classification_kernels).
+
+    With ``task`` left out, ``reduce`` uses the task that the last ``statistics`` call on this instance
+    inferred (a ``[N, 1, 4]`` array with nothing inferred is taken as binary); set ``task`` explicitly
+    when reducing statistics computed elsewhere. Likewise set ``num_classes`` when the statistics of
+    several batches of predicted labels are concatenated: inferred from each batch's largest label,
+    ``C`` could differ between batches.
+    """
+
+    kind = Kind.MAP_REDUCE
+    higher_is_better = True
+    input = "preds"
+    Config: ClassVar[type[StrictModel]] = ClassificationConfig
+    stat: ClassVar[K.StatName]
+
+    def __init__(self, config: StrictModel | None = None) -> None:
+        super().__init__(config)
+        self._inferred_task: K.Task | None = None
+
+    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        c = self.config
+        task = K.resolve_task(predictions, references, c.task, c.ignore_index)
+        stats = K.stat_scores(
+            predictions,
+            references,
+            task=task,
+            num_classes=c.num_classes,
+            num_labels=c.num_labels,
+            threshold=c.threshold,
+            top_k=c.top_k,
+            ignore_index=c.ignore_index,
+        )
+        self._inferred_task = task
+        return stats
+
+    def _task(self, statistics: np.ndarray) -> K.Task:
+        task = self.config.task or self._inferred_task
+        if task is None and statistics.shape[-2] == 1:
+            task = "binary"
+        if task is None:
+            raise ValueError(
+                f"{self.name}: cannot tell multiclass from multilabel statistics; set 'task' in metric_config"
+            )
+        return task
+
+    def reduce(self, statistics: np.ndarray) -> Score:
+        statistics = np.asarray(statistics)
+        task, average, top_k = self._task(statistics), self.config.average, self.config.top_k
+        if average != "none":
+            return _score(K.reduce_stat_scores(statistics, self.stat, average, task=task, top_k=top_k), None, task)
+        if task == "binary":
+            value = K.reduce_stat_scores(statistics, self.stat, "micro", task=task)
+            return _score(value, np.array([value]), task)
+        per_class = K.reduce_stat_scores(statistics, self.stat, "none", task=task, top_k=top_k)
+        macro = K.reduce_stat_scores(statistics, self.stat, "macro", task=task, top_k=top_k)
+        return _score(macro, per_class, task)
+
+
+@register_metric
+class AccuracyScore(_StatScoresMetric):
+    """Binary/multilabel ``(tp+tn)/total``; multiclass ``tp/(tp+fn)``.
+
+    Multiclass micro is (top-k) accuracy; macro is the mean per-class recall.
+    """
+
+    name = "accuracy_score"
+    stat = "accuracy"
+
+
+@register_metric
+class F1Score(_StatScoresMetric):
+    """F1 ``2tp/(2tp+fp+fn)``; micro pools the counts of all classes first."""
+
+    name = "f1_score"
+    stat = "f1"
+
+
+@register_metric
+class Precision(_StatScoresMetric):
+    """Precision ``tp/(tp+fp)``; micro pools the counts of all classes first."""
+
+    name = "precision"
+    stat = "precision"
+
+
+@register_metric
+class Recall(_StatScoresMetric):
+    """Recall ``tp/(tp+fn)``; micro pools the counts of all classes first."""
+
+    name = "recall"
+    stat = "recall"
+
+
+@register_metric
+class AUROC(Metric):
+    """Area under the ROC curve over the whole set (see :func:`classification_kernels.auroc`).
+
+    A class without positives or without negatives scores 0.0 and still counts in the macro mean,
+    as in torchmetrics (scikit-learn refuses such a class).
+    """
+
+    name = "auroc"
+    higher_is_better = True
+    kind = Kind.GLOBAL
+    input = "logits"
+    Config: ClassVar[type[StrictModel]] = AurocConfig
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        c = self.config
+        p, t = np.asarray(predictions), np.asarray(references)
+        task = c.task or K.infer_task(p, t, c.ignore_index)
+        kwargs = {"task": task, "num_classes": c.num_classes, "num_labels": c.num_labels}
+        if c.average != "none" or task == "binary":
+            value = K.auroc(p, t, average=c.average, ignore_index=c.ignore_index, **kwargs)
+            return _score(value, np.array([value]) if c.average == "none" else None, task)
+        per_class = K.auroc(p, t, average="none", ignore_index=c.ignore_index, **kwargs)
+        return _score(per_class.mean() if per_class.size else 0.0, per_class, task)

@@ -1,0 +1,397 @@
+"""Classification kernels: pure numpy, no I/O, no config objects.
+
+The functional forms built on them (``accuracy``, ``precision``, ``recall``, ``f1_score``, ``auroc``)
+and the registered metric classes live in :mod:`olive_eval.metrics.classification`.
+
+The meaning of every argument follows torchmetrics' ``task``-style classification API:
+
+* ``task`` -- ``"binary"``, ``"multiclass"``, ``"multilabel"`` or None to infer it (:func:`infer_task`);
+* ``num_classes`` / ``num_labels`` -- None to infer from the score columns or the largest label;
+* ``threshold`` -- a binary/multilabel score counts as positive when ``score > threshold`` (strictly,
+  as torchmetrics); float scores with any value outside [0, 1] are logits and go through a sigmoid first;
+* ``top_k`` -- multiclass only, torchmetrics >= 1.6 semantics: a row's predicted class is its target
+  when the target is among its ``k`` highest scores (ties rank the lower class index first), else its
+  top-1 class. Every row thus predicts one class, micro precision = recall = top-k accuracy;
+* ``ignore_index`` -- binary/multiclass rows, or multilabel entries, whose target equals it count nowhere.
+
+Sufficient statistics (:func:`stat_scores`) are an ``int8`` array of shape ``[N, C, 4]`` holding
+``(tp, fp, fn, tn)`` of every example for every class (``C = 1`` for binary, ``C = num_labels`` for
+multilabel). An ignored row (or multilabel entry) keeps its place with all-zero counts, so row ``i`` is
+always example ``i`` and resampling can index the array directly. Sum with ``np.sum`` (which widens
+small integers to int64) or pass it straight to :func:`reduce_stat_scores`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+Task = Literal["binary", "multiclass", "multilabel"]
+Average = Literal["micro", "macro", "weighted", "none"]
+StatName = Literal["accuracy", "precision", "recall", "f1"]
+
+TASKS = ("binary", "multiclass", "multilabel")
+AVERAGES = ("micro", "macro", "weighted", "none")
+TP, FP, FN, TN = 0, 1, 2, 3
+
+_trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 has only trapz
+_AUC_CHUNK = 1 << 23  # elements per block of columns sorted at once (bounds memory for N x C scores)
+
+
+# ----------------------------------------------------------------------------------------------- input
+def _as_array(x: object, what: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.dtype == object:
+        raise ValueError(f"{what} must be numeric, got ragged or non-numeric data")
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    return arr
+
+
+def _is_float(arr: np.ndarray) -> bool:
+    return np.issubdtype(arr.dtype, np.floating)
+
+
+def _valid_mask(targets: np.ndarray, ignore_index: int | None) -> np.ndarray:
+    return np.ones(targets.shape, bool) if ignore_index is None else targets != ignore_index
+
+
+def _sigmoid_if_logits(scores: np.ndarray) -> np.ndarray:
+    """torchmetrics' rule: any value outside [0, 1] means the whole array holds logits."""
+    scores = scores.astype(np.float64, copy=False)
+    if scores.size and (scores.min() < 0 or scores.max() > 1):
+        return 0.5 * (1.0 + np.tanh(0.5 * scores))  # overflow-free sigmoid
+    return scores
+
+
+def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax in float64."""
+    z = scores.astype(np.float64) - np.max(scores, axis=axis, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=axis, keepdims=True)
+    return z
+
+
+def _softmax_if_logits(scores: np.ndarray) -> np.ndarray:
+    scores = scores.astype(np.float64, copy=False)
+    if scores.size and (scores.min() < 0 or scores.max() > 1):
+        return softmax(scores, axis=1)
+    return scores
+
+
+def _binary_scores(preds: np.ndarray) -> np.ndarray:
+    """``[N]`` scores, or ``[N, 2]`` scores reduced to the positive column (softmax'ed if logits)."""
+    if preds.ndim == 2 and preds.shape[1] == 2:
+        if not _is_float(preds):
+            raise ValueError("binary preds of shape [N, 2] must be float scores (probabilities or logits)")
+        return _softmax_if_logits(preds)[:, 1]
+    if preds.ndim != 1:
+        raise ValueError(f"binary preds must have shape [N] or [N, 2], got {list(preds.shape)}")
+    return preds
+
+
+def infer_task(preds: object, targets: object, ignore_index: int | None = None) -> Task:
+    """Multilabel when targets are 2-D with the preds' shape; multiclass when preds have > 2 score columns
+    or an integer label exceeds 1; binary otherwise."""
+    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
+    if t.ndim == 2 and p.shape == t.shape:
+        return "multilabel"
+    if p.ndim == 2 and p.shape[1] > 2:
+        return "multiclass"
+    labels = [t[_valid_mask(t, ignore_index)]]
+    if p.ndim == 1 and not _is_float(p):
+        labels.append(p)
+    if any(a.size and a.max() > 1 for a in labels):
+        return "multiclass"
+    return "binary"
+
+
+def resolve_task(preds: object, targets: object, task: Task | None, ignore_index: int | None = None) -> Task:
+    """``task`` itself when given (validated), else :func:`infer_task`."""
+    if task is None:
+        return infer_task(preds, targets, ignore_index)
+    if task not in TASKS:
+        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
+    return task
+
+
+def _check_binary_labels(arr: np.ndarray, what: str) -> None:
+    if arr.size and not np.isin(arr, (0, 1)).all():
+        bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5].tolist()
+        raise ValueError(f"{what} must be 0 or 1 (or ignore_index), found {bad}")
+
+
+def _check_class_labels(arr: np.ndarray, num_classes: int, what: str) -> np.ndarray:
+    if arr.size and _is_float(arr) and not np.array_equal(arr, np.round(arr)):
+        raise ValueError(f"{what} must be integer class labels")
+    labels = arr.astype(np.int64)
+    if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
+        raise ValueError(
+            f"{what} must lie in [0, {num_classes - 1}] (or be ignore_index), found {labels.min()}..{labels.max()}"
+        )
+    return labels
+
+
+def _resolve_num_classes(p: np.ndarray, t: np.ndarray, valid: np.ndarray, num_classes: int | None) -> int:
+    if p.ndim == 2:
+        if num_classes is not None and num_classes != p.shape[1]:
+            raise ValueError(f"num_classes is {num_classes} but preds have {p.shape[1]} score columns")
+        return int(p.shape[1])
+    if num_classes is not None:
+        return num_classes
+    largest = max(int(t[valid].max()) if valid.any() else 0, int(p.max()) if p.size else 0)
+    return max(2, largest + 1)
+
+
+def _prepare(preds: object, targets: object, task: Task | None, ignore_index: int | None) -> tuple:
+    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
+    if len(p) != len(t):
+        raise ValueError(f"preds and targets hold different numbers of examples: {len(p)} vs {len(t)}")
+    task = resolve_task(p, t, task, ignore_index)
+    if task == "multilabel" and (p.ndim != 2 or p.shape != t.shape):
+        raise ValueError(f"multilabel preds and targets must both be [N, L], got {list(p.shape)} and {list(t.shape)}")
+    if task != "multilabel" and t.ndim != 1:
+        raise ValueError(f"{task} targets must have shape [N], got {list(t.shape)}")
+    return p, t, task, _valid_mask(t, ignore_index)
+
+
+# ------------------------------------------------------------------------------------ map/reduce stats
+def _confusion(pred: np.ndarray, tgt: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """``[N, C]`` booleans → ``[N, C, 4]`` int8 (tp, fp, fn, tn), zero where not valid."""
+    pred, tgt = pred & valid, tgt & valid
+    npred, ntgt = ~pred & valid, ~tgt & valid
+    return np.stack([pred & tgt, pred & ntgt, npred & tgt, npred & ntgt], axis=-1).view(np.int8)
+
+
+def _one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
+    out = np.zeros((len(labels), num_classes), bool)
+    out[np.arange(len(labels)), labels] = True
+    return out
+
+
+def stat_scores(
+    preds: object,
+    targets: object,
+    *,
+    task: Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+) -> np.ndarray:
+    """Per-example ``(tp, fp, fn, tn)`` counts, ``int8`` of shape ``[N, C, 4]`` (see the module docstring).
+
+    ``task=None`` infers the task (:func:`resolve_task` tells which one, to pass on to the reduce).
+    """
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
+    if top_k < 1:
+        raise ValueError(f"top_k must be >= 1, got {top_k}")
+    p, t, task, valid = _prepare(preds, targets, task, ignore_index)
+    if top_k > 1 and task != "multiclass":
+        raise ValueError(f"top_k applies to multiclass inputs only, but the task is {task}")
+
+    if task == "binary":
+        scores = _binary_scores(p)
+        _check_binary_labels(t[valid], "binary targets")
+        if _is_float(scores):
+            pred = _sigmoid_if_logits(scores) > threshold
+        else:
+            _check_binary_labels(scores, "binary integer preds")
+            pred = scores == 1
+        tgt = np.where(valid, t, 0) == 1
+        return _confusion(pred[:, None], tgt[:, None], valid[:, None])
+
+    if task == "multilabel":
+        if num_labels is not None and num_labels != p.shape[1]:
+            raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
+        _check_binary_labels(t[valid], "multilabel targets")
+        if _is_float(p):
+            pred = _sigmoid_if_logits(p) > threshold
+        else:
+            _check_binary_labels(p, "multilabel integer preds")
+            pred = p == 1
+        return _confusion(pred, np.where(valid, t, 0) == 1, valid)
+
+    # multiclass
+    if p.ndim not in (1, 2):
+        raise ValueError(f"multiclass preds must be labels [N] or scores [N, C], got {list(p.shape)}")
+    n_cls = _resolve_num_classes(p, t, valid, num_classes)
+    if n_cls < 2:
+        raise ValueError(f"num_classes must be >= 2, got {n_cls}")
+    tgt_labels = _check_class_labels(np.where(valid, t, 0), n_cls, "multiclass targets")
+    if top_k > n_cls:
+        raise ValueError(f"top_k ({top_k}) cannot exceed num_classes ({n_cls})")
+    if p.ndim == 1:
+        if top_k > 1:
+            raise ValueError("top_k > 1 needs per-class scores [N, C], not predicted labels [N]")
+        pred = _one_hot(_check_class_labels(p, n_cls, "multiclass preds"), n_cls)
+    elif top_k == 1:
+        pred = _one_hot(np.argmax(p, axis=1), n_cls)
+    else:  # the target when it ranks among the k best (ties: lower index first), else the top-1 class
+        own = p[np.arange(len(p)), tgt_labels][:, None]
+        rank = (p > own).sum(axis=1) + ((p == own) & (np.arange(n_cls) < tgt_labels[:, None])).sum(axis=1)
+        pred = _one_hot(np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1)), n_cls)
+    return _confusion(pred, _one_hot(tgt_labels, n_cls), valid[:, None])
+
+
+def _safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
+    return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
+
+
+def _per_class(stat: StatName, tp, fp, fn, tn, task: Task) -> np.ndarray:
+    if stat == "accuracy":
+        if task == "multiclass":
+            return _safe_divide(tp, tp + fn)
+        return _safe_divide(tp + tn, tp + tn + fp + fn)
+    if stat == "precision":
+        return _safe_divide(tp, tp + fp)
+    if stat == "recall":
+        return _safe_divide(tp, tp + fn)
+    if stat == "f1":
+        return _safe_divide(2 * tp, 2 * tp + fp + fn)
+    raise ValueError(f"unknown statistic {stat!r}")
+
+
+def macro_weights(totals: np.ndarray, task: Task, top_k: int = 1) -> np.ndarray:
+    """Which classes a macro average counts (1.0) or skips (0.0): multiclass skips classes with
+    ``tp + fp + fn == 0`` (``tp + fn == 0`` when ``top_k > 1``); multilabel and binary count all."""
+    tp, fp, fn = totals[:, TP], totals[:, FP], totals[:, FN]
+    if task != "multiclass":
+        return np.ones(len(totals))
+    empty = (tp + fn == 0) if top_k > 1 else (tp + fp + fn == 0)
+    return (~empty).astype(np.float64)
+
+
+def reduce_stat_scores(
+    stats: np.ndarray, stat: StatName, average: Average, *, task: Task, top_k: int = 1
+) -> float | np.ndarray:
+    """Reduce ``[N, C, 4]`` statistics (or their ``[C, 4]`` sum) to accuracy / precision / recall / f1.
+
+    Binary ignores ``average`` (one class). ``micro`` pools the counts of all classes first, ``macro``
+    averages per-class values over :func:`macro_weights`, ``weighted`` weights them by support
+    ``tp + fn``, ``none`` returns the ``[C]`` per-class values. Zero denominators give 0.
+    """
+    stats = np.asarray(stats)
+    totals = stats.sum(axis=0, dtype=np.int64) if stats.ndim == 3 else stats.astype(np.int64)
+    if totals.ndim != 2 or totals.shape[1] != 4:
+        raise ValueError(f"statistics must have shape [N, C, 4] or [C, 4], got {list(stats.shape)}")
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
+    tp, fp, fn, tn = totals.T
+    if task == "binary":
+        return float(_per_class(stat, *totals.sum(axis=0), task))
+    if average == "micro":
+        pooled = totals.sum(axis=0)
+        if stat == "accuracy" and task == "multiclass":
+            return float(_safe_divide(pooled[TP], pooled[TP] + pooled[FN]))
+        return float(_per_class(stat, *pooled, task))
+    scores = _per_class(stat, tp, fp, fn, tn, task)
+    if average == "none":
+        return scores
+    weights = (tp + fn).astype(np.float64) if average == "weighted" else macro_weights(totals, task, top_k)
+    return float(_safe_divide((weights * scores).sum(), weights.sum()))
+
+
+# ---------------------------------------------------------------------------------------------- AUROC
+def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
+    """Trapezoidal ROC AUC of every column of ``scores`` [N, K]; ``positive``/``negative`` [N, K] mark
+    which entries count as each (an entry that is neither, e.g. ignored, moves neither axis).
+
+    One descending sort per column, cumulative tp/fp counts, and every point moved to the end of its
+    tie group, so tied scores form one diagonal step (thresholds are the distinct scores). A column
+    without positives (or negatives) has an all-zero tpr (fpr) and scores 0.0, as torchmetrics does.
+    """
+    n, k = scores.shape
+    out = np.zeros(k)
+    if n == 0:
+        return out
+    step = max(1, _AUC_CHUNK // n)
+    for lo in range(0, k, step):  # blocks of columns, never a loop over examples
+        # rows = classes, contiguous along examples; order within a tie group does not matter
+        s = np.ascontiguousarray(scores[:, lo : lo + step].T, dtype=np.float64)
+        order = np.argsort(s, axis=1)[:, ::-1]
+        s = np.take_along_axis(s, order, axis=1)
+        tps = np.cumsum(np.take_along_axis(positive[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
+        fps = np.cumsum(np.take_along_axis(negative[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
+        is_end = np.ones(s.shape, bool)
+        is_end[:, :-1] = s[:, :-1] != s[:, 1:]
+        group_end = np.minimum.accumulate(np.where(is_end, np.arange(n), n - 1)[:, ::-1], axis=1)[:, ::-1]
+        tpr = _safe_divide(np.take_along_axis(tps, group_end, axis=1), tps[:, -1:])
+        fpr = _safe_divide(np.take_along_axis(fps, group_end, axis=1), fps[:, -1:])
+        zero = np.zeros((len(s), 1))
+        out[lo : lo + step] = _trapezoid(np.hstack([zero, tpr]), np.hstack([zero, fpr]), axis=1)
+    return out
+
+
+def binary_auroc(scores: object, targets: object) -> float:
+    """ROC AUC of ``[N]`` scores against ``{0, 1}`` targets (equals sklearn's ``roc_auc_score``)."""
+    s = np.asarray(scores, np.float64).reshape(-1, 1)
+    t = np.asarray(targets).reshape(-1, 1)
+    return float(_auc_columns(s, t == 1, t == 0)[0])
+
+
+def auroc(
+    preds,
+    targets,
+    *,
+    task: Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    average: Average = "macro",
+    ignore_index: int | None = None,
+) -> float | np.ndarray:
+    """Area under the ROC curve.
+
+    binary: ``[N]`` scores (or ``[N, 2]``, positive column); scores are used as given, since a
+    sigmoid/softmax does not change their order. multiclass: ``[N, C]`` scores, softmax'ed when any
+    value lies outside [0, 1] (torchmetrics' rule), one-vs-rest per class. multilabel: ``[N, L]``,
+    per label. ``macro`` is the plain mean over classes (degenerate ones included with 0.0),
+    ``weighted`` weights by positive support, ``micro`` pools all (entry, class) pairs, ``none``
+    returns the per-class ``[C]`` array. Binary ignores ``average``.
+    """
+    if average not in AVERAGES:
+        raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
+    p, t, task, valid = _prepare(preds, targets, task, ignore_index)
+    if not np.issubdtype(p.dtype, np.number):
+        raise ValueError("auroc preds must be numeric scores")
+    if task == "binary":
+        if p.ndim == 2 and p.shape[1] == 2:  # positive column; for logits softmax(.)[:, 1] ranks as l1 - l0
+            s = p[:, 1] if _is_probability(p) else p[:, 1].astype(np.float64) - p[:, 0]
+        elif p.ndim == 1:
+            s = p
+        else:
+            raise ValueError(f"binary preds must have shape [N] or [N, 2], got {list(p.shape)}")
+        _check_binary_labels(t[valid], "binary targets")
+        return float(
+            _auc_columns(s.astype(np.float64)[:, None], ((t == 1) & valid)[:, None], ((t == 0) & valid)[:, None])[0]
+        )
+    if task == "multiclass":
+        if p.ndim != 2:
+            raise ValueError(f"multiclass auroc needs per-class scores [N, C], got {list(p.shape)}")
+        n_cls = _resolve_num_classes(p, t, valid, num_classes)
+        p, t = _softmax_if_logits(p[valid]), _check_class_labels(t[valid], n_cls, "multiclass targets")
+        positive = _one_hot(t, n_cls)
+        negative = ~positive
+    else:
+        if num_labels is not None and num_labels != p.shape[1]:
+            raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
+        _check_binary_labels(t[valid], "multilabel targets")
+        p = p.astype(np.float64)
+        positive, negative = (t == 1) & valid, (t == 0) & valid
+    if average == "micro":
+        return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), negative.reshape(-1, 1))[0])
+    per_class = _auc_columns(p.astype(np.float64), positive, negative)
+    if average == "none":
+        return per_class
+    if average == "weighted":
+        support = positive.sum(axis=0).astype(np.float64)
+        return float(_safe_divide((support * per_class).sum(), support.sum()))
+    return float(per_class.mean())
+
+
+def _is_probability(p: np.ndarray) -> bool:
+    return bool(p.size == 0 or (p.min() >= 0 and p.max() <= 1))
