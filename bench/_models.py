@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ def mlp_onnx(path: Path, sizes: list[int], seed: int = 0) -> Path:
     """A ReLU MLP as an ONNX graph: input "x" [batch, sizes[0]] → output "logits" [batch, sizes[-1]]."""
     rng = np.random.default_rng(seed)
     nodes, inits, prev = [], [], "x"
-    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+    for i, (n_in, n_out) in enumerate(pairwise(sizes)):
         w = (rng.standard_normal((n_in, n_out)) / np.sqrt(n_in)).astype(np.float32)
         b = np.zeros(n_out, dtype=np.float32)
         inits += [numpy_helper.from_array(w, f"w{i}"), numpy_helper.from_array(b, f"b{i}")]
@@ -39,7 +40,7 @@ def mlp_onnx(path: Path, sizes: list[int], seed: int = 0) -> Path:
 
 
 def parameter_count(sizes: list[int]) -> int:
-    return sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:], strict=True))
+    return sum(a * b + b for a, b in pairwise(sizes))
 
 
 def classification_parquet(path: Path, n: int, n_features: int, n_classes: int, seed: int = 0) -> Path:

@@ -84,7 +84,7 @@ def test_ragged_rows_and_missing_columns(tmp_path):
             config(data_name="json", data_files=str(path), pre={"input_cols": ["pixels"], "label_col": "label"}),
             need_labels=True,
         )
-    with pytest.raises(EvaluationError, match="its metrics need labels; set pre_process_data_config.label_col"):
+    with pytest.raises(EvaluationError, match=r"its metrics need labels; set pre_process_data_config\.label_col"):
         load_labelled_data(config(data_name="json", data_files=str(path), pre={}), need_labels=True)
 
 
