@@ -41,6 +41,8 @@ class ModelResult:
     pareto: bool = False
     runtime: dict[str, Any] = field(default_factory=dict)
     seconds: float | None = None
+    #: Wall seconds per stage: "load", "inference:<data config>", "scoring:<data config>", "timing:<data config>".
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

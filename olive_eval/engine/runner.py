@@ -7,7 +7,8 @@ the registered metric types, so a new runtime or metric family changes nothing h
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,6 +71,16 @@ class _Context:
     result: ModelResult
     runtimes: dict[str, Runtime]
 
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Add the wall time of the block to ``stage_seconds[name]``."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            seconds = self.result.stage_seconds.get(name, 0.0) + time.perf_counter() - start
+            self.result.stage_seconds[name] = round(seconds, 6)
+
 
 class ModelEvaluator:
     def __init__(self, run: RunConfig, plan: Plan, data: DataStore, progress: Progress = _quiet) -> None:
@@ -86,7 +97,8 @@ class ModelEvaluator:
         try:
             for variant in self.plan.settings_variants():
                 self.progress(name, "loading model")
-                runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
+                with ctx.stage("load"):
+                    runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
                 ctx.runtimes[settings_key(variant)] = runtime
                 result.runtime.update(runtime.describe())
             for prediction_pass in self.plan.passes:
@@ -121,18 +133,23 @@ class ModelEvaluator:
         self.progress(ctx.model_name, f"inference over '{job.data_config}' ({len(data)} samples)")
         names = map_inputs(data.inputs, runtime.input_specs(), data.name, ctx.model_name)
         chunks = []
-        for inputs, _ in data.batches():
-            outputs = runtime.run({names[k]: v for k, v in inputs.items() if k in names})
-            # torch modules name their outputs only once they have run, so ask after each call
-            chunks.append(select_output(outputs, runtime.output_names(), post.output_name))
+        with ctx.stage(f"inference:{job.data_config}"):
+            for inputs, _ in data.batches():
+                outputs = runtime.run({names[k]: v for k, v in inputs.items() if k in names})
+                # torch modules name their outputs only once they have run, so ask after each call
+                chunks.append(select_output(outputs, runtime.output_names(), post.output_name))
         try:
             logits = np.concatenate(chunks, axis=0)
         except ValueError as exc:
             raise EvaluationError(
                 f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}"
             ) from None
-        preds = post_process(post.type, logits)
-        labels = data.labels
+        with ctx.stage(f"scoring:{job.data_config}"):
+            self._score(ctx, job, post_process(post.type, logits), logits, data.labels)
+
+    def _score(
+        self, ctx: _Context, job: PredictionPass, preds: np.ndarray, logits: np.ndarray, labels: np.ndarray | None
+    ) -> None:
         assert labels is not None
         for metric in job.metrics:
             if metric.type == "custom":
@@ -171,7 +188,8 @@ class ModelEvaluator:
         self.progress(
             ctx.model_name, f"timing on {source}: batch {batch_size}, {t.warmup_num} warm-up + {t.repeat_test_num} runs"
         )
-        seconds = measure(runtime.bind(feed), t)
+        with ctx.stage(f"timing:{job.data_config or 'dummy'}"):
+            seconds = measure(runtime.bind(feed), t)
         for metric, sub in job.sub_types:
             value = metric.metric_type.score_timings(seconds, batch_size, sub.name)
             self._record(ctx, metric, sub, Score(value))
