@@ -9,11 +9,14 @@ import numpy as np
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.run import joint_key
+from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import DataStore, ModelEvaluator, Progress, _quiet
+from olive_eval.engine.significance import confident_goal
+from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import get_metric
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
-from olive_eval.results import ModelResult, RunResult
+from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
 
@@ -40,27 +43,35 @@ def evaluate(
         objectives=[joint_key(m, s) for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)],
         output_dir=str(out_dir),
     )
-    evaluator = ModelEvaluator(run, plan, DataStore(run), progress)
+    base_dir = run.source_dir
+    evaluator = ModelEvaluator(run, plan, DataStore(run), progress, InstanceWriter(out_dir), base_dir)
     for model in models:
         result.models[model.display_name()] = evaluator.evaluate(model)
-        _finish(run, result)
+        _finish(run, result, evaluator.evidence)
         result.write(out_dir)
     return result
 
 
-def _finish(run: RunConfig, result: RunResult) -> None:
+def _finish(run: RunConfig, result: RunResult, evidence: dict[str, dict[str, Evidence]]) -> None:
     """Resolve goals against the baseline, rank the candidates, mark the Pareto front."""
-    goals = {
-        joint_key(metric, sub): (sub.goal.type, sub.goal.value)
-        for metric in run.all_metrics
-        for sub in metric.sub_types
-        if sub.goal is not None
-    }
+    sub_types = {joint_key(metric, sub): sub for metric in run.all_metrics for sub in metric.sub_types}
+    goals = {key: (sub.goal.type, sub.goal.value) for key, sub in sub_types.items() if sub.goal is not None}
+
+    def check(model: str, key: str, cand: SubMetricResult, base: SubMetricResult) -> GoalResult | None:
+        goal = sub_types[key].goal
+        if goal is None or goal.confidence is None:
+            return None
+        base_evidence = evidence.get(result.baseline, {}).get(key)
+        cand_evidence = evidence.get(model, {}).get(key)
+        if base_evidence is None or cand_evidence is None:
+            return None
+        return confident_goal(goal, bool(cand.higher_is_better), base.value, cand.value, base_evidence, cand_evidence)
+
     objectives = [
         Objective(joint_key(m, s), s.priority, bool(s.higher_is_better))
         for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)
     ]
-    apply_goals(result, goals)
+    apply_goals(result, goals, check)
     candidates = [m.display_name() for m in run.candidates]
     result.ranking = rank(result, objectives, candidates)
     result.best = result.ranking[0] if result.ranking else None

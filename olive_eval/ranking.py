@@ -10,9 +10,10 @@ Differences from Olive, on purpose:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from olive_eval.results import GoalResult, ModelResult, RunResult
+from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,17 @@ def meets(value: float, threshold: float, higher_is_better: bool) -> bool:
     return value >= threshold if higher_is_better else value <= threshold
 
 
-def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]]) -> None:
-    """Fill each model's goal results and ``goals_met`` (``goals``: joint key → (type, value))."""
+#: ``(model name, joint key, candidate value, baseline value)`` → a goal result, or None for the plain check.
+GoalCheck = Callable[[str, str, SubMetricResult, SubMetricResult], "GoalResult | None"]
+
+
+def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: GoalCheck | None = None) -> None:
+    """Fill each model's goal results and ``goals_met`` (``goals``: joint key → (type, value)).
+
+    ``check`` may replace the point comparison for candidates (goals with a confidence use it).
+    """
     base = result.models.get(result.baseline)
-    for model in result.models.values():
+    for name, model in result.models.items():
         if model.status != "ok":
             model.goals_met = False
             continue
@@ -67,7 +75,9 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]]) -> None:
             )
             missed_by = None if met or threshold is None else abs(sub.value - threshold)
             sub.goal = GoalResult(goal_type, goal_value, threshold, met, missed_by)
-            all_met = all_met and met
+            if check is not None and base_sub is not None and name != result.baseline:
+                sub.goal = check(name, key, sub, base_sub) or sub.goal
+            all_met = all_met and sub.goal.met
         missing = [k for k in goals if k not in model.metrics]
         model.goals_met = all_met and not missing
 

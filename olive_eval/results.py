@@ -20,6 +20,22 @@ class GoalResult:
     threshold: float | None  # None when a relative goal has no baseline value to resolve against
     met: bool
     missed_by: float | None = None
+    # Filled for goals with a ``confidence`` (paired bootstrap against the baseline):
+    confidence: float | None = None
+    change: float | None = None  # candidate - baseline
+    change_ci_low: float | None = None  # two-sided interval of the change at ``confidence``
+    change_ci_high: float | None = None
+    probability: float | None = None  # share of resamples in which the goal holds
+    margin: float | None = None  # how far the candidate is past the threshold (negative: short of it)
+    margin_bound: float | None = None  # the margin's lower bound at ``confidence``; met iff >= 0
+
+
+@dataclass
+class ConfidenceInterval:
+    method: str
+    n_resamples: int
+    level: float
+    seed: int
 
 
 @dataclass
@@ -30,6 +46,10 @@ class SubMetricResult:
     goal: GoalResult | None = None
     unit: str | None = None
     per_class: list[float] | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    confidence_interval: ConfidenceInterval | None = None
+    aggregation: str | None = None
 
 
 @dataclass

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.run import RunConfig
 from olive_eval.errors import ConfigError
-from olive_eval.user_module import load_function
+from olive_eval.user_module import load_function, load_user_module
 
 
 def strip_trailing_commas(text: str) -> str:
@@ -73,6 +73,10 @@ def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_fi
     if not isinstance(data, dict):
         raise ConfigError("the config must be a JSON object", source=source)
     try:
+        import_user_scripts(data, base_dir)
+    except ConfigError as exc:
+        raise exc.with_source(source) from None
+    try:
         run = RunConfig.model_validate(data)
     except ValidationError as exc:
         raise from_validation_error(exc, source) from None
@@ -83,6 +87,33 @@ def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_fi
         except ConfigError as exc:
             raise exc.with_source(source) from None
     return run
+
+
+def import_user_scripts(data: dict[str, Any], base_dir: Path) -> None:
+    """Import the user scripts a config names before validating it, so the metrics and aggregations
+    they register (``@register_metric``, ``@register_aggregation``) are known to the schema."""
+
+    def load(block: Any, where: str) -> None:
+        if not isinstance(block, dict) or not isinstance(block.get("user_script"), str):
+            return
+        script = Path(block["user_script"])
+        script = script if script.is_absolute() else base_dir / script
+        script_dir = block.get("script_dir")
+        folder = None if not isinstance(script_dir, str) else Path(script_dir)
+        if folder is not None and not folder.is_absolute():
+            folder = base_dir / folder
+        try:
+            load_user_module(script, folder)
+        except ConfigError as exc:
+            raise ConfigError(exc.message, path=f"{where}.user_script") from None
+
+    evaluator = data.get("evaluator")
+    load(evaluator, "evaluator")
+    metrics_key = "evaluator.metrics" if isinstance(evaluator, dict) else "metrics"
+    metrics = evaluator.get("metrics") if isinstance(evaluator, dict) else data.get("metrics")
+    for i, metric in enumerate(metrics if isinstance(metrics, list) else []):
+        if isinstance(metric, dict):
+            load(metric.get("user_config"), f"{metrics_key}[{i}].user_config")
 
 
 def check_references(run: RunConfig) -> None:

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
 from olive_eval.config.model import InferenceSettings
+from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import StrictModel
@@ -24,9 +25,32 @@ def nested_error(subpath: str, message: str) -> PydanticCustomError:
     return PydanticCustomError("nested", "{message}", {"subpath": subpath, "message": message})
 
 
+class ConfidenceIntervalConfig(StrictModel):
+    """A seeded bootstrap interval for a sub-type's value."""
+
+    method: Literal["percentile", "bca", "basic"] = "percentile"
+    n_resamples: int = Field(1000, description="Bootstrap resamples (at least 2).")
+    level: float = Field(0.95, gt=0, lt=1)
+    seed: int = 42
+
+    @model_validator(mode="after")
+    def _enough_resamples(self) -> ConfidenceIntervalConfig:
+        if self.n_resamples < 2:
+            raise nested_error("n_resamples", f"n_resamples must be at least 2, got {self.n_resamples}")
+        return self
+
+
 class Goal(StrictModel):
     type: GoalType
     value: float
+    confidence: float | None = Field(
+        None,
+        gt=0.5,
+        lt=1,
+        description="Require the goal to hold at this confidence, by a paired bootstrap against the baseline.",
+    )
+    n_resamples: int = Field(2000, ge=100, description="Bootstrap resamples for a goal with a confidence.")
+    seed: int = 42
 
     @model_validator(mode="after")
     def _non_negative(self) -> Goal:
@@ -51,6 +75,8 @@ class SubType(StrictModel):
     goal: Goal | None = None
     higher_is_better: bool | None = None
     metric_config: dict[str, Any] | None = None
+    aggregation: str | None = Field(None, description="Instance metrics: how scores combine (mean, median, ...).")
+    confidence_interval: ConfidenceIntervalConfig | None = None
 
 
 class UserConfig(StrictModel):
@@ -90,9 +116,12 @@ class Metric(StrictModel):
     data_config: str | None = None
     sub_types: list[SubType] = Field(min_length=1)
     user_config: UserConfig = Field(default_factory=UserConfig)
-    backend: Literal["torch_metrics"] = "torch_metrics"
-    sample_log_num: int = Field(0, ge=0)
+    backend: Literal["torch_metrics", "huggingface_metrics"] = "torch_metrics"
+    sample_log_num: int = Field(0, ge=0, description="Write the first N (prediction, target) records, as Olive does.")
     sample_log_dir: Path | None = None
+    confidence_interval: ConfidenceIntervalConfig | None = Field(
+        None, description="Default interval settings for every sub-type of this metric."
+    )
 
     @property
     def metric_type(self) -> MetricType:
@@ -101,18 +130,22 @@ class Metric(StrictModel):
     @model_validator(mode="after")
     def _resolve_sub_types(self) -> Metric:
         mtype = self.metric_type
+        hf_backend = self.backend == "huggingface_metrics"
+        if hf_backend and self.type != "accuracy":
+            raise nested_error("backend", "the huggingface_metrics backend serves accuracy metrics only")
         seen: set[str] = set()
         for i, sub in enumerate(self.sub_types):
             where = f"sub_types[{i}]"
             if sub.name in seen:
                 raise nested_error(f"{where}.name", f"sub-type '{sub.name}' appears twice in metric '{self.name}'")
             seen.add(sub.name)
-            try:
-                mtype.check_sub_type(sub.name)
-            except (ValueError, RegistryError) as exc:
-                raise nested_error(f"{where}.name", str(exc)) from None
+            if not hf_backend:
+                try:
+                    mtype.check_sub_type(sub.name)
+                except (ValueError, RegistryError) as exc:
+                    raise nested_error(f"{where}.name", str(exc)) from None
             if sub.higher_is_better is None:
-                sub.higher_is_better = mtype.default_higher_is_better(sub.name)
+                sub.higher_is_better = True if hf_backend else mtype.default_higher_is_better(sub.name)
             if sub.higher_is_better is None and (sub.priority > 0 or sub.goal is not None):
                 raise nested_error(
                     f"{where}.higher_is_better", f"a ranked or goal-bearing {self.type} sub-type must state it"
@@ -122,22 +155,54 @@ class Metric(StrictModel):
                     sub.goal.check_range(bool(sub.higher_is_better))
                 except ValueError as exc:
                     raise nested_error(f"{where}.goal.value", str(exc)) from None
-            try:
-                mtype.parse_metric_config(sub.name, sub.metric_config)
-            except ValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"])
-                message = err["msg"].removeprefix("Value error, ")
-                if err["type"] == "unknown_key":
-                    loc = ".".join(p for p in (loc, err["ctx"]["key"]) if p)
-                raise nested_error(f"{where}.metric_config" + (f".{loc}" if loc else ""), message) from None
-            except ValueError as exc:
-                raise nested_error(f"{where}.metric_config", str(exc)) from None
+            if sub.confidence_interval is None:
+                sub.confidence_interval = self.confidence_interval
+            wants_resampling = sub.confidence_interval is not None or (sub.goal is not None and sub.goal.confidence)
+            if wants_resampling and not mtype.resamplable:
+                raise nested_error(
+                    where,
+                    f"confidence intervals and confidence goals need per-example or per-run data, which {self.type} "
+                    "sub-types do not have (use accuracy, latency or throughput)",
+                )
+            self._check_metric_config(sub, where, hf_backend)
         if self.type == "custom":
             uc = self.user_config
             if uc.evaluate_func is None and uc.metric_func is None:
                 raise nested_error("user_config", "a custom metric needs user_config.evaluate_func or metric_func")
         return self
+
+    def _check_metric_config(self, sub: SubType, where: str, hf_backend: bool) -> None:
+        try:
+            if hf_backend:
+                from olive_eval.metrics.huggingface import HuggingFaceMetricConfig
+
+                HuggingFaceMetricConfig.model_validate(sub.metric_config or {})
+            else:
+                self.metric_type.parse_metric_config(sub.name, sub.metric_config)
+            if sub.aggregation is not None:
+                if self.type != "accuracy" or hf_backend:
+                    raise ValueError("aggregation applies to instance metrics of accuracy type")
+                metric_registry.get(sub.name)(aggregation=sub.aggregation)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            message = err["msg"].removeprefix("Value error, ")
+            if err["type"] == "unknown_key":
+                loc = ".".join(p for p in (loc, err["ctx"]["key"]) if p)
+            raise nested_error(f"{where}.metric_config" + (f".{loc}" if loc else ""), message) from None
+        except RegistryError as exc:
+            raise nested_error(f"{where}.aggregation", str(exc)) from None
+        except ValueError as exc:
+            key = "aggregation" if sub.aggregation is not None and "aggregation" in str(exc) else "metric_config"
+            raise nested_error(f"{where}.{key}", str(exc)) from None
+
+    def scorer(self, sub: SubType, base_dir: Path | None = None) -> Any:
+        """The metric object that scores ``sub`` (a registered metric, or a Hugging Face evaluate metric)."""
+        if self.backend == "huggingface_metrics":
+            from olive_eval.metrics.huggingface import HuggingFaceMetric
+
+            return HuggingFaceMetric.from_sub_type(sub.name, sub.metric_config, base_dir=base_dir)
+        return get_metric(sub.name, sub.metric_config, sub.aggregation)
 
     def parsed_config(self, sub: SubType) -> Any:
         return self.metric_type.parse_metric_config(sub.name, sub.metric_config)

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from olive_eval.config.data import DataConfig, DummyDataConfig, HuggingfaceDataConfig
 from olive_eval.config.metric import Metric, SubType, nested_error
@@ -15,9 +15,11 @@ from olive_eval.strict_model import StrictModel
 
 
 class EvaluatorConfig(StrictModel):
-    """Olive's evaluator block; only its metrics matter here."""
+    """Olive's evaluator block: its metrics, and a user script imported first (to register metrics)."""
 
     name: str | None = None
+    user_script: Path | None = None
+    script_dir: Path | None = None
     metrics: list[Metric] = Field(min_length=1)
 
 
@@ -37,6 +39,12 @@ class RunConfig(StrictModel):
     evaluator: EvaluatorConfig | None = None
     metrics: list[Metric] | None = None
     output_dir: Path | None = None
+    _source_dir: Path | None = PrivateAttr(None)
+
+    @property
+    def source_dir(self) -> Path | None:
+        """The folder relative paths were resolved against (the config file's, when loaded from one)."""
+        return self._source_dir
 
     @field_validator("execution_providers", mode="before")
     @classmethod
@@ -184,6 +192,7 @@ class RunConfig(StrictModel):
             uc.user_script, uc.script_dir = fix(uc.user_script), fix(uc.script_dir)
             metric.sample_log_dir = fix(metric.sample_log_dir)
         self.output_dir = fix(self.output_dir)
+        self._source_dir = base_dir
         return self
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
 
 import numpy as np
 
@@ -20,11 +22,14 @@ from olive_eval.config.run import RunConfig, joint_key
 from olive_eval.data import LabelledData, dummy_inputs, load_labelled_data
 from olive_eval.data.post_process import post_process, select_output
 from olive_eval.engine.custom import ModelOutput, call_user_function
+from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.plan import Plan, PredictionPass, TimingRun, settings_key
 from olive_eval.engine.timing import measure
 from olive_eval.errors import EvaluationError
-from olive_eval.metrics import Score, get_metric
-from olive_eval.results import ModelResult, SubMetricResult
+from olive_eval.instances import InstanceWriter
+from olive_eval.metrics import Score
+from olive_eval.metrics.resampling import Sample
+from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult
 from olive_eval.runtimes import InputSpec, Runtime, create_runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)
@@ -70,6 +75,7 @@ class _Context:
     model_name: str
     result: ModelResult
     runtimes: dict[str, Runtime]
+    evidence: dict[str, Evidence] = field(default_factory=dict)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -83,17 +89,30 @@ class _Context:
 
 
 class ModelEvaluator:
-    def __init__(self, run: RunConfig, plan: Plan, data: DataStore, progress: Progress = _quiet) -> None:
+    def __init__(
+        self,
+        run: RunConfig,
+        plan: Plan,
+        data: DataStore,
+        progress: Progress = _quiet,
+        writer: InstanceWriter | None = None,
+        base_dir: Path | None = None,
+    ) -> None:
         self.run = run
         self.plan = plan
         self.data = data
         self.progress = progress
+        self.writer = writer
+        self.base_dir = base_dir
+        #: model name -> joint key -> what the value rests on, for paired goal checks after all models ran
+        self.evidence: dict[str, dict[str, Evidence]] = {}
 
     def evaluate(self, model_config) -> ModelResult:
         name = model_config.display_name()
         result = ModelResult(status="pending")
         started = time.perf_counter()
         ctx = _Context(self.run, name, result, {})
+        self.evidence[name] = ctx.evidence
         try:
             for variant in self.plan.settings_variants():
                 self.progress(name, "loading model")
@@ -159,16 +178,31 @@ class ModelEvaluator:
                 )
                 for sub in metric.sub_types:
                     self._record(ctx, metric, sub, Score(values[sub.name]))
+                self._sample_log(ctx, metric, preds, labels)
                 continue
+            instance_scores: dict[str, np.ndarray] = {}
             for sub in metric.sub_types:
-                scorer = get_metric(sub.name, sub.metric_config)
+                key = joint_key(metric, sub)
                 try:
-                    score = scorer.compute(preds if scorer.input == "preds" else logits, labels)
+                    scorer = metric.scorer(sub, self.base_dir)
+                    x = preds if scorer.input == "preds" else logits
+                    sample = Sample(scorer, predictions=x, references=labels)
+                    score = scorer.reduce(sample.statistics) if scorer.decomposes else scorer.compute(x, labels)
                 except (ValueError, TypeError, IndexError) as exc:
-                    raise EvaluationError(
-                        f"metric '{joint_key(metric, sub)}' cannot score the model output: {exc}"
-                    ) from exc
-                self._record(ctx, metric, sub, score)
+                    raise EvaluationError(f"metric '{key}' cannot score the model output: {exc}") from exc
+                if scorer.decomposes:
+                    instance_scores[sub.name] = scorer.instance_scores(sample.statistics)
+                    sample.predictions = sample.references = None  # statistics suffice from here on
+                self._record(ctx, metric, sub, score, Evidence(sample=sample))
+            if instance_scores and self.writer is not None:
+                self.writer.instances(ctx.model_name, metric.name, preds, labels, instance_scores)
+            self._sample_log(ctx, metric, preds, labels)
+
+    def _sample_log(self, ctx: _Context, metric: Metric, preds: np.ndarray, labels: np.ndarray) -> None:
+        if metric.sample_log_num and self.writer is not None:
+            self.writer.sample_log(
+                ctx.model_name, metric.name, preds, labels, metric.sample_log_num, metric.sample_log_dir
+            )
 
     def _time(self, ctx: _Context, job: TimingRun) -> None:
         runtime = self._runtime(ctx, job.settings)
@@ -191,8 +225,8 @@ class ModelEvaluator:
         with ctx.stage(f"timing:{job.data_config or 'dummy'}"):
             seconds = measure(runtime.bind(feed), t)
         for metric, sub in job.sub_types:
-            value = metric.metric_type.score_timings(seconds, batch_size, sub.name)
-            self._record(ctx, metric, sub, Score(value))
+            statistic = partial(metric.metric_type.score_timings, batch_size=batch_size, sub_type=sub.name)
+            self._record(ctx, metric, sub, Score(statistic(seconds)), Evidence(timings=seconds, statistic=statistic))
 
     def _evaluate_func(self, ctx: _Context, metric: Metric) -> None:
         runtime = self._runtime(ctx, metric.user_config.onnx_override())
@@ -211,11 +245,25 @@ class ModelEvaluator:
             self._record(ctx, metric, sub, Score(values[sub.name]))
 
     @staticmethod
-    def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score) -> None:
-        ctx.result.metrics[joint_key(metric, sub)] = SubMetricResult(
+    def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score, evidence: Evidence | None = None) -> None:
+        key = joint_key(metric, sub)
+        result = SubMetricResult(
             value=float(score.value),
             priority=sub.priority,
             higher_is_better=sub.higher_is_better,
             unit=metric.metric_type.unit,
             per_class=score.per_class,
+            aggregation=sub.aggregation,
         )
+        ci = sub.confidence_interval
+        if ci is not None and evidence is not None:
+            try:
+                result.ci_low, result.ci_high = evidence.interval(
+                    result.value, ci.method, ci.n_resamples, ci.level, ci.seed
+                )
+            except ValueError as exc:
+                raise EvaluationError(f"metric '{key}': cannot compute a confidence interval: {exc}") from exc
+            result.confidence_interval = ConfidenceInterval(ci.method, ci.n_resamples, ci.level, ci.seed)
+        if evidence is not None:
+            ctx.evidence[key] = evidence
+        ctx.result.metrics[key] = result

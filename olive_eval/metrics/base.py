@@ -12,12 +12,15 @@ comparisons) can reuse per-example work instead of recomputing the metric from s
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar
 
 import numpy as np
 
+from olive_eval.errors import MissingDependencyError
+from olive_eval.metrics.aggregations import Aggregation, get_aggregation
 from olive_eval.strict_model import StrictModel
 
 
@@ -43,31 +46,74 @@ class Score:
 class Metric:
     """Base class of every registered metric.
 
-    Subclasses set the class attributes and implement ``statistics`` + ``reduce`` (instance and
-    map/reduce kinds) or ``compute`` (global kind). ``input`` says which model output the metric
+    Subclasses set the class attributes and implement ``statistics`` (instance: one score per
+    example, aggregated by ``aggregation``), ``statistics`` + ``reduce`` (map/reduce: additive
+    per-example statistics), or ``compute`` (global). ``input`` says which model output the metric
     reads: ``"preds"`` (after the data config's post-processing) or ``"logits"`` (raw output).
+    ``requires`` names packages checked when the metric is configured, with ``extra`` to suggest.
     """
 
     name: ClassVar[str]
     higher_is_better: ClassVar[bool]
     kind: ClassVar[Kind]
-    aggregation: ClassVar[str] = "mean"
+    aggregation: str = "mean"
     input: ClassVar[str] = "preds"
     Config: ClassVar[type[StrictModel]] = NoConfig
+    requires: ClassVar[tuple[str, ...]] = ()
+    extra: ClassVar[str | None] = None
 
-    def __init__(self, config: StrictModel | None = None) -> None:
+    def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         self.config = config if config is not None else self.Config()
+        if aggregation is not None:
+            if self.kind is not Kind.INSTANCE:
+                raise ValueError(f"aggregation applies to instance metrics; '{self.name}' is {self.kind.value}")
+            get_aggregation(aggregation)  # unknown names fail here, listing the registered ones
+            self.aggregation = aggregation
 
     @classmethod
-    def from_config(cls, metric_config: dict[str, Any] | None) -> Metric:
-        return cls(cls.Config.model_validate(metric_config or {}))
+    def check_requirements(cls) -> None:
+        for package in cls.requires:
+            if importlib.util.find_spec(package) is None:
+                raise MissingDependencyError(package, f"metric '{cls.name}'", cls.extra)
+
+    @classmethod
+    def from_config(cls, metric_config: dict[str, Any] | None, aggregation: str | None = None) -> Metric:
+        cls.check_requirements()
+        return cls(cls.Config.model_validate(metric_config or {}), aggregation)
+
+    @property
+    def aggregator(self) -> Aggregation:
+        return get_aggregation(self.aggregation)
+
+    @property
+    def decomposes(self) -> bool:
+        """Whether the metric has per-example statistics (instance and map/reduce kinds)."""
+        return self.kind is not Kind.GLOBAL
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         """Per-example scores (instance) or sufficient statistics (map/reduce), first axis = examples."""
         raise NotImplementedError(f"{type(self).__name__} is a global metric and has no per-example statistics")
 
     def reduce(self, statistics: np.ndarray) -> Score:
+        """Instance: aggregate the scores. Map/reduce subclasses sum the statistics and finish from there."""
+        if self.kind is Kind.INSTANCE:
+            return Score(float(self.aggregator(np.asarray(statistics, dtype=np.float64))))
         raise NotImplementedError(f"{type(self).__name__} does not reduce statistics")
+
+    def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
+        """Map/reduce: the metric for each row of summed statistics ``[B, *S]`` (one per resample)."""
+        return np.array([self.reduce(row[None]).value for row in np.asarray(totals)], dtype=np.float64)
+
+    def instance_scores(self, statistics: np.ndarray) -> np.ndarray:
+        """One score per example: the instance score, or the metric over that example's statistics alone."""
+        if self.kind is Kind.INSTANCE:
+            return np.asarray(statistics, dtype=np.float64)
+        rows = np.asarray(statistics)
+        if len(rows) == 0:
+            return np.empty(0)
+        unique, inverse = np.unique(rows.reshape(len(rows), -1), axis=0, return_inverse=True)
+        values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
+        return values[inverse.reshape(-1)]
 
     def compute(self, predictions: Any, references: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""

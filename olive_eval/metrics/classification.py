@@ -244,8 +244,8 @@ class _StatScoresMetric(Metric):
     Config: ClassVar[type[StrictModel]] = ClassificationConfig
     stat: ClassVar[K.StatName]
 
-    def __init__(self, config: StrictModel | None = None) -> None:
-        super().__init__(config)
+    def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
+        super().__init__(config, aggregation)
         self._inferred_task: K.Task | None = None
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:

@@ -29,36 +29,40 @@ class TimingConfig(StrictModel):
     sleep_num: float = Field(0, ge=0)
 
 
-def _statistic(values: np.ndarray, name: str) -> float:
+def _statistic(values: np.ndarray, name: str) -> np.ndarray:
+    """The statistic along the last axis (so bootstrap resamples ``[B, n]`` reduce in one call)."""
     if name not in STATISTICS:
         raise ValueError(f"unknown statistic '{name}'; valid: {', '.join(STATISTICS)}")
     if name == "avg":
-        return float(np.mean(values))
+        return np.mean(values, axis=-1)
     if name == "min":
-        return float(np.min(values))
+        return np.min(values, axis=-1)
     if name == "max":
-        return float(np.max(values))
-    return float(np.percentile(values, STATISTICS[name]))
+        return np.max(values, axis=-1)
+    return np.percentile(values, STATISTICS[name], axis=-1)
 
 
-def latency_ms(seconds: np.ndarray, name: str) -> float:
-    """A latency statistic in milliseconds (percentiles use numpy's linear interpolation, as Olive does)."""
+def latency_ms(seconds: np.ndarray, name: str) -> np.ndarray | float:
+    """A latency statistic in milliseconds (percentiles use numpy's linear interpolation, as Olive does).
+
+    ``seconds`` is one sample ``[n]`` (a float comes back) or resamples ``[B, n]`` (``[B]`` back).
+    """
     values = np.asarray(seconds, dtype=np.float64)
-    if values.size == 0:
+    if values.shape[-1] == 0:
         raise ValueError("no timed runs")
-    return _statistic(values, name) * 1000.0
+    out = _statistic(values, name) * 1000.0
+    return float(out) if values.ndim == 1 else out
 
 
-def throughput_per_s(seconds: np.ndarray, batch_size: int, name: str) -> float:
-    """A throughput statistic in samples per second.
+def throughput_per_s(seconds: np.ndarray, batch_size: int, name: str) -> np.ndarray | float:
+    """A throughput statistic in samples per second, shaped like :func:`latency_ms`'s.
 
     ``avg`` is samples over total time (``batch / mean latency``), the rate a user observes. The other
     statistics are taken over the per-run rates, so ``min`` is the slowest run and ``p90`` the 90th
     percentile of rates (Olive maps ``p90`` to the latency p90, which is the 10th percentile of rates).
     """
     values = np.asarray(seconds, dtype=np.float64)
-    if values.size == 0:
+    if values.shape[-1] == 0:
         raise ValueError("no timed runs")
-    if name == "avg":
-        return batch_size / float(np.mean(values))
-    return _statistic(batch_size / values, name)
+    out = batch_size / np.mean(values, axis=-1) if name == "avg" else _statistic(batch_size / values, name)
+    return float(out) if values.ndim == 1 else out

@@ -31,6 +31,8 @@ class MetricType:
     name: ClassVar[str]
     need: ClassVar[Need]
     unit: ClassVar[str | None] = None
+    #: Whether values can be bootstrapped (per-example statistics or repeated timings exist).
+    resamplable: ClassVar[bool] = False
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -67,6 +69,7 @@ class AccuracyType(MetricType):
 
     name = "accuracy"
     need = Need.PREDICTIONS
+    resamplable = True
 
     def sub_type_names(self) -> list[str]:
         return metric_registry.names()
@@ -80,6 +83,7 @@ class AccuracyType(MetricType):
 
 class _TimingType(MetricType):
     need = Need.TIMINGS
+    resamplable = True
     higher_is_better: ClassVar[bool]
 
     def sub_type_names(self) -> list[str]:

@@ -201,8 +201,7 @@ def test_user_script_missing_or_without_function(base, tmp_path):
     }
     message = error_of(modified(base, lambda c: c["metrics"].append(custom)))
     assert (
-        message
-        == f"<config>: metrics[2].user_config.evaluate_func: user_script {tmp_path / 'missing.py'} does not exist"
+        message == f"<config>: metrics[2].user_config.user_script: user_script {tmp_path / 'missing.py'} does not exist"
     )
     custom["user_config"]["user_script"] = str(script)
     message = error_of(modified(base, lambda c: c["metrics"].append(custom)))

@@ -1,0 +1,76 @@
+"""Per-example records: ``instances/<model>/<metric>.jsonl`` and Olive's ``sample_log_num`` sample log."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olive_eval.results import atomic_write_text
+
+#: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
+MAX_VALUES_PER_RECORD = 256
+
+
+def safe_name(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "_"
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        if value.size > MAX_VALUES_PER_RECORD:
+            return {"shape": list(value.shape)}
+        return _jsonable(value.tolist())
+    if isinstance(value, np.generic):
+        return _jsonable(value.item())
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _row(values: Any, i: int) -> Any:
+    return _jsonable(values[i])
+
+
+def instance_records(predictions: Any, references: Any, scores: dict[str, np.ndarray]) -> Iterator[dict[str, Any]]:
+    for i in range(len(references)):
+        record = {"index": i, "prediction": _row(predictions, i), "references": _row(references, i)}
+        record.update({name: _jsonable(float(values[i])) for name, values in scores.items()})
+        yield record
+
+
+def _write_jsonl(path: Path, records: Iterator[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in records))
+
+
+class InstanceWriter:
+    """Writes per-example files under a run's output directory."""
+
+    def __init__(self, output_dir: Path) -> None:
+        self.output_dir = output_dir
+
+    def instances(
+        self, model: str, metric: str, predictions: Any, references: Any, scores: dict[str, np.ndarray]
+    ) -> Path:
+        path = self.output_dir / "instances" / safe_name(model) / f"{safe_name(metric)}.jsonl"
+        return _write_jsonl(path, instance_records(predictions, references, scores))
+
+    def sample_log(
+        self, model: str, metric: str, predictions: Any, references: Any, n: int, log_dir: Path | None
+    ) -> Path:
+        """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
+        root = log_dir if log_dir is not None else self.output_dir / "samples"
+        path = root / safe_name(model) / f"{safe_name(metric)}_samples.jsonl"
+        count = min(n, len(references))
+        records = (
+            {"index": i, "prediction": _row(predictions, i), "target": _row(references, i)} for i in range(count)
+        )
+        return _write_jsonl(path, records)

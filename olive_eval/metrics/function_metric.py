@@ -1,0 +1,132 @@
+"""Metrics written as plain functions, wrapped into :class:`Metric` classes by ``@register_metric``.
+
+* instance:   ``fn(prediction, reference, **metric_config) -> float``, called once per example;
+* map_reduce: ``fn(prediction, reference, **metric_config) -> sequence of numbers`` (additive statistics),
+              with ``reduce(totals, **metric_config) -> float`` over their column sums;
+* global:     ``fn(predictions, references, **metric_config) -> float`` over the whole set.
+
+The function's keyword parameters after the first two become the metric's ``metric_config`` schema,
+so unknown keys are rejected as for built-ins. Returns are checked: a non-number or a NaN names the
+example it came from.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import create_model
+
+from olive_eval.errors import EvaluationError
+from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.strict_model import StrictModel
+
+
+def config_model(name: str, func: Callable[..., Any], skip: int) -> type[StrictModel]:
+    """A strict pydantic model of ``func``'s parameters after the first ``skip`` positional ones."""
+    fields: dict[str, Any] = {}
+    for param in list(inspect.signature(func).parameters.values())[skip:]:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            continue
+        annotation = Any if param.annotation is inspect.Parameter.empty else param.annotation
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    return create_model(f"{name}_config", __base__=StrictModel, **fields)
+
+
+def _python(value: Any) -> Any:
+    """Numpy scalars and 0-d arrays become Python values; arrays stay arrays."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    return value
+
+
+def _check_number(metric: str, value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise EvaluationError(
+            f"metric '{metric}' returned {type(value).__name__} {value!r} for {where}; expected a number"
+        )
+    if math.isnan(value):
+        raise EvaluationError(f"metric '{metric}' returned NaN for {where}")
+    return float(value)
+
+
+def _describe(index: int, prediction: Any, reference: Any) -> str:
+    shown = f"prediction={_python(prediction)!r}, reference={_python(reference)!r}"
+    return f"instance {index} ({shown if len(shown) <= 120 else shown[:117] + '...'})"
+
+
+class _FunctionMetric(Metric):
+    func: ClassVar[Callable[..., Any]]
+    reduce_func: ClassVar[Callable[..., Any] | None] = None
+
+    def _kwargs(self) -> dict[str, Any]:
+        return self.config.model_dump()
+
+    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        if len(predictions) != len(references):
+            raise EvaluationError(
+                f"metric '{self.name}': {len(predictions)} predictions but {len(references)} references"
+            )
+        kwargs, rows = self._kwargs(), []
+        for i, (p, r) in enumerate(zip(predictions, references, strict=True)):
+            value = type(self).func(_python(p), _python(r), **kwargs)
+            if self.kind is Kind.INSTANCE:
+                rows.append(_check_number(self.name, _python(value), _describe(i, p, r)))
+            else:
+                values = np.atleast_1d(np.asarray(value, dtype=object))
+                rows.append([_check_number(self.name, _python(v), _describe(i, p, r)) for v in values])
+        if self.kind is Kind.MAP_REDUCE and len({len(row) for row in rows}) > 1:
+            raise EvaluationError(f"metric '{self.name}': statistics differ in length between examples")
+        return np.asarray(rows, dtype=np.float64)
+
+    def reduce(self, statistics: np.ndarray) -> Score:
+        if self.kind is Kind.INSTANCE:
+            return super().reduce(statistics)
+        totals = np.asarray(statistics, dtype=np.float64).sum(axis=0)
+        reduce_func = type(self).reduce_func
+        assert reduce_func is not None
+        return Score(_check_number(self.name, _python(reduce_func(totals, **self._kwargs())), "the reduced totals"))
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        if self.kind is not Kind.GLOBAL:
+            return super().compute(predictions, references)
+        value = type(self).func(predictions, references, **self._kwargs())
+        return Score(_check_number(self.name, _python(value), "the whole set"))
+
+
+def metric_from_function(
+    func: Callable[..., Any],
+    *,
+    name: str,
+    higher_is_better: bool,
+    kind: Kind,
+    aggregation: str = "mean",
+    input: str = "preds",
+    reduce: Callable[..., Any] | None = None,
+    requires: tuple[str, ...] = (),
+    extra: str | None = None,
+) -> type[Metric]:
+    if kind is Kind.MAP_REDUCE and reduce is None:
+        raise ValueError(f"map_reduce metric '{name}' needs reduce=, a function of the summed statistics")
+    if kind is not Kind.MAP_REDUCE and reduce is not None:
+        raise ValueError(f"reduce= only applies to map_reduce metrics; '{name}' is {kind.value}")
+    attrs = {
+        "name": name,
+        "higher_is_better": higher_is_better,
+        "kind": kind,
+        "aggregation": aggregation,
+        "input": input,
+        "requires": requires,
+        "extra": extra,
+        "Config": config_model(name, func, skip=2),
+        "func": staticmethod(func),
+        "reduce_func": None if reduce is None else staticmethod(reduce),
+        "__doc__": func.__doc__,
+        "__module__": func.__module__,
+    }
+    return type(f"{name}_metric", (_FunctionMetric,), attrs)

@@ -1,0 +1,128 @@
+"""Bootstrap a :class:`Metric` by its kind, reusing per-example work wherever the kind allows.
+
+* instance with mean aggregation, and map/reduce: resample per-example statistics and reduce sums
+  (:func:`stats.additive_distribution`); the metric is never recomputed from the raw inputs;
+* instance with another aggregation: resample the scores and aggregate each resample;
+* global: recompute the metric on each resample (the only option; it costs a full evaluation each).
+
+Samples (``Sample``) bundle what a metric saw for one model, so a paired comparison can apply the
+same resampled examples to a baseline and a candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from olive_eval.metrics import stats
+from olive_eval.metrics.base import Kind, Metric
+
+
+@dataclass
+class Sample:
+    """One model's view of one metric: per-example statistics, or the raw inputs of a global metric."""
+
+    metric: Metric
+    statistics: np.ndarray | None = None
+    predictions: Any = None
+    references: Any = None
+
+    def __post_init__(self) -> None:
+        if self.metric.decomposes and self.statistics is None:
+            self.statistics = self.metric.statistics(self.predictions, self.references)
+
+    def __len__(self) -> int:
+        if self.statistics is not None:
+            return len(self.statistics)
+        return len(self.references)
+
+    @property
+    def additive(self) -> bool:
+        return self.metric.kind is Kind.MAP_REDUCE or (
+            self.metric.kind is Kind.INSTANCE and self.metric.aggregator.is_mean
+        )
+
+    def additive_rows(self) -> np.ndarray:
+        """Rows whose column sums determine the metric: ``[score, 1]`` for a mean, else the statistics."""
+        assert self.statistics is not None
+        if self.metric.kind is Kind.INSTANCE:
+            scores = np.asarray(self.statistics, dtype=np.float64)
+            return np.column_stack([scores, np.ones_like(scores)])
+        return self.statistics
+
+    def finalize(self, totals: np.ndarray) -> np.ndarray:
+        if self.metric.kind is Kind.INSTANCE:
+            return totals[:, 0] / totals[:, 1]
+        return self.metric.finalize_totals(totals)
+
+    def value_on(self, idx: np.ndarray) -> float:
+        """The metric on the examples ``idx`` (a resample), from scratch."""
+        if self.statistics is not None:
+            return self.metric.reduce(self.statistics[idx]).value
+        return self.metric.compute(_take(self.predictions, idx), _take(self.references, idx)).value
+
+
+def _take(values: Any, idx: np.ndarray) -> Any:
+    return np.asarray(values)[idx] if not isinstance(values, list) else [values[i] for i in idx]
+
+
+def check_resamplable(sample_size: int, n_resamples: int) -> None:
+    if n_resamples < 2:
+        raise ValueError(f"a bootstrap needs at least 2 resamples, got {n_resamples}")
+    if sample_size < 2:
+        raise ValueError(f"a bootstrap needs at least 2 examples, got {sample_size}")
+
+
+def distribution(sample: Sample, n_resamples: int, seed: int) -> np.ndarray:
+    """The metric's value on each of ``n_resamples`` seeded bootstrap resamples."""
+    check_resamplable(len(sample), n_resamples)
+    if sample.additive:
+        return stats.additive_distribution(sample.additive_rows(), sample.finalize, n_resamples, seed)
+    if sample.metric.kind is Kind.INSTANCE:
+        aggregate = sample.metric.aggregator
+        return stats.sample_distribution(sample.statistics, aggregate, n_resamples, seed)
+    return stats.resampled_calls(len(sample), sample.value_on, n_resamples, seed)
+
+
+def jackknife(sample: Sample) -> stats.Jackknife:
+    if sample.additive:
+        return stats.additive_jackknife(sample.additive_rows(), sample.finalize)
+    if sample.metric.kind is Kind.INSTANCE:
+        return stats.sample_jackknife(np.asarray(sample.statistics, dtype=np.float64), sample.metric.aggregator)
+    return stats.calls_jackknife(len(sample), sample.value_on)
+
+
+def confidence_interval(
+    sample: Sample, value: float, method: str, n_resamples: int, level: float, seed: int
+) -> tuple[float, float]:
+    theta_b = distribution(sample, n_resamples, seed)
+    return stats.interval(theta_b, value, level, method, jackknife(sample) if method == "bca" else None)
+
+
+def paired_distribution(base: Sample, candidate: Sample, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Both models' values on the same resampled examples."""
+    if len(base) != len(candidate):
+        raise ValueError(f"paired samples differ in size: {len(base)} and {len(candidate)} examples")
+    check_resamplable(len(base), n_resamples)
+    if base.additive and candidate.additive:
+        return stats.paired_additive_distribution(
+            base.additive_rows(), candidate.additive_rows(), base.finalize, candidate.finalize, n_resamples, seed
+        )
+    out_base, out_cand = np.empty(n_resamples), np.empty(n_resamples)
+    start = 0
+    for idx in stats.index_chunks(len(base), n_resamples, seed):
+        for row in idx:
+            out_base[start], out_cand[start] = base.value_on(row), candidate.value_on(row)
+            start += 1
+    return out_base, out_cand
+
+
+def independent_distribution(
+    values: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], n_resamples: int, seed: int
+) -> np.ndarray:
+    """Resamples of a sample with no pairing (e.g. one model's repeated timings)."""
+    check_resamplable(len(values), n_resamples)
+    return stats.sample_distribution(np.asarray(values, dtype=np.float64), statistic, n_resamples, seed)

@@ -1,0 +1,211 @@
+"""Seeded bootstrap: resampled metric values, confidence intervals, paired comparisons. Pure numpy.
+
+Two ways to draw the same bootstrap distribution:
+
+* **indices** -- ``rng.integers(0, n, (rows, n))`` per chunk, the draws ``scipy.stats.bootstrap`` makes
+  with the same seed, so results match scipy exactly. The next chunk is drawn in a second thread
+  while this one is gathered (numpy releases the GIL for both).
+* **counts** -- when the statistic depends only on sums of per-example rows (a mean, or a map/reduce
+  metric's sufficient statistics) and many rows repeat (0/1 accuracy, tp/fp/fn one-hots), a resample
+  is a multinomial draw over the distinct rows: O(distinct rows) per resample instead of O(n). It is the
+  same distribution, drawn differently.
+
+Every function takes a ``seed`` and makes its own generator, so results never depend on call order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal
+
+import numpy as np
+
+Method = Literal["percentile", "basic", "bca"]
+METHODS: tuple[str, ...] = ("percentile", "basic", "bca")
+
+#: Elements drawn per index chunk (rows x n); bounds memory at about 80 MB of int64 per chunk.
+CHUNK_ELEMENTS = 10_000_000
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class Jackknife:
+    """Leave-one-out values of the statistic; ``weights[k]`` examples share the value ``values[k]``."""
+
+    values: np.ndarray
+    weights: np.ndarray
+
+
+def index_chunks(n: int, n_resamples: int, seed: int, width: int = 1) -> Iterator[np.ndarray]:
+    """Bootstrap index matrices ``[rows, n]``, in order, identical to scipy's draws for the same seed.
+
+    ``width`` is how many values each index gathers, so a chunk's gathered data stays bounded too.
+    """
+    rng = np.random.default_rng(seed)
+    rows = max(1, min(n_resamples, CHUNK_ELEMENTS // max(n * width, 1)))
+    sizes = [min(rows, n_resamples - start) for start in range(0, n_resamples, rows)]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(rng.integers, 0, n, (sizes[0], n))
+        for k in range(len(sizes)):
+            chunk = pending.result()
+            if k + 1 < len(sizes):
+                pending = pool.submit(rng.integers, 0, n, (sizes[k + 1], n))
+            yield chunk
+
+
+def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(distinct rows, how many of each) when at most half the rows are distinct, else None."""
+    unique, counts = np.unique(rows, axis=0, return_counts=True)
+    return (unique, counts) if len(unique) * 2 <= len(rows) else None
+
+
+def additive_distribution(
+    stats: np.ndarray, finalize: Callable[[np.ndarray], np.ndarray], n_resamples: int, seed: int
+) -> np.ndarray:
+    """Bootstrap values of ``finalize(sum of resampled rows)``; ``finalize`` maps ``[B, *S]`` totals to ``[B]``."""
+    n = len(stats)
+    rows = stats.reshape(n, -1).astype(np.float64, copy=False)
+    distinct = _distinct_rows(rows)
+    if distinct is not None:
+        unique, counts = distinct
+        draws = np.random.default_rng(seed).multinomial(n, counts / n, size=n_resamples)
+        totals = draws @ unique
+    else:
+        width = rows.shape[1]
+        totals = np.empty((n_resamples, width))
+        start = 0
+        for idx in index_chunks(n, n_resamples, seed, width):
+            if width == 1:  # 1-D take is the fast path for instance scores
+                totals[start : start + len(idx), 0] = rows[:, 0].take(idx).sum(axis=1)
+            else:
+                totals[start : start + len(idx)] = rows[idx].sum(axis=1)
+            start += len(idx)
+    return np.asarray(finalize(totals.reshape(n_resamples, *stats.shape[1:])), dtype=np.float64)
+
+
+def additive_jackknife(stats: np.ndarray, finalize: Callable[[np.ndarray], np.ndarray]) -> Jackknife:
+    """Leave-one-out values of an additive statistic, computed once per distinct row."""
+    n = len(stats)
+    rows = stats.reshape(n, -1).astype(np.float64, copy=False)
+    unique, counts = np.unique(rows, axis=0, return_counts=True)
+    left_out = rows.sum(axis=0)[None, :] - unique
+    values = np.asarray(finalize(left_out.reshape(len(unique), *stats.shape[1:])), dtype=np.float64)
+    return Jackknife(values, counts.astype(np.float64))
+
+
+def paired_additive_distribution(
+    stats_a: np.ndarray,
+    stats_b: np.ndarray,
+    finalize_a: Callable[[np.ndarray], np.ndarray],
+    finalize_b: Callable[[np.ndarray], np.ndarray],
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The same resamples of examples applied to two models' statistics (a paired bootstrap)."""
+    n = len(stats_a)
+    if len(stats_b) != n:
+        raise ValueError(f"paired samples differ in length: {n} and {len(stats_b)}")
+    a, b = stats_a.reshape(n, -1), stats_b.reshape(n, -1)
+    joint = np.concatenate([a, b], axis=1).astype(np.float64, copy=False)
+    totals = additive_distribution(joint, lambda t: t, n_resamples, seed)
+    width = a.shape[1]
+    theta_a = finalize_a(totals[:, :width].reshape(n_resamples, *stats_a.shape[1:]))
+    theta_b = finalize_b(totals[:, width:].reshape(n_resamples, *stats_b.shape[1:]))
+    return np.asarray(theta_a, dtype=np.float64), np.asarray(theta_b, dtype=np.float64)
+
+
+def sample_distribution(
+    values: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray], n_resamples: int, seed: int
+) -> np.ndarray:
+    """Bootstrap values of ``statistic`` over resamples of ``values``; ``statistic`` reduces axis -1 of ``[B, n]``."""
+    values = np.asarray(values)
+    out = np.empty(n_resamples)
+    start = 0
+    for idx in index_chunks(len(values), n_resamples, seed):
+        out[start : start + len(idx)] = statistic(values.take(idx))
+        start += len(idx)
+    return out
+
+
+def sample_jackknife(values: np.ndarray, statistic: Callable[[np.ndarray], np.ndarray]) -> Jackknife:
+    """Leave-one-out values of a statistic over ``values``, in blocks of left-out examples."""
+    values = np.asarray(values)
+    n = len(values)
+    result = np.empty(n)
+    block = max(1, CHUNK_ELEMENTS // max(n, 1))
+    for start in range(0, n, block):
+        left = np.arange(start, min(start + block, n))
+        idx = np.arange(n - 1)[None, :] + (np.arange(n - 1)[None, :] >= left[:, None])
+        result[start : start + len(left)] = statistic(values.take(idx))
+    return Jackknife(result, np.ones(n))
+
+
+def resampled_calls(n: int, compute: Callable[[np.ndarray], float], n_resamples: int, seed: int) -> np.ndarray:
+    """Bootstrap values of a metric that must be recomputed from scratch on each resample (global metrics)."""
+    out = np.empty(n_resamples)
+    start = 0
+    for idx in index_chunks(n, n_resamples, seed):
+        for row in idx:
+            out[start] = compute(row)
+            start += 1
+    return out
+
+
+def calls_jackknife(n: int, compute: Callable[[np.ndarray], float]) -> Jackknife:
+    everything = np.arange(n)
+    values = np.array([compute(np.delete(everything, i)) for i in range(n)])
+    return Jackknife(values, np.ones(n))
+
+
+def _percentile_of_score(theta_b: np.ndarray, theta_hat: float) -> float:
+    return float(((theta_b < theta_hat).sum() + (theta_b <= theta_hat).sum()) / (2 * len(theta_b)))
+
+
+def _acceleration(jackknife: Jackknife) -> float:
+    w, v = jackknife.weights, jackknife.values
+    mean = np.sum(w * v) / np.sum(w)
+    d = mean - v
+    denominator = 6.0 * np.sum(w * d**2) ** 1.5
+    return float(np.sum(w * d**3) / denominator) if denominator > 0 else 0.0
+
+
+def interval(
+    theta_b: np.ndarray,
+    theta_hat: float,
+    level: float,
+    method: str,
+    jackknife: Jackknife | None = None,
+) -> tuple[float, float]:
+    """A two-sided interval at ``level`` from bootstrap values (scipy's definitions of the three methods)."""
+    theta_b = np.asarray(theta_b, dtype=np.float64)
+    theta_b = theta_b[np.isfinite(theta_b)]
+    if len(theta_b) == 0:
+        return float("nan"), float("nan")
+    alpha = (1 - level) / 2
+    if method == "percentile":
+        low, high = np.percentile(theta_b, [alpha * 100, (1 - alpha) * 100])
+        return float(low), float(high)
+    if method == "basic":
+        low, high = np.percentile(theta_b, [alpha * 100, (1 - alpha) * 100])
+        return float(2 * theta_hat - high), float(2 * theta_hat - low)
+    if method == "bca":
+        if jackknife is None:
+            raise ValueError("the bca method needs jackknife values")
+        if np.all(theta_b == theta_b[0]):  # every resample agrees: no spread to correct
+            return float(theta_b[0]), float(theta_b[0])
+        p = _percentile_of_score(theta_b, theta_hat)
+        if p <= 0.0 or p >= 1.0:  # theta_hat outside the bootstrap values: the bias correction is infinite
+            low, high = np.percentile(theta_b, [alpha * 100, (1 - alpha) * 100])
+            return float(low), float(high)
+        z0 = _NORMAL.inv_cdf(p)
+        a = _acceleration(jackknife)
+        bounds = []
+        for q in (alpha, 1 - alpha):
+            z = _NORMAL.inv_cdf(q)
+            bounds.append(_NORMAL.cdf(z0 + (z0 + z) / (1 - a * (z0 + z))) * 100)
+        low, high = np.percentile(theta_b, bounds)
+        return float(low), float(high)
+    raise ValueError(f"unknown interval method '{method}'; valid: {', '.join(METHODS)}")
