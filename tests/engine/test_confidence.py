@@ -1,0 +1,224 @@
+"""Confidence intervals in results, and goals that hold only at the asked confidence (paired bootstrap)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from olive_eval import evaluate
+from olive_eval.config import load_run_config
+from olive_eval.errors import ConfigError
+from tests.helpers import write_jsonl
+
+N = 1000
+
+LOADER = textwrap.dedent(
+    """
+    import json, time
+    import torch
+
+    def load(model_path):
+        spec = json.load(open(model_path))
+        wrong, delay = set(spec["wrong"]), spec.get("delay", 0.0)
+
+        def model(x):
+            ids, labels = x[:, 0].long(), x[:, 1].long()
+            flip = torch.tensor([int(i) in wrong for i in ids.tolist()])
+            predicted = torch.where(flip, (labels + 1) % 3, labels)
+            if delay:
+                time.sleep(delay)
+            return torch.nn.functional.one_hot(predicted, 3).float()
+
+        return model
+    """
+)
+
+
+@pytest.fixture
+def scripted(tmp_path):
+    """Models that get exactly the listed examples wrong: accuracy is set by construction."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, N)
+    data = write_jsonl(tmp_path / "data.jsonl", [{"x": [i, int(y)], "label": int(y)} for i, y in enumerate(labels)])
+    (tmp_path / "loader.py").write_text(LOADER)
+
+    def model(name: str, n_wrong: int, delay: float = 0.0) -> dict:
+        spec = tmp_path / f"{name}.json"
+        spec.write_text(json.dumps({"wrong": rng.choice(N, n_wrong, replace=False).tolist(), "delay": delay}))
+        return {
+            "type": "PyTorchModel",
+            "name": name,
+            "model_path": str(spec),
+            "model_loader": "load",
+            "model_script": str(tmp_path / "loader.py"),
+        }
+
+    def config(candidates: list[dict], metrics: list[dict], baseline: dict | None = None) -> dict:
+        return {
+            "input_model": baseline or model("base", 0),
+            "candidates": candidates,
+            "data_configs": [
+                {
+                    "name": "d",
+                    "load_dataset_config": {"data_name": "json", "data_files": str(data)},
+                    "pre_process_data_config": {"input_cols": ["x"], "label_col": "label"},
+                    "dataloader_config": {"batch_size": 100},
+                }
+            ],
+            "metrics": metrics,
+            "output_dir": str(tmp_path / "out"),
+        }
+
+    return model, config
+
+
+def accuracy(goal: dict, **extra) -> dict:
+    return {
+        "name": "acc",
+        "type": "accuracy",
+        "data_config": "d",
+        "sub_types": [
+            {
+                "name": "accuracy_score",
+                "priority": 1,
+                "goal": goal,
+                "metric_config": {"task": "multiclass", "num_classes": 3},
+                **extra,
+            }
+        ],
+    }
+
+
+def test_confidence_goal_separates_noise_from_real_margins(scripted):
+    model, config = scripted
+    candidates = [model("clearly_within", 10), model("within_by_noise", 45), model("clearly_outside", 100)]
+    goal = {"type": "max-degradation", "value": 0.05}
+    plain = evaluate(config(candidates, [accuracy(goal)]))
+    assert [plain.models[c["name"]].goals_met for c in candidates] == [True, True, False]
+
+    confident = evaluate(config(candidates, [accuracy({**goal, "confidence": 0.95})]))
+    met = {c["name"]: confident.models[c["name"]].metrics["acc-accuracy_score"].goal for c in candidates}
+    assert [met[n].met for n in ("clearly_within", "within_by_noise", "clearly_outside")] == [True, False, False]
+    assert confident.ranking == ["clearly_within"]
+    noisy = met["within_by_noise"]
+    assert noisy.change == pytest.approx(-0.045) and noisy.margin == pytest.approx(0.005)
+    assert noisy.margin_bound < 0 < noisy.margin
+    # the paired difference of 0/1 scores: its standard error is sqrt(p(1-p)/n) with p the share flipped
+    se = np.sqrt(0.045 * 0.955 / N)
+    assert noisy.probability == pytest.approx(scipy.stats.norm.cdf(0.005 / se), abs=0.06)
+    assert noisy.change_ci_low < -0.045 < noisy.change_ci_high
+    assert met["clearly_within"].probability == pytest.approx(1.0, abs=1e-3)
+    assert met["clearly_outside"].probability == pytest.approx(0.0, abs=1e-3)
+    assert met["clearly_outside"].missed_by == pytest.approx(0.05, abs=0.02)
+
+
+def test_threshold_goal_with_confidence(scripted):
+    model, config = scripted
+    result = evaluate(config([model("c", 30)], [accuracy({"type": "threshold", "value": 0.965, "confidence": 0.9})]))
+    goal = result.models["c"].metrics["acc-accuracy_score"].goal
+    se = np.sqrt(0.97 * 0.03 / N)
+    assert goal.margin == pytest.approx(0.005)
+    assert goal.margin_bound == pytest.approx(0.005 - 1.2816 * se, abs=0.003)
+    assert goal.met == (goal.margin_bound >= 0)
+
+
+def test_latency_goal_with_confidence_uses_the_repeated_timings(scripted):
+    model, config = scripted
+    timing = {"warmup_num": 1, "repeat_test_num": 15}
+    latency = {
+        "name": "lat",
+        "type": "latency",
+        "data_config": "d",
+        "sub_types": [
+            {
+                "name": "p50",
+                "priority": 1,
+                "metric_config": timing,
+                "goal": {"type": "percent-min-improvement", "value": 20, "confidence": 0.95},
+            }
+        ],
+    }
+    result = evaluate(
+        config([model("faster", 0, 0.004), model("same", 0, 0.008)], [latency], baseline=model("base", 0, 0.008))
+    )
+    assert result.models["faster"].metrics["lat-p50"].goal.met
+    same = result.models["same"].metrics["lat-p50"].goal
+    assert not same.met and same.probability < 0.05
+
+
+def test_confidence_intervals_in_results(scripted):
+    model, config = scripted
+    metric = accuracy(
+        {"type": "max-degradation", "value": 0.5},
+        confidence_interval={"method": "bca", "n_resamples": 500, "level": 0.9, "seed": 3},
+    )
+    result = evaluate(config([model("c", 200)], [metric]))
+    sub = result.models["c"].metrics["acc-accuracy_score"]
+    assert sub.value == pytest.approx(0.8)
+    # scipy on the same 0/1 scores, same settings: Monte-Carlo tolerance (the counts path draws differently)
+    scores = np.ones(N)
+    scores[:200] = 0
+    ref = scipy.stats.bootstrap(
+        (scores,), np.mean, n_resamples=500, confidence_level=0.9, method="BCa", random_state=np.random.default_rng(3)
+    ).confidence_interval
+    assert sub.ci_low == pytest.approx(ref.low, abs=0.01) and sub.ci_high == pytest.approx(ref.high, abs=0.01)
+    with open(f"{result.output_dir}/results.json") as handle:
+        written = json.load(handle)
+    entry = written["models"]["c"]["metrics"]["acc-accuracy_score"]
+    assert entry["confidence_interval"] == {"method": "bca", "n_resamples": 500, "level": 0.9, "seed": 3}
+    assert entry["ci_low"] == sub.ci_low
+
+
+def test_metric_level_interval_applies_to_every_sub_type(scripted):
+    _model, config = scripted
+    metric = {
+        "name": "acc",
+        "type": "accuracy",
+        "data_config": "d",
+        "confidence_interval": {"n_resamples": 100},
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1},
+            {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "macro"}},
+            {"name": "auroc", "metric_config": {"task": "multiclass", "num_classes": 3}},
+        ],
+    }
+    result = evaluate(config([], [metric]))
+    m = result.models["base"].metrics
+    for key in ("acc-accuracy_score", "acc-f1_score", "acc-auroc"):
+        assert m[key].confidence_interval.method == "percentile"
+        assert m[key].ci_low <= m[key].value <= m[key].ci_high
+
+
+def test_bad_confidence_requests(scripted, tmp_path):
+    _model, config = scripted
+    bad = accuracy({"type": "max-degradation", "value": 0.1}, confidence_interval={"n_resamples": 1})
+    with pytest.raises(
+        ConfigError, match=r"sub_types\[0\]\.confidence_interval\.n_resamples: n_resamples must be at least 2, got 1"
+    ):
+        load_run_config(config([], [bad]))
+    size = {"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes", "confidence_interval": {}}]}
+    with pytest.raises(ConfigError, match="size_on_disk sub-types do not have"):
+        load_run_config(config([], [accuracy({"type": "max-degradation", "value": 0.1}), size]))
+    one = write_jsonl(tmp_path / "one.jsonl", [{"x": [0, 1], "label": 1}])
+    cfg = config([], [accuracy({"type": "max-degradation", "value": 0.1}, confidence_interval={})])
+    cfg["data_configs"][0]["load_dataset_config"]["data_files"] = str(one)
+    result = evaluate(cfg)
+    assert result.models["base"].error == (
+        "metric 'acc-accuracy_score': cannot compute a confidence interval: a bootstrap needs at least 2 examples, got 1"
+    )
+
+
+def test_sample_log_keeps_olive_format(scripted):
+    _model, config = scripted
+    metric = accuracy({"type": "max-degradation", "value": 0.1})
+    metric["sample_log_num"] = 3
+    result = evaluate(config([], [metric]))
+    with open(f"{result.output_dir}/samples/base/acc_samples.jsonl") as handle:
+        records = [json.loads(line) for line in handle]
+    assert [list(r) for r in records] == [["index", "prediction", "target"]] * 3
+    assert [r["index"] for r in records] == [0, 1, 2]
+    assert all(r["prediction"] == [float(i == r["target"]) for i in range(3)] for r in records)
