@@ -24,6 +24,8 @@ def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
     if sub is None:
         return "-"
     text = format_value(sub.value)
+    if sub.ci_low is not None and sub.ci_high is not None:
+        text += f" [{format_value(sub.ci_low)}, {format_value(sub.ci_high)}]"
     if sub.goal is not None and not is_baseline:
         mark = "ok" if sub.goal.met else "MISS"
         if sub.goal.threshold is None:
@@ -31,6 +33,8 @@ def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
         else:
             op = ">=" if sub.higher_is_better else "<="
             text += f" {mark} {op}{format_value(sub.goal.threshold)}"
+            if sub.goal.confidence is not None and sub.goal.probability is not None:
+                text += f" (P={sub.goal.probability:.2f}, need {sub.goal.confidence:.0%})"
     return text
 
 

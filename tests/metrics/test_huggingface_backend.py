@@ -211,3 +211,37 @@ def test_missing_evaluate_names_the_extra(monkeypatch):
     metric = HuggingFaceMetric("accuracy", HuggingFaceMetricConfig())
     with pytest.raises(MissingDependencyError, match=r"pip install 'olive-eval\[hf\]'"):
         metric.compute(np.array([0, 1]), np.array([0, 1]))
+
+
+def test_backend_through_a_run_config(hf_home, script, toy):
+    """Olive's JSON: backend huggingface_metrics, sub-type named by a script path relative to the config."""
+    import json
+
+    assert script.parent == toy.root  # both fixtures use the test's tmp_path
+    metric = {
+        "name": "hf",
+        "type": "accuracy",
+        "backend": "huggingface_metrics",
+        "data_config": "toy",
+        "sub_types": [
+            {
+                "name": "toy_accuracy.py",
+                "priority": 1,
+                "goal": {"type": "max-degradation", "value": 0.5},
+                "metric_config": {"compute_params": {"scale": 2.0}},
+            },
+            {"name": "./toy_accuracy.py", "metric_config": {"result_key": "nested.count"}},
+        ],
+    }
+    config = toy.config({}, [metric])
+    config["data_configs"][0]["post_process_data_config"] = {"type": "argmax"}
+    path = toy.root / "run.json"
+    path.write_text(json.dumps(config))
+    from olive_eval import evaluate as run_evaluation
+
+    result = run_evaluation(path)
+    base = result.models["base"]
+    assert base.status == "ok", base.error
+    expected = accuracy_score(toy.labels, (toy.x @ toy.weights).argmax(axis=1))
+    assert base.metrics["hf-toy_accuracy.py"].value == pytest.approx(2.0 * expected)
+    assert base.metrics["hf-./toy_accuracy.py"].value == len(toy.labels)
