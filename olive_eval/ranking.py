@@ -12,8 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+import numpy as np
 
 from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+
+T = TypeVar("T", float, np.ndarray)
 
 
 @dataclass(frozen=True)
@@ -29,7 +34,14 @@ def resolve_threshold(goal_type: str, value: float, baseline: float | None, high
         return value
     if baseline is None or not math.isfinite(baseline):
         return None
+    return threshold_from(goal_type, value, baseline, higher_is_better)
+
+
+def threshold_from(goal_type: str, value: float, baseline: T, higher_is_better: bool) -> T:
+    """Olive's goal formulas; ``baseline`` may be a number or an array of resampled baseline values."""
     sign = 1.0 if higher_is_better else -1.0
+    if goal_type == "threshold":
+        return baseline * 0 + value
     if goal_type == "min-improvement":
         return baseline + sign * value
     if goal_type == "max-degradation":

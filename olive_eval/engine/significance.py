@@ -11,24 +11,13 @@ import numpy as np
 
 from olive_eval.config.metric import Goal
 from olive_eval.engine.evidence import Evidence, paired_distribution
+from olive_eval.ranking import threshold_from
 from olive_eval.results import GoalResult
 
 
 def thresholds(goal_type: str, value: float, baseline: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """The goal's threshold for each (resampled) baseline value; the formulas of ranking.resolve_threshold."""
-    sign = 1.0 if higher_is_better else -1.0
-    b = np.asarray(baseline, dtype=np.float64)
-    if goal_type == "threshold":
-        return np.full_like(b, value)
-    if goal_type == "min-improvement":
-        return b + sign * value
-    if goal_type == "max-degradation":
-        return b - sign * value
-    if goal_type == "percent-min-improvement":
-        return b * (1 + sign * value / 100)
-    if goal_type == "percent-max-degradation":
-        return b * (1 - sign * value / 100)
-    raise ValueError(f"unknown goal type {goal_type}")
+    """The goal's threshold for each (resampled) baseline value."""
+    return threshold_from(goal_type, value, np.asarray(baseline, dtype=np.float64), higher_is_better)
 
 
 def confident_goal(
