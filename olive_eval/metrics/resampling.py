@@ -46,17 +46,15 @@ class Sample:
         )
 
     def additive_rows(self) -> np.ndarray:
-        """Rows whose column sums determine the metric: ``[score, 1]`` for a mean, else the statistics."""
+        """Rows whose column sums determine the metric: the scores of a mean, else the statistics."""
         assert self.statistics is not None
-        if self.metric.kind is Kind.INSTANCE:
-            scores = np.asarray(self.statistics, dtype=np.float64)
-            return np.column_stack([scores, np.ones_like(scores)])
         return self.statistics
 
-    def finalize(self, totals: np.ndarray) -> np.ndarray:
+    def finalizer(self, count: int) -> Callable[[np.ndarray], np.ndarray]:
+        """Totals over ``count`` examples → metric values (a mean divides by the count)."""
         if self.metric.kind is Kind.INSTANCE:
-            return totals[:, 0] / totals[:, 1]
-        return self.metric.finalize_totals(totals)
+            return lambda totals: np.asarray(totals, dtype=np.float64).reshape(len(totals)) / count
+        return self.metric.finalize_totals
 
     def value_on(self, idx: np.ndarray) -> float:
         """The metric on the examples ``idx`` (a resample), from scratch."""
@@ -80,7 +78,7 @@ def distribution(sample: Sample, n_resamples: int, seed: int) -> np.ndarray:
     """The metric's value on each of ``n_resamples`` seeded bootstrap resamples."""
     check_resamplable(len(sample), n_resamples)
     if sample.additive:
-        return stats.additive_distribution(sample.additive_rows(), sample.finalize, n_resamples, seed)
+        return stats.additive_distribution(sample.additive_rows(), sample.finalizer(len(sample)), n_resamples, seed)
     if sample.metric.kind is Kind.INSTANCE:
         aggregate = sample.metric.aggregator
         return stats.sample_distribution(sample.statistics, aggregate, n_resamples, seed)
@@ -89,7 +87,7 @@ def distribution(sample: Sample, n_resamples: int, seed: int) -> np.ndarray:
 
 def jackknife(sample: Sample) -> stats.Jackknife:
     if sample.additive:
-        return stats.additive_jackknife(sample.additive_rows(), sample.finalize)
+        return stats.additive_jackknife(sample.additive_rows(), sample.finalizer(len(sample) - 1))
     if sample.metric.kind is Kind.INSTANCE:
         return stats.sample_jackknife(np.asarray(sample.statistics, dtype=np.float64), sample.metric.aggregator)
     return stats.calls_jackknife(len(sample), sample.value_on)
@@ -108,8 +106,14 @@ def paired_distribution(base: Sample, candidate: Sample, n_resamples: int, seed:
         raise ValueError(f"paired samples differ in size: {len(base)} and {len(candidate)} examples")
     check_resamplable(len(base), n_resamples)
     if base.additive and candidate.additive:
+        n = len(base)
         return stats.paired_additive_distribution(
-            base.additive_rows(), candidate.additive_rows(), base.finalize, candidate.finalize, n_resamples, seed
+            base.additive_rows(),
+            candidate.additive_rows(),
+            base.finalizer(n),
+            candidate.finalizer(n),
+            n_resamples,
+            seed,
         )
     out_base, out_cand = np.empty(n_resamples), np.empty(n_resamples)
     start = 0
