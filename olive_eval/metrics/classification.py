@@ -15,10 +15,11 @@ not change the value, and ``none`` gives a one-element ``per_class``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypedDict
 
 import numpy as np
 from pydantic import field_validator
+from typing_extensions import Unpack
 
 from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics.base import Kind, Metric, Score
@@ -44,131 +45,55 @@ __all__ = [
 auroc = K.auroc
 
 
-def _functional(
-    stat: K.StatName,
-    preds: Any,
-    targets: Any,
-    *,
-    task: K.Task | None,
-    average: K.Average,
-    top_k: int,
-    ignore_index: int | None,
-    **options: Any,
-) -> float | np.ndarray:
-    task = K.resolve_task(preds, targets, task, ignore_index)
-    stats = K.stat_scores(preds, targets, task=task, top_k=top_k, ignore_index=ignore_index, **options)
-    return K.reduce_stat_scores(stats, stat, average, task=task, top_k=top_k)
+class StatOptions(TypedDict, total=False):
+    """Keyword options of the functional forms; the meanings of torchmetrics' task-style functions."""
+
+    task: K.Task | None
+    num_classes: int | None
+    num_labels: int | None
+    average: K.Average
+    threshold: float
+    top_k: int
+    ignore_index: int | None
 
 
-def accuracy(
-    preds: Any,
-    targets: Any,
-    *,
-    task: K.Task | None = None,
-    num_classes: int | None = None,
-    num_labels: int | None = None,
-    average: K.Average = "micro",
-    threshold: float = 0.5,
-    top_k: int = 1,
-    ignore_index: int | None = None,
-) -> float | np.ndarray:
+def _functional(stat: K.StatName, preds: Any, targets: Any, options: StatOptions) -> float | np.ndarray:
+    top_k, ignore_index = options.get("top_k", 1), options.get("ignore_index")
+    task = K.resolve_task(preds, targets, options.get("task"), ignore_index)
+    stats = K.stat_scores(
+        preds,
+        targets,
+        task=task,
+        num_classes=options.get("num_classes"),
+        num_labels=options.get("num_labels"),
+        threshold=options.get("threshold", 0.5),
+        top_k=top_k,
+        ignore_index=ignore_index,
+    )
+    return K.reduce_stat_scores(stats, stat, options.get("average", "micro"), task=task, top_k=top_k)
+
+
+def accuracy(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
     """Accuracy: binary/multilabel ``(tp+tn)/total``; multiclass ``tp/(tp+fn)`` (micro = top-k accuracy).
 
     Returns a float, or the ``[C]`` per-class array for ``average="none"`` (as torchmetrics).
     """
-    return _functional(
-        "accuracy",
-        preds,
-        targets,
-        task=task,
-        num_classes=num_classes,
-        num_labels=num_labels,
-        average=average,
-        threshold=threshold,
-        top_k=top_k,
-        ignore_index=ignore_index,
-    )
+    return _functional("accuracy", preds, targets, options)
 
 
-def precision(
-    preds: Any,
-    targets: Any,
-    *,
-    task: K.Task | None = None,
-    num_classes: int | None = None,
-    num_labels: int | None = None,
-    average: K.Average = "micro",
-    threshold: float = 0.5,
-    top_k: int = 1,
-    ignore_index: int | None = None,
-) -> float | np.ndarray:
+def precision(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
     """Precision ``tp/(tp+fp)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional(
-        "precision",
-        preds,
-        targets,
-        task=task,
-        num_classes=num_classes,
-        num_labels=num_labels,
-        average=average,
-        threshold=threshold,
-        top_k=top_k,
-        ignore_index=ignore_index,
-    )
+    return _functional("precision", preds, targets, options)
 
 
-def recall(
-    preds: Any,
-    targets: Any,
-    *,
-    task: K.Task | None = None,
-    num_classes: int | None = None,
-    num_labels: int | None = None,
-    average: K.Average = "micro",
-    threshold: float = 0.5,
-    top_k: int = 1,
-    ignore_index: int | None = None,
-) -> float | np.ndarray:
+def recall(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
     """Recall ``tp/(tp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional(
-        "recall",
-        preds,
-        targets,
-        task=task,
-        num_classes=num_classes,
-        num_labels=num_labels,
-        average=average,
-        threshold=threshold,
-        top_k=top_k,
-        ignore_index=ignore_index,
-    )
+    return _functional("recall", preds, targets, options)
 
 
-def f1_score(
-    preds: Any,
-    targets: Any,
-    *,
-    task: K.Task | None = None,
-    num_classes: int | None = None,
-    num_labels: int | None = None,
-    average: K.Average = "micro",
-    threshold: float = 0.5,
-    top_k: int = 1,
-    ignore_index: int | None = None,
-) -> float | np.ndarray:
+def f1_score(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
     """F1 ``2tp/(2tp+fp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional(
-        "f1",
-        preds,
-        targets,
-        task=task,
-        num_classes=num_classes,
-        num_labels=num_labels,
-        average=average,
-        threshold=threshold,
-        top_k=top_k,
-        ignore_index=ignore_index,
-    )
+    return _functional("f1", preds, targets, options)
 
 
 class _TaskConfig(StrictModel):
