@@ -35,14 +35,23 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _row(values: Any, i: int) -> Any:
-    return _jsonable(values[i])
+def _rows(values: Any) -> list[Any]:
+    """Per-example JSON values, converted in one call per array (not one per row)."""
+    if isinstance(values, np.ndarray) and values.dtype != object:
+        if values.ndim > 1 and values[0].size > MAX_VALUES_PER_RECORD:
+            return [{"shape": list(values.shape[1:])}] * len(values)
+        if not np.issubdtype(values.dtype, np.floating) or np.isfinite(values).all():
+            return values.tolist()  # nothing for JSON to choke on: skip the per-value walk
+        return _jsonable(values.tolist())
+    return [_jsonable(v) for v in values]
 
 
 def instance_records(predictions: Any, references: Any, scores: dict[str, np.ndarray]) -> Iterator[dict[str, Any]]:
-    for i in range(len(references)):
-        record = {"index": i, "prediction": _row(predictions, i), "references": _row(references, i)}
-        record.update({name: _jsonable(float(values[i])) for name, values in scores.items()})
+    preds, refs = _rows(predictions), _rows(references)
+    columns = {name: _rows(np.asarray(values, dtype=np.float64)) for name, values in scores.items()}
+    for i in range(len(refs)):
+        record = {"index": i, "prediction": preds[i], "references": refs[i]}
+        record.update({name: values[i] for name, values in columns.items()})
         yield record
 
 
@@ -70,7 +79,6 @@ class InstanceWriter:
         root = log_dir if log_dir is not None else self.output_dir / "samples"
         path = root / safe_name(model) / f"{safe_name(metric)}_samples.jsonl"
         count = min(n, len(references))
-        records = (
-            {"index": i, "prediction": _row(predictions, i), "target": _row(references, i)} for i in range(count)
-        )
+        preds, refs = _rows(predictions[:count]), _rows(references[:count])
+        records = ({"index": i, "prediction": preds[i], "target": refs[i]} for i in range(count))
         return _write_jsonl(path, records)

@@ -111,9 +111,11 @@ class Metric:
         rows = np.asarray(statistics)
         if len(rows) == 0:
             return np.empty(0)
-        unique, inverse = np.unique(rows.reshape(len(rows), -1), axis=0, return_inverse=True)
+        from olive_eval.metrics.stats import unique_rows  # stats imports nothing of ours; keep base light
+
+        unique, inverse, _ = unique_rows(rows.reshape(len(rows), -1))
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
-        return values[inverse.reshape(-1)]
+        return values[inverse]
 
     def compute(self, predictions: Any, references: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""
