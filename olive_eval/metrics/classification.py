@@ -199,6 +199,13 @@ class _StatScoresMetric(Metric):
             )
         return task
 
+    def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
+        """All resamples in one vectorized call (no Python loop per resample)."""
+        totals = np.asarray(totals)
+        return K.reduce_totals_batch(
+            totals, self.stat, self.config.average, task=self._task(totals), top_k=self.config.top_k
+        )
+
     def reduce(self, statistics: np.ndarray) -> Score:
         statistics = np.asarray(statistics)
         task, average, top_k = self._task(statistics), self.config.average, self.config.top_k

@@ -258,12 +258,32 @@ def _per_class(stat: StatName, tp, fp, fn, tn, task: Task) -> np.ndarray:
 
 def macro_weights(totals: np.ndarray, task: Task, top_k: int = 1) -> np.ndarray:
     """Which classes a macro average counts (1.0) or skips (0.0): multiclass skips classes with
-    ``tp + fp + fn == 0`` (``tp + fn == 0`` when ``top_k > 1``); multilabel and binary count all."""
-    tp, fp, fn = totals[:, TP], totals[:, FP], totals[:, FN]
+    ``tp + fp + fn == 0`` (``tp + fn == 0`` when ``top_k > 1``); multilabel and binary count all.
+    ``totals`` is ``[..., C, 4]``; the weights are ``[..., C]``."""
+    tp, fp, fn = totals[..., TP], totals[..., FP], totals[..., FN]
     if task != "multiclass":
-        return np.ones(len(totals))
+        return np.ones(tp.shape)
     empty = (tp + fn == 0) if top_k > 1 else (tp + fp + fn == 0)
     return (~empty).astype(np.float64)
+
+
+def reduce_totals_batch(
+    totals: np.ndarray, stat: StatName, average: Average, *, task: Task, top_k: int = 1
+) -> np.ndarray:
+    """The metric for each of ``B`` summed statistics ``[B, C, 4]`` at once (bootstrap resamples).
+
+    Same definitions as :func:`reduce_stat_scores`; ``none`` gives the macro value (the registered
+    metrics report that as their value).
+    """
+    t = np.asarray(totals, dtype=np.float64)
+    if task == "binary" or average == "micro":
+        pooled = t.sum(axis=1)
+        if task == "multiclass" and stat == "accuracy":
+            return _safe_divide(pooled[:, TP], pooled[:, TP] + pooled[:, FN])
+        return _per_class(stat, pooled[:, TP], pooled[:, FP], pooled[:, FN], pooled[:, TN], task)
+    scores = _per_class(stat, t[..., TP], t[..., FP], t[..., FN], t[..., TN], task)
+    weights = t[..., TP] + t[..., FN] if average == "weighted" else macro_weights(t, task, top_k)
+    return _safe_divide((weights * scores).sum(axis=-1), weights.sum(axis=-1))
 
 
 def reduce_stat_scores(

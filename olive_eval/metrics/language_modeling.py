@@ -89,6 +89,12 @@ class Perplexity(Metric):
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         return perplexity_statistics(predictions, references, ignore_index=self.config.ignore_index)
 
+    def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
+        """``exp(nll / count)`` for every resample's totals ``[B, 2]`` at once."""
+        t = np.asarray(totals, np.float64).reshape(-1, 2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(t[:, 1] > 0, np.exp(t[:, 0] / np.where(t[:, 1] > 0, t[:, 1], 1)), np.nan)
+
     def reduce(self, statistics: np.ndarray) -> Score:
         stats = np.asarray(statistics, np.float64).reshape(-1, 2)
         return Score(value=reduce_perplexity(stats), extra={"tokens": int(stats[:, 1].sum())})

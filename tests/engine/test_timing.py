@@ -2,42 +2,60 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+import pytest
 
+from olive_eval.engine import timing
 from olive_eval.engine.timing import measure
 from olive_eval.metrics.performance import TimingConfig, latency_ms, throughput_per_s
 from olive_eval.runtimes.base import BoundCall
 
 
-class SleepyCall(BoundCall):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.calls = 0
+class FakeClock:
+    """Stands in for the ``time`` module inside the timer: time passes only when we say so."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class ModelCall(BoundCall):
+    """A model call that takes ``seconds`` of fake time."""
+
+    def __init__(self, clock: FakeClock, seconds: float) -> None:
+        self.clock, self.seconds, self.calls = clock, seconds, 0
 
     def __call__(self) -> None:
         self.calls += 1
-        time.sleep(self.seconds)
+        self.clock.now += self.seconds
 
     def outputs(self) -> list[np.ndarray]:
         return []
 
 
-def test_warmup_and_repeats_are_honoured():
-    call = SleepyCall(0.0)
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr(timing, "time", fake)
+    return fake
+
+
+def test_warmup_and_repeats_are_honoured(clock):
+    call = ModelCall(clock, 0.001)
     seconds = measure(call, TimingConfig(warmup_num=3, repeat_test_num=5))
     assert call.calls == 8 and seconds.shape == (5,)
 
 
-def test_sleep_between_runs_is_outside_the_timer():
-    call = SleepyCall(0.002)
-    started = time.perf_counter()
-    seconds = measure(call, TimingConfig(warmup_num=0, repeat_test_num=4, sleep_num=0.02))
-    wall = time.perf_counter() - started
-    assert wall >= 4 * 0.02  # the sleeps happened
-    assert np.all(seconds < 0.02)  # but none of them was timed
-    assert np.all(seconds >= 0.002)
+def test_sleep_between_runs_is_outside_the_timer(clock):
+    call = ModelCall(clock, 0.002)
+    seconds = measure(call, TimingConfig(warmup_num=1, repeat_test_num=4, sleep_num=0.02))
+    np.testing.assert_allclose(seconds, 0.002, rtol=1e-12)  # each interval is the call alone
+    assert clock.now == pytest.approx(5 * 0.002 + 4 * 0.02)  # the sleeps happened, after timed runs only
 
 
 def test_statistics_match_numpy():

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -165,15 +164,13 @@ def test_non_number_result_is_an_error(hf_home, script, key, shown):
         hf_metric(script, result_key=key).compute(preds, refs)
 
 
-def test_unknown_hub_name_offline_is_one_fast_line(hf_home, monkeypatch):
+def test_unknown_hub_name_offline_is_one_line(hf_home, monkeypatch):
     for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE"):
         monkeypatch.setenv(var, "1")
     monkeypatch.setattr(evaluate.config, "HF_EVALUATE_OFFLINE", True)  # read from the environment at import
     metric = hf_metric("olive_eval_made_up_metric")
-    start = time.perf_counter()
     with pytest.raises(EvaluationError) as info:
         metric.compute(np.array([0, 1]), np.array([0, 1]))
-    assert time.perf_counter() - start < 5
     assert str(info.value) == (
         "huggingface metric 'olive_eval_made_up_metric' is not a local script and is not in the local cache "
         '(no network to fetch it); point the sub-type name at a local metric script, e.g. "name": "path/to/my_metric.py"'
