@@ -40,7 +40,7 @@ def evaluate(
     result = RunResult(
         baseline=run.baseline_name,
         models={m.display_name(): ModelResult(status="pending") for m in models},
-        objectives=[joint_key(m, s) for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)],
+        objectives=[o.key for o in objectives_of(run)],
         output_dir=str(out_dir),
     )
     base_dir = run.source_dir
@@ -50,6 +50,12 @@ def evaluate(
         _finish(run, result, evaluator.evidence)
         result.write(out_dir)
     return result
+
+
+def objectives_of(run: RunConfig) -> list[Objective]:
+    """The ranked sub-types, most important first."""
+    ranked = sorted(run.ranked(), key=lambda ms: ms[1].priority)
+    return [Objective(joint_key(m, s), s.priority, bool(s.higher_is_better)) for m, s in ranked]
 
 
 def _finish(run: RunConfig, result: RunResult, evidence: dict[str, dict[str, Evidence]]) -> None:
@@ -67,10 +73,7 @@ def _finish(run: RunConfig, result: RunResult, evidence: dict[str, dict[str, Evi
             return None
         return confident_goal(goal, bool(cand.higher_is_better), base.value, cand.value, base_evidence, cand_evidence)
 
-    objectives = [
-        Objective(joint_key(m, s), s.priority, bool(s.higher_is_better))
-        for m, s in sorted(run.ranked(), key=lambda ms: ms[1].priority)
-    ]
+    objectives = objectives_of(run)
     apply_goals(result, goals, check)
     candidates = [m.display_name() for m in run.candidates]
     result.ranking = rank(result, objectives, candidates)

@@ -170,6 +170,14 @@ def _one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
     return out
 
 
+def _positive(scores: np.ndarray, threshold: float, what: str) -> np.ndarray:
+    """Binary/multilabel predictions: scores (logits get a sigmoid) above ``threshold``, or 0/1 labels."""
+    if _is_float(scores):
+        return _sigmoid_if_logits(scores) > threshold
+    _check_binary_labels(scores, what)
+    return scores == 1
+
+
 def stat_scores(
     preds: object,
     targets: object,
@@ -194,13 +202,8 @@ def stat_scores(
         raise ValueError(f"top_k applies to multiclass inputs only, but the task is {task}")
 
     if task == "binary":
-        scores = _binary_scores(p)
         _check_binary_labels(t[valid], "binary targets")
-        if _is_float(scores):
-            pred = _sigmoid_if_logits(scores) > threshold
-        else:
-            _check_binary_labels(scores, "binary integer preds")
-            pred = scores == 1
+        pred = _positive(_binary_scores(p), threshold, "binary integer preds")
         tgt = np.where(valid, t, 0) == 1
         return _confusion(pred[:, None], tgt[:, None], valid[:, None])
 
@@ -208,12 +211,7 @@ def stat_scores(
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
         _check_binary_labels(t[valid], "multilabel targets")
-        if _is_float(p):
-            pred = _sigmoid_if_logits(p) > threshold
-        else:
-            _check_binary_labels(p, "multilabel integer preds")
-            pred = p == 1
-        return _confusion(pred, np.where(valid, t, 0) == 1, valid)
+        return _confusion(_positive(p, threshold, "multilabel integer preds"), np.where(valid, t, 0) == 1, valid)
 
     # multiclass
     if p.ndim not in (1, 2):
