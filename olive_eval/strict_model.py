@@ -7,10 +7,14 @@ metric with no sub-types. Every config model here inherits from :class:`StrictMo
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Strict, model_validator
 from pydantic_core import PydanticCustomError
+
+#: A path field: JSON has no path type, so a string is accepted here even though models are strict.
+LaxPath = Annotated[Path, Strict(False)]
 
 
 def closest(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str | None:
@@ -28,7 +32,12 @@ def unknown_choice_hint(word: str, choices: list[str] | set[str] | tuple[str, ..
 
 
 class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True)
+    """Unknown keys are errors; numbers must be numbers and booleans booleans (``"1"``, ``1.0`` and
+    ``true`` are not priorities); NaN and infinity are refused wherever a number is expected."""
+
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, validate_default=True, strict=True, allow_inf_nan=False
+    )
 
     @model_validator(mode="before")
     @classmethod

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -24,7 +25,29 @@ def json_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-def _message(err: dict[str, Any]) -> tuple[str, str]:
+#: pydantic's strict type errors → what the JSON should hold there.
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "tuple_type": "a list",
+    "finite_number": "a finite number",
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as it reads in JSON (``"64"`` with quotes is a string, ``true`` a boolean)."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_error(err: Any) -> tuple[str, str]:
     """(extra path below pydantic's location, message) for one pydantic error."""
     kind, ctx = err["type"], err.get("ctx") or {}
     if kind == "unknown_key":
@@ -37,6 +60,8 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
         return "type", f"unknown type '{ctx['tag']}'; valid: {ctx['expected_tags']}"
     if kind == "union_tag_not_found":
         return "", f"missing required key '{ctx.get('discriminator', 'type').strip(chr(39))}'"
+    if kind in _EXPECTED:
+        return "", f"expected {_EXPECTED[kind]}, got {_shown(err['input'])}"
     if kind == "literal_error":
         return "", f"got {err['input']!r}; expected {ctx['expected']}"
     return "", err["msg"].removeprefix("Value error, ")
@@ -44,7 +69,7 @@ def _message(err: dict[str, Any]) -> tuple[str, str]:
 
 def from_validation_error(exc: ValidationError, source: str | None = None) -> ConfigError:
     err = exc.errors()[0]
-    extra, message = _message(err)
+    extra, message = describe_error(err)
     path = json_path(err["loc"])
     if extra:
         path = f"{path}.{extra}" if path else extra

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -44,19 +45,55 @@ def strip_trailing_commas(text: str) -> str:
     return "".join(chars)
 
 
+def decode_config(raw: bytes) -> str:
+    """The config's text: UTF-8 (with or without a BOM), or UTF-16/32, which JSON allows and editors write."""
+    encoding = json.detect_encoding(raw)
+    try:
+        return raw.decode("utf-8-sig" if encoding == "utf-8" else encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02X} at line {line} cannot be decoded; save the file as UTF-8"
+        ) from None
+
+
 def read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("config file not found", source=str(path)) from None
+    except IsADirectoryError:
+        raise ConfigError("is a directory; --config takes a JSON file", source=str(path)) from None
     except OSError as exc:
         raise ConfigError(f"cannot read config: {exc.strerror}", source=str(path)) from None
+    try:
+        text = decode_config(raw)
+    except ConfigError as exc:
+        raise exc.with_source(str(path)) from None
     try:
         return json.loads(strip_trailing_commas(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=str(path)
         ) from None
+
+
+def find_non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
+    """The JSON path and value of the first NaN or infinity in ``data`` (Python's json reads ``NaN``,
+    ``Infinity`` and ``-Infinity`` literals, which JSON itself does not allow)."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return path, data
+    if isinstance(data, dict):
+        items = ((f"{path}.{key}" if path else str(key), value) for key, value in data.items())
+    elif isinstance(data, (list, tuple)):
+        items = ((f"{path}[{i}]", value) for i, value in enumerate(data))
+    else:
+        return None
+    for where, value in items:
+        found = find_non_finite(value, where)
+        if found is not None:
+            return found
+    return None
 
 
 def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True) -> RunConfig:
@@ -72,6 +109,11 @@ def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_fi
         raise TypeError(f"config must be a path, a dict or a RunConfig, not {type(config).__name__}")
     if not isinstance(data, dict):
         raise ConfigError("the config must be a JSON object", source=source)
+    found = find_non_finite(data)
+    if found is not None:
+        where, value = found
+        literal = "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        raise ConfigError(f"{literal} is not a number JSON allows; write a finite number", path=where, source=source)
     try:
         import_user_scripts(data, base_dir)
     except ConfigError as exc:
@@ -120,10 +162,10 @@ def check_references(run: RunConfig) -> None:
     """Model files, user scripts and the functions they must define, before any model runs."""
     for i, model in enumerate(run.models()):
         where = "input_model" if i == 0 else f"candidates[{i - 1}]"
-        for attr in ("model_path", "model_script"):
-            path = getattr(model, attr, None)
-            if path is not None and not Path(path).exists():
-                raise ConfigError(f"file not found: {path}", path=f"{where}.{attr}")
+        problem = model.path_problem()
+        if problem is not None:
+            key, message = problem
+            raise ConfigError(message, path=f"{where}.{key}")
         loader = getattr(model, "model_loader", None)
         if loader is not None:
             _check_function(model.model_script, loader, model.script_dir, f"{where}.model_loader")
@@ -135,10 +177,10 @@ def check_references(run: RunConfig) -> None:
             if name is not None and uc.user_script is not None:
                 _check_function(uc.user_script, name, uc.script_dir, f"{where}.{key}")
     for i, dc in enumerate(run.data_configs):
-        files = getattr(dc.load_dataset_config, "data_files", None)
-        for f in _flatten(files):
-            if "://" not in f and not any(ch in f for ch in "*?[") and not Path(f).exists():
-                raise ConfigError(f"file not found: {f}", path=f"data_configs[{i}].load_dataset_config.data_files")
+        problem = getattr(dc.load_dataset_config, "source_problem", lambda: None)()
+        if problem is not None:
+            key, message = problem
+            raise ConfigError(message, path=f"data_configs[{i}].load_dataset_config.{key}")
 
 
 def _check_function(script: Path | None, name: str, script_dir: Path | None, where: str) -> None:
@@ -148,13 +190,3 @@ def _check_function(script: Path | None, name: str, script_dir: Path | None, whe
         load_function(script, name, script_dir)
     except ConfigError as exc:
         raise ConfigError(exc.message, path=where) from None
-
-
-def _flatten(files: Any) -> list[str]:
-    if files is None:
-        return []
-    if isinstance(files, str):
-        return [files]
-    if isinstance(files, list):
-        return list(files)
-    return [f for v in files.values() for f in _flatten(v)]

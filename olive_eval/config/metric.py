@@ -8,16 +8,21 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from olive_eval.config.errors import describe_error, json_path
 from olive_eval.config.model import InferenceSettings
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
-from olive_eval.strict_model import StrictModel
+from olive_eval.strict_model import LaxPath, StrictModel
 
 GoalType = Literal[
     "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
 ]
 METRIC_TYPES = ("accuracy", "latency", "throughput", "size_on_disk", "custom")
+
+
+#: Upper bound of bootstrap resamples: intervals stop moving long before this.
+MAX_RESAMPLES = 100_000
 
 
 def nested_error(subpath: str, message: str) -> PydanticCustomError:
@@ -29,7 +34,7 @@ class ConfidenceIntervalConfig(StrictModel):
     """A seeded bootstrap interval for a sub-type's value."""
 
     method: Literal["percentile", "bca", "basic"] = "percentile"
-    n_resamples: int = Field(1000, description="Bootstrap resamples (at least 2).")
+    n_resamples: int = Field(1000, le=MAX_RESAMPLES, description=f"Bootstrap resamples (2 to {MAX_RESAMPLES:,}).")
     level: float = Field(0.95, gt=0, lt=1)
     seed: int = 42
 
@@ -49,7 +54,12 @@ class Goal(StrictModel):
         lt=1,
         description="Require the goal to hold at this confidence, by a paired bootstrap against the baseline.",
     )
-    n_resamples: int = Field(2000, ge=100, description="Bootstrap resamples for a goal with a confidence.")
+    n_resamples: int = Field(
+        2000,
+        ge=100,
+        le=MAX_RESAMPLES,
+        description=f"Bootstrap resamples for a goal with a confidence (100 to {MAX_RESAMPLES:,}).",
+    )
     seed: int = 42
 
     @model_validator(mode="after")
@@ -80,8 +90,8 @@ class SubType(StrictModel):
 
 
 class UserConfig(StrictModel):
-    user_script: Path | None = None
-    script_dir: Path | None = None
+    user_script: LaxPath | None = None
+    script_dir: LaxPath | None = None
     evaluate_func: str | None = None
     evaluate_func_kwargs: dict[str, Any] = Field(default_factory=dict)
     metric_func: str | None = None
@@ -118,7 +128,7 @@ class Metric(StrictModel):
     user_config: UserConfig = Field(default_factory=UserConfig)
     backend: Literal["torch_metrics", "huggingface_metrics"] = "torch_metrics"
     sample_log_num: int = Field(0, ge=0, description="Write the first N (prediction, target) records, as Olive does.")
-    sample_log_dir: Path | None = None
+    sample_log_dir: LaxPath | None = None
     confidence_interval: ConfidenceIntervalConfig | None = Field(
         None, description="Default interval settings for every sub-type of this metric."
     )
@@ -185,10 +195,8 @@ class Metric(StrictModel):
                 metric_registry.get(sub.name)(aggregation=sub.aggregation)
         except ValidationError as exc:
             err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"])
-            message = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "unknown_key":
-                loc = ".".join(p for p in (loc, err["ctx"]["key"]) if p)
+            extra, message = describe_error(err)
+            loc = ".".join(p for p in (json_path(err["loc"]), extra) if p)
             raise nested_error(f"{where}.metric_config" + (f".{loc}" if loc else ""), message) from None
         except RegistryError as exc:
             raise nested_error(f"{where}.aggregation", str(exc)) from None

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from olive_eval.strict_model import StrictModel
+from olive_eval.strict_model import LaxPath, StrictModel
 
 #: ``(provider name, provider options)``, normalised from every shape Olive accepts.
 ProviderSpec = tuple[str, dict[str, Any]]
@@ -126,26 +127,72 @@ class IOConfig(StrictModel):
     input_types: list[str] | None = None
 
 
+def check_name(name: str) -> str:
+    """Model and metric names show up in tables, progress lines and folder names: no control characters."""
+    bad = next((ch for ch in name if unicodedata.category(ch).startswith("C")), None)
+    if bad is not None:
+        raise ValueError(f"name {name!r} contains the control character {bad!r}; use printable characters")
+    if not name.strip():
+        raise ValueError("name must not be empty or blank")
+    return name
+
+
 class _ModelBase(StrictModel):
     name: str | None = Field(None, description="Unique model name; defaults to the model file's stem.")
 
     def display_name(self) -> str:
         raise NotImplementedError
 
+    def path_problem(self) -> tuple[str, str] | None:
+        """``(key, what is wrong)`` when a path the model names is missing or of the wrong kind."""
+        raise NotImplementedError
+
 
 class ONNXModelConfig(_ModelBase):
     type: Literal["ONNXModel"]
-    model_path: Path
+    model_path: LaxPath = Field(description="An .onnx file, or a folder holding one (see onnx_file_name).")
+    onnx_file_name: str | None = Field(None, description="The .onnx file inside a model_path folder (Olive's key).")
     inference_settings: InferenceSettings = Field(default_factory=InferenceSettings)
 
     def display_name(self) -> str:
         return self.name or self.model_path.stem
 
+    @property
+    def onnx_path(self) -> Path:
+        """The .onnx file: model_path itself, or the file in the model_path folder."""
+        if not self.model_path.is_dir():
+            return self.model_path
+        if self.onnx_file_name is not None:
+            return self.model_path / self.onnx_file_name
+        found = sorted(self.model_path.glob("*.onnx"))
+        return found[0] if len(found) == 1 else self.model_path
+
+    def path_problem(self) -> tuple[str, str] | None:
+        path = self.model_path
+        if not path.exists():
+            return "model_path", f"file not found: {path}"
+        if path.is_dir():
+            if self.onnx_file_name is not None:
+                if not (path / self.onnx_file_name).is_file():
+                    return "onnx_file_name", f"{self.onnx_file_name} is not a file in {path}"
+                return None
+            found = sorted(p.name for p in path.glob("*.onnx"))
+            if len(found) != 1:
+                listed = f" ({', '.join(found[:5])})" if found else ""
+                return "model_path", (
+                    f"{path} is a directory with {len(found)} .onnx files{listed}; "
+                    "name the model file, or the one to use with onnx_file_name"
+                )
+        elif self.onnx_file_name is not None:
+            return "onnx_file_name", "onnx_file_name applies when model_path is a directory"
+        return None
+
     def files(self) -> list[Path]:
         """The model file and the external-data files its initializers point at."""
         import onnx
 
-        proto = onnx.load(str(self.model_path), load_external_data=False)
+        model_file = self.onnx_path
+        proto = onnx.load(str(model_file), load_external_data=False)
         locations: set[str] = set()
         graphs = [proto.graph]
         while graphs:
@@ -156,17 +203,17 @@ class ONNXModelConfig(_ModelBase):
                 for attr in node.attribute:
                     graphs.extend([attr.g] if attr.HasField("g") else [])
                     graphs.extend(attr.graphs)
-        return [self.model_path, *(self.model_path.parent / loc for loc in sorted(locations))]
+        return [model_file, *(model_file.parent / loc for loc in sorted(locations))]
 
 
 class PyTorchModelConfig(_ModelBase):
     """A TorchScript or ``torch.export`` file, or ``model_loader`` in ``model_script`` returning a module."""
 
     type: Literal["PyTorchModel"]
-    model_path: Path | None = None
+    model_path: LaxPath | None = None
     model_loader: str | None = None
-    model_script: Path | None = None
-    script_dir: Path | None = None
+    model_script: LaxPath | None = None
+    script_dir: LaxPath | None = None
     io_config: IOConfig | None = None
 
     @model_validator(mode="after")
@@ -183,6 +230,20 @@ class PyTorchModelConfig(_ModelBase):
         if self.model_path is not None:
             return self.model_path.stem
         return str(self.model_loader)
+
+    def path_problem(self) -> tuple[str, str] | None:
+        if self.model_script is not None and not self.model_script.is_file():
+            if self.model_script.is_dir():
+                return "model_script", f"{self.model_script} is a directory, not a Python file"
+            return "model_script", f"file not found: {self.model_script}"
+        if self.model_path is None or self.model_path.exists():
+            if self.model_path is not None and self.model_path.is_dir() and self.model_loader is None:
+                return "model_path", (
+                    f"{self.model_path} is a directory; a PyTorchModel without model_loader needs a TorchScript "
+                    "or torch.export (.pt2) file"
+                )
+            return None
+        return "model_path", f"file not found: {self.model_path}"
 
     def files(self) -> list[Path]:
         return [p for p in (self.model_path, self.model_script) if p is not None]

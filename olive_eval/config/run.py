@@ -10,16 +10,17 @@ from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from olive_eval.config.data import DataConfig, DummyDataConfig, HuggingfaceDataConfig
 from olive_eval.config.metric import Metric, SubType, nested_error
-from olive_eval.config.model import ModelConfig, ProviderSpec, normalize_providers
-from olive_eval.strict_model import StrictModel
+from olive_eval.config.model import ModelConfig, ProviderSpec, check_name, normalize_providers
+from olive_eval.metrics.types import Need
+from olive_eval.strict_model import LaxPath, StrictModel
 
 
 class EvaluatorConfig(StrictModel):
     """Olive's evaluator block: its metrics, and a user script imported first (to register metrics)."""
 
     name: str | None = None
-    user_script: Path | None = None
-    script_dir: Path | None = None
+    user_script: LaxPath | None = None
+    script_dir: LaxPath | None = None
     metrics: list[Metric] = Field(min_length=1)
 
 
@@ -38,7 +39,7 @@ class RunConfig(StrictModel):
     data_configs: list[DataConfig] = Field(default_factory=list)
     evaluator: EvaluatorConfig | None = None
     metrics: list[Metric] | None = None
-    output_dir: Path | None = None
+    output_dir: LaxPath | None = None
     _source_dir: Path | None = PrivateAttr(None)
 
     @property
@@ -103,6 +104,10 @@ class RunConfig(StrictModel):
         for i, model in enumerate(self.models()):
             where = "input_model" if i == 0 else f"candidates[{i - 1}]"
             name = model.display_name()
+            try:
+                check_name(name)
+            except ValueError as exc:
+                raise nested_error(f"{where}.name", str(exc)) from None
             if name in seen:
                 raise nested_error(
                     f"{where}.name",
@@ -113,6 +118,10 @@ class RunConfig(StrictModel):
     def _check_metric_names(self) -> None:
         names: set[str] = set()
         for i, metric in enumerate(self.all_metrics):
+            try:
+                check_name(metric.name)
+            except ValueError as exc:
+                raise nested_error(f"{self._metrics_key}[{i}].name", str(exc)) from None
             if metric.name in names:
                 raise nested_error(f"{self._metrics_key}[{i}].name", f"metric name '{metric.name}' is used twice")
             names.add(metric.name)
@@ -140,6 +149,10 @@ class RunConfig(StrictModel):
                     raise nested_error(
                         where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}"
                     )
+                metric.data_config = datasets[0]
+            elif metric.metric_type.need is Need.TIMINGS and len(datasets) == 1:
+                # Olive times dummy inputs from the model's static shapes; the one dataset there is works for
+                # models with dynamic shapes too, and is what the user measures the model on.
                 metric.data_config = datasets[0]
 
     def _check_priorities(self) -> None:

@@ -7,6 +7,9 @@ from pydantic import Field
 
 from olive_eval.strict_model import StrictModel
 
+#: Upper bound of warm-up and timed calls: far beyond any useful sample, short of "runs forever".
+MAX_RUNS = 100_000
+
 #: Sub-type name → percentile (None for the plain statistics).
 STATISTICS: dict[str, float | None] = {
     "avg": None,
@@ -24,9 +27,9 @@ STATISTICS: dict[str, float | None] = {
 class TimingConfig(StrictModel):
     """Olive's latency/throughput metric_config: warm-up runs, timed runs, seconds to sleep after each."""
 
-    warmup_num: int = Field(10, ge=0)
-    repeat_test_num: int = Field(20, ge=1)
-    sleep_num: float = Field(0, ge=0)
+    warmup_num: int = Field(10, ge=0, le=MAX_RUNS, description=f"Untimed calls first (at most {MAX_RUNS:,}).")
+    repeat_test_num: int = Field(20, ge=1, le=MAX_RUNS, description=f"Timed calls (at most {MAX_RUNS:,}).")
+    sleep_num: float = Field(0, ge=0, le=60, description="Seconds to sleep after each timed call (at most 60).")
 
 
 def _statistic(values: np.ndarray, name: str) -> np.ndarray:
