@@ -27,6 +27,10 @@ class ConfigError(OliveEvalError):
         return ConfigError(self.message, path=self.path, source=source)
 
 
+class UsageError(OliveEvalError):
+    """The command cannot run as asked (an unusable or busy output directory). The CLI exits 2."""
+
+
 class EvaluationError(OliveEvalError):
     """A model could not be evaluated (load failure, provider fallback, user function raised)."""
 
@@ -37,3 +41,21 @@ class MissingDependencyError(OliveEvalError):
     def __init__(self, package: str, needed_for: str, extra: str | None = None) -> None:
         hint = f"pip install 'olive-eval[{extra}]'" if extra else f"pip install {package}"
         super().__init__(f"{needed_for} needs the '{package}' package; install it with: {hint}")
+
+
+class UserCodeError(EvaluationError):
+    """A function from a user's script raised (or called ``sys.exit``): that model fails, the run goes on."""
+
+
+def failure_location(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost frame where ``exc`` (or the exception it wraps) was raised."""
+    while exc.__traceback__ is None and exc.__cause__ is not None:
+        exc = exc.__cause__
+    if isinstance(exc, OliveEvalError) and exc.__cause__ is not None and exc.__cause__.__traceback__ is not None:
+        exc = exc.__cause__  # a message of ours wrapping the real failure: point at the real one
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"

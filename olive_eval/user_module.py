@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from olive_eval.errors import ConfigError
+from olive_eval.errors import ConfigError, UserCodeError, failure_location
 
 _loaded: dict[Path, ModuleType] = {}
 
@@ -35,9 +35,9 @@ def load_user_module(user_script: Path, script_dir: Path | None = None) -> Modul
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit() at import time must not end olive-eval
         sys.modules.pop(module_name, None)
-        raise ConfigError(f"user_script {user_script} failed to import: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"user_script {user_script} failed to import: it {_describe(exc)}") from exc
     _loaded[path] = module
     return module
 
@@ -53,3 +53,27 @@ def load_function(user_script: Path, name: str, script_dir: Path | None = None) 
     if not callable(func):
         raise ConfigError(f"'{name}' in user_script {user_script} is not a function")
     return func
+
+
+def _describe(exc: BaseException) -> str:
+    """``raised ValueError: first line`` or ``called sys.exit(3)``, plus where in the user's file."""
+    if isinstance(exc, SystemExit):
+        text = f"called sys.exit({exc.code!r})"
+    else:
+        lines = str(exc).strip().splitlines()
+        text = f"raised {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
+    where = failure_location(exc)
+    return text + (f" (at {where})" if where else "")
+
+
+def call_user(func: Callable[..., Any], what: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``func(*args, **kwargs)`` for a function of the user's; ``what`` names it in errors.
+
+    An exception or ``sys.exit`` becomes a :class:`UserCodeError` naming the function and where in the
+    user's file it failed; Ctrl-C (KeyboardInterrupt) still stops the run. ``kwargs`` is passed as a
+    dict, so a user's keyword may have any name (``model_name``, ``metric``...).
+    """
+    try:
+        return func(*args, **kwargs)
+    except (Exception, SystemExit) as exc:
+        raise UserCodeError(f"{what} {_describe(exc)}") from exc

@@ -11,7 +11,7 @@ import numpy as np
 
 from olive_eval.config.metric import Metric
 from olive_eval.errors import EvaluationError
-from olive_eval.user_module import load_function
+from olive_eval.user_module import call_user, load_function
 
 
 class ModelOutput(NamedTuple):
@@ -28,20 +28,21 @@ def user_function(metric: Metric, which: str) -> tuple[str, Callable[..., Any]]:
     return name, load_function(uc.user_script, name, uc.script_dir)
 
 
-def call_user_function(metric: Metric, model_name: str, which: str, *args: Any, **kwargs: Any) -> dict[str, float]:
-    """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: value}``."""
+def call_user_function(
+    metric: Metric, model_name: str, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> dict[str, float]:
+    """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: value}``.
+
+    The user's ``kwargs`` travel as a dict, never mixed with our own parameters, so any key name works.
+    """
     name, func = user_function(metric, which)
-    try:
-        returned = func(*args, **kwargs)
-    except Exception as exc:
-        raise EvaluationError(
-            f"custom metric '{metric.name}' on model '{model_name}': {which} '{name}' raised "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
+    returned = call_user(func, f"custom metric '{metric.name}' on model '{model_name}': {which} '{name}'", args, kwargs)
     return _values(metric, model_name, f"{which} '{name}'", returned)
 
 
 def _number(value: Any) -> float | None:
+    if isinstance(value, (np.ndarray, np.generic)) and np.ndim(value) == 0:
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     return float(value)
@@ -59,6 +60,12 @@ def _values(metric: Metric, model_name: str, func: str, returned: Any) -> dict[s
         missing = [n for n in names if n not in returned]
         if missing:
             raise EvaluationError(f"{where} returned keys {sorted(map(str, returned))} without sub-type '{missing[0]}'")
+        unknown = sorted(str(k) for k in returned if k not in names)
+        if unknown:
+            raise EvaluationError(
+                f"{where} returned keys that are not sub-types of the metric: {', '.join(unknown)}; "
+                f"sub-types: {', '.join(names)}"
+            )
         values = {}
         for n in names:
             v = _number(returned[n])
@@ -73,7 +80,7 @@ def _values(metric: Metric, model_name: str, func: str, returned: Any) -> dict[s
         raise EvaluationError(
             f"{where} returned {type(returned).__name__} {shown}; expected a number or a dict keyed by sub-type name"
         )
-    for n, v in values.items():
-        if math.isnan(v):
-            raise EvaluationError(f"{where} returned NaN for '{n}'")
+    non_finite = [f"'{n}' = {v}" for n, v in values.items() if not math.isfinite(v)]
+    if non_finite:
+        raise EvaluationError(f"{where} returned a non-finite value: {', '.join(non_finite)}")
     return values

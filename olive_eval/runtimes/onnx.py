@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 
-from olive_eval.config.model import InferenceSettings, ProviderSpec, SessionOptions
+from olive_eval.config.model import InferenceSettings, ProviderSpec, SessionOptions, normalize_providers
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
 
@@ -76,6 +76,18 @@ def _session_options(options: SessionOptions) -> ort.SessionOptions:
     return so
 
 
+def _check_shape(spec: InputSpec, shape: tuple[int, ...], model: str) -> None:
+    """A rank or a fixed dimension the model does not accept, named before ONNX Runtime's terse error."""
+    if spec.shape is None:
+        return
+    expected = [d if isinstance(d, int) and d > 0 else (d or "?") for d in spec.shape]
+    fits = len(shape) == len(expected) and all(
+        not isinstance(want, int) or want == got for want, got in zip(expected, shape, strict=True)
+    )
+    if not fits:
+        raise EvaluationError(f"input '{spec.name}' of {model} has shape {list(shape)}; the model expects {expected}")
+
+
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -119,18 +131,62 @@ class _IOBindingCall(BoundCall):
         return list(self._binding.copy_outputs_to_cpu())
 
 
+def _open_session(path: Path, settings: InferenceSettings, providers: list[ProviderSpec]) -> ort.InferenceSession:
+    """A session on exactly the providers asked for: an unavailable one, or a silent fallback, is an error."""
+    names = [name for name, _ in providers]
+    available = list(ort.get_available_providers())
+    for name in names:
+        if name not in available:
+            raise EvaluationError(
+                f"execution provider '{name}' is not available in this onnxruntime build; "
+                f"available: {', '.join(available)}"
+            )
+    if not path.is_file():
+        raise EvaluationError(f"model file {path} does not exist")
+    try:
+        session = ort.InferenceSession(
+            str(path),
+            sess_options=_session_options(settings.session_options),
+            providers=names,
+            provider_options=[dict(opts) for _, opts in providers],
+        )
+    except Exception as exc:
+        raise EvaluationError(f"onnxruntime cannot load {path}: {_first_line(exc)}") from exc
+    used = list(session.get_providers())
+    missing = [name for name in names if name not in used]
+    if missing:
+        raise EvaluationError(
+            f"execution provider '{missing[0]}' was requested but the session for {path} fell back to "
+            f"{', '.join(used)} (it failed to initialise; check its libraries and options); "
+            f"available: {', '.join(available)}"
+        )
+    session.disable_fallback()
+    return session
+
+
 class OnnxRuntime(Runtime):
     """An ONNX model in an ``InferenceSession``.
 
-    It is also its own ``handle`` for ``evaluate_func``: ``.session``, ``.model_path``, ``.run(inputs)``.
+    It is also its own ``handle`` for ``evaluate_func``: ``.session``, ``.model_path``, ``.run(inputs)``, and
+    Olive's model handler API (``prepare_session``, ``run_session``, ``inference_settings``), so an Olive
+    user script runs unchanged.
     """
 
     model_type = "ONNXModel"
 
-    def __init__(self, session: ort.InferenceSession, model_path: Path, settings: InferenceSettings) -> None:
+    def __init__(
+        self,
+        session: ort.InferenceSession,
+        model_path: Path,
+        settings: InferenceSettings,
+        device: Device = "cpu",
+        providers: list[ProviderSpec] | None = None,
+    ) -> None:
         self._session: ort.InferenceSession | None = session
         self.model_path = model_path
         self.settings = settings
+        self.device = device
+        self._providers = list(providers or [(name, {}) for name in session.get_providers()])
         self._specs: list[InputSpec] | None = None
         self._input_types = {i.name: i.type for i in session.get_inputs()}
 
@@ -145,36 +201,45 @@ class OnnxRuntime(Runtime):
         """Create the session. ``device`` is carried by the providers the engine already chose for it."""
         settings = model_config.inference_settings.merged_with(inference_override)
         providers = list(settings.execution_provider or execution_providers) or [("CPUExecutionProvider", {})]
-        names = [name for name, _ in providers]
-        available = list(ort.get_available_providers())
-        for name in names:
-            if name not in available:
-                raise EvaluationError(
-                    f"execution provider '{name}' is not available in this onnxruntime build; "
-                    f"available: {', '.join(available)}"
-                )
-        path = Path(model_config.model_path)
-        if not path.is_file():
-            raise EvaluationError(f"model file {path} does not exist")
-        try:
-            session = ort.InferenceSession(
-                str(path),
-                sess_options=_session_options(settings.session_options),
-                providers=names,
-                provider_options=[dict(opts) for _, opts in providers],
-            )
-        except Exception as exc:
-            raise EvaluationError(f"onnxruntime cannot load {path}: {_first_line(exc)}") from exc
-        used = list(session.get_providers())
-        missing = [name for name in names if name not in used]
-        if missing:
-            raise EvaluationError(
-                f"execution provider '{missing[0]}' was requested but the session for {path} fell back to "
-                f"{', '.join(used)} (it failed to initialise; check its libraries and options); "
-                f"available: {', '.join(available)}"
-            )
-        session.disable_fallback()
-        return cls(session, path, settings)
+        path = Path(model_config.onnx_path)
+        return cls(_open_session(path, settings, providers), path, settings, device, providers)
+
+    # ------------------------------------------------------------------ Olive's model handler API
+    @property
+    def inference_settings(self) -> dict[str, Any]:
+        """The session settings in Olive's shape: ``execution_provider`` and ``provider_options`` lists."""
+        data = self.settings.model_dump(exclude={"execution_provider", "provider_options"})
+        data["execution_provider"] = [name for name, _ in self._providers]
+        data["provider_options"] = [dict(options) for _, options in self._providers]
+        return data
+
+    def prepare_session(
+        self,
+        inference_settings: dict[str, Any] | None = None,
+        device: str = "cpu",
+        execution_providers: str | list[Any] | None = None,
+        rank: int | None = None,
+    ) -> ort.InferenceSession:
+        """An ``onnxruntime.InferenceSession``, as Olive's ``ONNXModelHandler.prepare_session`` returns.
+
+        ``inference_settings`` override the model's; providers come from them, else from
+        ``execution_providers``, else the run's. The session already loaded is reused when nothing differs.
+        """
+        override = InferenceSettings.model_validate(inference_settings) if inference_settings else None
+        settings = self.settings.merged_with(override)
+        providers = settings.execution_provider or normalize_providers(execution_providers) or self._providers
+        if str(device) == "gpu" and rank is not None:
+            providers = [
+                (name, {**opts, "device_id": rank}) if name in _IO_DEVICE else (name, opts) for name, opts in providers
+            ]
+        if settings == self.settings and list(providers) == list(self._providers):
+            return self.session
+        return _open_session(self.model_path, settings, list(providers))
+
+    def run_session(self, session: Any = None, inputs: Any = None, **kwargs: Any) -> list[np.ndarray]:
+        """``session.run(output_names, inputs, **kwargs)``, as Olive's handler runs it."""
+        output_names = kwargs.pop("output_names", None)
+        return (session or self.session).run(output_names, inputs, **kwargs)
 
     @property
     def session(self) -> ort.InferenceSession:
@@ -220,7 +285,10 @@ class OnnxRuntime(Runtime):
             raise EvaluationError(
                 f"{self.model_path.name} needs input(s) {', '.join(missing)}; given: {', '.join(inputs) or 'nothing'}"
             )
-        return {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in self._input_types}
+        feed = {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in self._input_types}
+        for spec in self.input_specs():
+            _check_shape(spec, feed[spec.name].shape, self.model_path.name)
+        return feed
 
     def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall:
         feed = self._feed(inputs)

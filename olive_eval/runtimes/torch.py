@@ -18,7 +18,7 @@ import torch
 from olive_eval.config.model import InferenceSettings, IOConfig, ProviderSpec
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
-from olive_eval.user_module import load_function
+from olive_eval.user_module import call_user, load_function
 
 #: ``io_config.input_types`` names → (numpy dtype the engine should produce, torch dtype the model takes).
 #: bfloat16 has no numpy dtype: the data comes as float32 and is converted on the way in.
@@ -47,6 +47,13 @@ def _torch_device(device: Device) -> torch.device:
             raise EvaluationError("device gpu was requested but torch has no CUDA device")
         return torch.device("cuda")
     return torch.device("cpu")
+
+
+def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    """The numpy dtype data should have for a torch dtype (bfloat16, which numpy lacks, comes as float32)."""
+    if dtype == torch.bfloat16:
+        return np.dtype("float32")
+    return torch.empty(0, dtype=dtype).numpy().dtype
 
 
 def _is_export_archive(path: Path) -> bool:
@@ -111,9 +118,16 @@ class _CallPlan:
     exact positional/keyword split it was exported with, so that split is read from its input spec.
     """
 
-    def __init__(self, positional: list[str] | None = None, keywords: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        positional: list[str] | None = None,
+        keywords: list[str] | None = None,
+        specs: list[InputSpec] | None = None,
+    ) -> None:
         self.positional = positional
         self.keywords = keywords
+        #: The inputs' names, dtypes and shapes where the file records them (``torch.export`` does).
+        self.specs = specs or []
 
     @classmethod
     def for_export(cls, program: Any, module: torch.nn.Module) -> _CallPlan:
@@ -121,7 +135,15 @@ class _CallPlan:
         children = in_spec.children() if hasattr(in_spec, "children") else in_spec.children_specs
         args_spec, kwargs_spec = children
         params = list(inspect.signature(module.forward).parameters)
-        return cls(params[: args_spec.num_children], list(kwargs_spec.context or []))
+        positional, keywords = params[: args_spec.num_children], list(kwargs_spec.context or [])
+        values = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
+        specs = []
+        for name, placeholder in zip(positional + keywords, program.graph_signature.user_inputs, strict=False):
+            val = values.get(placeholder)
+            if isinstance(val, torch.Tensor):
+                shape = tuple(d if isinstance(d, int) else str(d) for d in val.shape)
+                specs.append(InputSpec(name, _numpy_dtype(val.dtype), shape))
+        return cls(positional, keywords, specs if len(specs) == len(positional) + len(keywords) else None)
 
     def names(self) -> list[str]:
         """The inputs the module requires; empty when any set of names will do."""
@@ -178,7 +200,8 @@ class _TorchCall(BoundCall):
 
 
 class TorchRuntime(Runtime):
-    """A module on a device. Its ``handle`` is itself: ``.module``, ``.device``, ``.model_path``, ``.run``."""
+    """A module on a device. Its ``handle`` is itself: ``.module``, ``.device``, ``.model_path``, ``.run``, and
+    Olive's model handler API (``prepare_session``, ``run_session``, ``inference_settings``)."""
 
     model_type = "PyTorchModel"
 
@@ -246,19 +269,39 @@ class TorchRuntime(Runtime):
     def _from_loader(model_config: Any, path: Path | None) -> Callable[..., Any]:
         loader = load_function(model_config.model_script, model_config.model_loader, model_config.script_dir)
         where = f"model_loader '{model_config.model_loader}' in {model_config.model_script}"
-        try:
-            module = loader(str(path) if path is not None else None)
-        except Exception as exc:
-            raise EvaluationError(f"{where} raised {type(exc).__name__}: {_first_line(exc)}") from exc
+        module = call_user(loader, where, (str(path) if path is not None else None,), {})
         if not callable(module):
             raise EvaluationError(
                 f"{where} returned {type(module).__name__}; it must return a torch.nn.Module or a callable"
             )
         return module
 
+    # ------------------------------------------------------------------ Olive's model handler API
+    @property
+    def inference_settings(self) -> dict[str, Any]:
+        """Olive's PyTorch handler has no session settings; an empty dict keeps user scripts uniform."""
+        return {}
+
+    def prepare_session(
+        self,
+        inference_settings: dict[str, Any] | None = None,
+        device: str = "cpu",
+        execution_providers: Any = None,
+        rank: int | None = None,
+    ) -> Callable[..., Any]:
+        """The module in eval mode on the run's device, as Olive's ``PyTorchModelHandler.prepare_session``."""
+        return self.module
+
+    def run_session(self, session: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
+        """``session(**inputs)`` for a dict of inputs, else ``session(inputs)``, as Olive's handler calls it."""
+        module = session if session is not None else self.module
+        with torch.inference_mode():
+            return module(**inputs, **kwargs) if isinstance(inputs, Mapping) else module(inputs, **kwargs)
+
     def input_specs(self) -> list[InputSpec]:
-        """From ``io_config``; without one, empty, and the engine maps batch keys to the model itself."""
-        return list(self._specs)
+        """From ``io_config`` or the ``torch.export`` archive; otherwise empty, and the engine passes the
+        batch's keys as they are (one input positionally)."""
+        return list(self._specs or self._plan.specs)
 
     def output_names(self) -> list[str]:
         """``output_i`` or the returned dict's keys. Unknown until the first call: empty before that."""
