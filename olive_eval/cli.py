@@ -7,10 +7,12 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from olive_eval.errors import ConfigError, OliveEvalError
+from olive_eval import __version__
+from olive_eval.errors import ConfigError, OliveEvalError, UsageError
 
-EXIT_OK, EXIT_MODEL_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
+EXIT_OK, EXIT_MODEL_FAILED, EXIT_BAD_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -21,7 +23,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "command",
         nargs="?",
-        choices=["run", "schema"],
         default="run",
         help="run (default): evaluate a config; schema: print the run config's JSON Schema",
     )
@@ -32,8 +33,16 @@ def _parser() -> argparse.ArgumentParser:
         help="where results.json goes (default: the config's output_dir, else ./olive-eval-output)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
+    parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
     return parser
+
+
+def _command_error(command: str) -> str:
+    """An unknown command; ``olive-eval run.json`` (a config without --config) gets told how to call it."""
+    if command.endswith(".json") or Path(command).is_file():
+        return f"olive-eval: error: give the config with --config: olive-eval --config {command}"
+    return f"olive-eval: error: unknown command '{command}'; commands: run, schema (see olive-eval --help)"
 
 
 class _StderrProgress:
@@ -52,6 +61,9 @@ def schema_json() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command not in ("run", "schema"):
+        print(_command_error(args.command), file=sys.stderr)
+        return EXIT_BAD_CONFIG
     if args.command == "schema":
         sys.stdout.write(schema_json())
         return EXIT_OK
@@ -62,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_BAD_CONFIG
     try:
-        from olive_eval.api import evaluate
+        from olive_eval.api import RunInterrupted, evaluate
         from olive_eval.report.console import render
 
         progress = (lambda model, message: None) if args.quiet else _StderrProgress()
@@ -72,17 +84,40 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"olive-eval: config error: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    except UsageError as exc:
+        if args.debug:
+            raise
+        print(f"olive-eval: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
     except OliveEvalError as exc:
         if args.debug:
             raise
         print(f"olive-eval: error: {exc}", file=sys.stderr)
         return EXIT_MODEL_FAILED
+    except RunInterrupted as exc:
+        print(f"olive-eval: {_interrupted(exc)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
-        print("olive-eval: interrupted; results.json holds the models finished so far", file=sys.stderr)
-        return 130
+        print("olive-eval: interrupted before any model ran; nothing was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    if args.debug:
+        for name, model in result.models.items():
+            for text in model.tracebacks:
+                print(f"--- {name}: traceback of a failure\n{text}", file=sys.stderr, end="")
     print(render(result))
     print(f"\nResults: {Path(result.output_dir or '.') / 'results.json'}")
     return EXIT_MODEL_FAILED if result.failed else EXIT_OK
+
+
+def _interrupted(exc: Any) -> str:
+    """What an interrupted run left behind, said plainly."""
+    result = exc.result
+    path = Path(result.output_dir or ".") / "results.json"
+    where = f"interrupted while evaluating '{exc.model}'" if exc.model else "interrupted"
+    done = [name for name, m in result.models.items() if m.status in ("ok", "partial", "failed")]
+    if not done:
+        return f"{where}; no model finished; {path} records the run as interrupted"
+    return f"{where}; {path} holds the {len(done)} model(s) finished so far: {', '.join(done)}"
 
 
 if __name__ == "__main__":  # pragma: no cover

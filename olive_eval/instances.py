@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from olive_eval.output_dir import folder_names
 from olive_eval.results import atomic_write_text
 
 #: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
 MAX_VALUES_PER_RECORD = 256
-
-
-def safe_name(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", name) or "_"
 
 
 def _jsonable(value: Any) -> Any:
@@ -61,23 +57,31 @@ def _write_jsonl(path: Path, records: Iterator[dict[str, Any]]) -> Path:
 
 
 class InstanceWriter:
-    """Writes per-example files under a run's output directory."""
+    """Writes per-example files under a run's output directory.
 
-    def __init__(self, output_dir: Path) -> None:
+    ``model_folder`` arguments are the folders :func:`olive_eval.output_dir.folder_names` gave each
+    model; metric files are named the same way, so no two models or metrics ever share a file.
+    """
+
+    def __init__(self, output_dir: Path, metric_names: list[str] | None = None) -> None:
         self.output_dir = output_dir
+        self._metric_files = folder_names(metric_names or [])
+
+    def _file(self, metric: str) -> str:
+        return self._metric_files.get(metric) or folder_names([metric])[metric]
 
     def instances(
-        self, model: str, metric: str, predictions: Any, references: Any, scores: dict[str, np.ndarray]
+        self, model_folder: str, metric: str, predictions: Any, references: Any, scores: dict[str, np.ndarray]
     ) -> Path:
-        path = self.output_dir / "instances" / safe_name(model) / f"{safe_name(metric)}.jsonl"
+        path = self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl"
         return _write_jsonl(path, instance_records(predictions, references, scores))
 
     def sample_log(
-        self, model: str, metric: str, predictions: Any, references: Any, n: int, log_dir: Path | None
+        self, model_folder: str, metric: str, predictions: Any, references: Any, n: int, log_dir: Path | None
     ) -> Path:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
         root = log_dir if log_dir is not None else self.output_dir / "samples"
-        path = root / safe_name(model) / f"{safe_name(metric)}_samples.jsonl"
+        path = root / model_folder / f"{self._file(metric)}_samples.jsonl"
         count = min(n, len(references))
         preds, refs = _rows(predictions[:count]), _rows(references[:count])
         records = ({"index": i, "prediction": preds[i], "target": refs[i]} for i in range(count))

@@ -62,13 +62,19 @@ GoalCheck = Callable[[str, str, SubMetricResult, SubMetricResult], "GoalResult |
 
 
 def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: GoalCheck | None = None) -> None:
-    """Fill each model's goal results and ``goals_met`` (``goals``: joint key → (type, value)).
+    """Fill each candidate's goal results and ``goals_met`` (``goals``: joint key → (type, value)).
 
-    ``check`` may replace the point comparison for candidates (goals with a confidence use it).
+    Goals are relative to the baseline, so the baseline itself gets none (``goals_met`` None). A goal whose
+    value is missing (the metric failed or is undefined) is not met, and says why. ``check`` may replace
+    the point comparison (goals with a confidence use it).
     """
     base = result.models.get(result.baseline)
+    base_metrics = base.metrics if base is not None and base.evaluated else {}
     for name, model in result.models.items():
-        if model.status != "ok":
+        if name == result.baseline:
+            model.goals_met = None
+            continue
+        if not model.evaluated:
             model.goals_met = False
             continue
         all_met = True
@@ -76,18 +82,22 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: G
             if key not in goals:
                 continue
             goal_type, goal_value = goals[key]
-            base_sub = base.metrics.get(key) if base is not None and base.status == "ok" else None
-            threshold = resolve_threshold(
-                goal_type, goal_value, base_sub.value if base_sub else None, bool(sub.higher_is_better)
-            )
-            met = (
-                threshold is not None
-                and math.isfinite(sub.value)
-                and meets(sub.value, threshold, bool(sub.higher_is_better))
-            )
-            missed_by = None if met or threshold is None else abs(sub.value - threshold)
-            sub.goal = GoalResult(goal_type, goal_value, threshold, met, missed_by)
-            if check is not None and base_sub is not None and name != result.baseline:
+            base_sub = base_metrics.get(key)
+            base_value = base_sub.value if base_sub is not None and base_sub.measured else None
+            threshold = resolve_threshold(goal_type, goal_value, base_value, bool(sub.higher_is_better))
+            if sub.value is None or not sub.measured:
+                reason = f"no value: {sub.error or sub.undefined or 'not finite'}"
+                sub.goal = GoalResult(goal_type, goal_value, threshold, False, reason=reason)
+            elif threshold is None:
+                reason = "the baseline has no value for this metric"
+                sub.goal = GoalResult(goal_type, goal_value, None, False, reason=reason)
+            else:
+                reason = None
+                met = meets(sub.value, threshold, bool(sub.higher_is_better))
+                sub.goal = GoalResult(
+                    goal_type, goal_value, threshold, met, None if met else abs(sub.value - threshold)
+                )
+            if check is not None and reason is None and base_sub is not None:
                 sub.goal = check(name, key, sub, base_sub) or sub.goal
             all_met = all_met and sub.goal.met
         missing = [k for k in goals if k not in model.metrics]
@@ -99,16 +109,17 @@ def ranking_key(model: ModelResult, objectives: list[Objective]) -> tuple[tuple[
     key = []
     for obj in objectives:
         sub = model.metrics.get(obj.key)
-        if sub is None or not math.isfinite(sub.value):
+        if sub is None or not sub.measured:
             key.append((1, 0.0))
         else:
-            key.append((0, -sub.value if obj.higher_is_better else sub.value))
+            value = float(sub.value or 0.0)
+            key.append((0, -value if obj.higher_is_better else value))
     return tuple(key)
 
 
 def rank(result: RunResult, objectives: list[Objective], candidates: list[str]) -> list[str]:
     """Candidates meeting every goal, best first: by priority, ties falling through, then config order."""
-    eligible = [name for name in candidates if result.models[name].status == "ok" and result.models[name].goals_met]
+    eligible = [name for name in candidates if result.models[name].evaluated and result.models[name].goals_met]
     return sorted(eligible, key=lambda name: ranking_key(result.models[name], objectives))
 
 
@@ -129,7 +140,7 @@ def mark_pareto(result: RunResult, objectives: list[Objective]) -> None:
     complete = [
         m
         for m in result.models.values()
-        if m.status == "ok" and all(o.key in m.metrics and math.isfinite(m.metrics[o.key].value) for o in objectives)
+        if m.evaluated and all(o.key in m.metrics and m.metrics[o.key].measured for o in objectives)
     ]
     complete_ids = {id(m) for m in complete}
     for model in result.models.values():

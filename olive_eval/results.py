@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -28,6 +29,7 @@ class GoalResult:
     probability: float | None = None  # share of resamples in which the goal holds
     margin: float | None = None  # how far the candidate is past the threshold (negative: short of it)
     margin_bound: float | None = None  # the margin's lower bound at ``confidence``; met iff >= 0
+    reason: str | None = None  # why the goal could not be checked (no value, no baseline value)
 
 
 @dataclass
@@ -40,29 +42,51 @@ class ConfidenceInterval:
 
 @dataclass
 class SubMetricResult:
-    value: float
+    value: float | None  # None when the metric failed (``error``) or is undefined on this data (``undefined``)
     priority: int
     higher_is_better: bool | None  # None only for an unranked custom sub-type that does not say
     goal: GoalResult | None = None
     unit: str | None = None
-    per_class: list[float] | None = None
+    per_class: list[float | None] | None = None
     ci_low: float | None = None
     ci_high: float | None = None
     confidence_interval: ConfidenceInterval | None = None
     aggregation: str | None = None
+    error: str | None = None
+    undefined: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        """A finite value exists (not failed, not undefined)."""
+        return self.value is not None and math.isfinite(self.value)
+
+
+#: ok: every metric measured; partial: some metrics failed, the rest kept; failed: nothing measured
+#: (e.g. the model did not load); pending: not reached yet; interrupted: stopped by Ctrl-C.
+ModelStatus = Literal["ok", "partial", "failed", "pending", "interrupted"]
 
 
 @dataclass
 class ModelResult:
-    status: Literal["ok", "failed", "pending"]
+    status: ModelStatus
     error: str | None = None
     metrics: dict[str, SubMetricResult] = field(default_factory=dict)
-    goals_met: bool = False
+    goals_met: bool | None = False  # None for the baseline: goals are relative to it
     pareto: bool = False
-    runtime: dict[str, Any] = field(default_factory=dict)
+    #: What ran, one entry per distinct runtime settings (a metric may override them): the runtime's own
+    #: description plus ``metrics``, the metrics that used it.
+    runtimes: list[dict[str, Any]] = field(default_factory=list)
     seconds: float | None = None
     #: Wall seconds per stage: "load", "inference:<data config>", "scoring:<data config>", "timing:<data config>".
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: This model's folder under ``instances/`` and ``samples/`` (unique per model, whatever its name).
+    folder: str | None = None
+    #: Full tracebacks of the failures, for ``--debug``; not written to results.json.
+    tracebacks: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def evaluated(self) -> bool:
+        return self.status in ("ok", "partial")
 
 
 @dataclass
@@ -76,10 +100,14 @@ class RunResult:
 
     @property
     def failed(self) -> list[str]:
-        return [name for name, m in self.models.items() if m.status == "failed"]
+        """Models with anything short of a full evaluation (exit code 1)."""
+        return [name for name, m in self.models.items() if m.status not in ("ok", "pending")]
 
     def to_dict(self) -> dict[str, Any]:
-        return _finite(asdict(self))
+        data = asdict(self)
+        for model in data["models"].values():
+            del model["tracebacks"]
+        return _finite(data)
 
     def write(self, output_dir: Path) -> Path:
         """Write results.json atomically: a reader never sees a half-written file."""
@@ -88,12 +116,22 @@ class RunResult:
         return atomic_write_text(target, json.dumps(self.to_dict(), indent=2) + "\n")
 
 
+@functools.cache
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write_text(target: Path, text: str) -> Path:
+    """Write through a temporary file and rename it into place, with the permissions the umask gives
+    a new file (``mkstemp`` alone would leave it private, 0600)."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
+            os.fchmod(handle.fileno(), 0o666 & ~_umask())
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from olive_eval.cli import main, schema_json
+from olive_eval.cli import main
+from olive_eval.config import RunConfig
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -84,7 +85,8 @@ def test_missing_config_flag_and_missing_file(tmp_path, capsys):
 def test_schema_command_matches_the_shipped_schema_file(capsys):
     assert main(["schema"]) == 0
     printed = capsys.readouterr().out
-    assert printed == schema_json()
+    assert json.loads(printed) == RunConfig.model_json_schema(by_alias=True)  # the schema the validator uses
+    assert json.loads(printed)["properties"]["input_model"]["description"].startswith("The baseline")
     shipped = (REPO / "configs" / "run.schema.json").read_text()
     assert json.loads(shipped) == json.loads(printed), "regenerate: olive-eval schema > configs/run.schema.json"
 
@@ -96,3 +98,71 @@ def test_shipped_configs_validate(config):
     from olive_eval.config import load_run_config
 
     load_run_config(REPO / "configs" / config)
+
+
+# ---------------------------------------------------------------------------- issue 6, item 25: confusing output
+def test_baseline_only_run_says_there_is_nothing_to_rank(toy, capsys):
+    path = write(toy.root / "run.json", toy.config({}, [accuracy()]))
+    assert main(["--config", str(path), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "No candidates to rank: only the baseline was evaluated." in out
+    assert "No candidate meets every goal." not in out
+
+
+def test_the_baseline_is_not_checked_against_itself(toy):
+    path = write(toy.root / "run.json", toy.config({"cand": 0.05}, [accuracy(0.0)]))
+    assert main(["--config", str(path), "--quiet"]) == 0
+    written = json.loads((toy.root / "out" / "results.json").read_text())
+    base = written["models"]["base"]
+    assert base["goals_met"] is None and base["metrics"]["acc-accuracy_score"]["goal"] is None
+    assert written["models"]["cand"]["metrics"]["acc-accuracy_score"]["goal"]["threshold"] is not None
+
+
+def test_progress_names_scoring_apart_from_inference(toy, tmp_path, capsys):
+    script = tmp_path / "slow.py"
+    script.write_text("def score(model_output, targets):\n    return 1.0\n")
+    custom = {
+        "name": "custom",
+        "type": "custom",
+        "data_config": "toy",
+        "sub_types": [{"name": "s"}],
+        "user_config": {"user_script": str(script), "metric_func": "score"},
+    }
+    path = write(toy.root / "run.json", toy.config({}, [custom]))
+    assert main(["--config", str(path)]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    inference = next(i for i, line in enumerate(lines) if "base: inference over 'toy'" in line)
+    assert "base: scoring 1 metric(s) on 'toy'" in lines[inference + 1]
+
+
+def test_wide_characters_keep_the_table_aligned(toy, capsys):
+    from olive_eval.report.console import display_width
+
+    config = toy.config({"cand": 0.05}, [accuracy()])
+    config["input_model"]["name"] = "基线模型一"  # a wide name in a middle column shifts the columns after it
+    path = write(toy.root / "run.json", config)
+    assert main(["--config", str(path), "--quiet"]) == 0
+    table = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    rule = table[1]
+    starts = [i for i in range(len(rule)) if rule[i] == "-" and (i == 0 or rule[i - 1] == " ")]
+    for row in (table[0], table[2]):  # the header (wide name) and a row below it (ASCII)
+        cells = [c for c in row.split("  ") if c.strip()]
+        columns = [display_width(row[: row.index(c)]) for c in cells]
+        assert columns == starts, row
+
+
+def test_a_config_given_without_the_flag_gets_told_how(toy, capsys):
+    path = write(toy.root / "run.json", toy.config({}, [accuracy()]))
+    assert main([str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"olive-eval: error: give the config with --config: olive-eval --config {path}"
+    )
+    assert main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'; commands: run, schema" in capsys.readouterr().err
+
+
+def test_version_flag():
+    from importlib.metadata import version
+
+    done = subprocess.run([sys.executable, "-m", "olive_eval", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.strip() == f"olive-eval {version('olive-eval')}"

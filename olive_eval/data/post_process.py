@@ -34,3 +34,19 @@ def select_output(outputs: list[np.ndarray], names: list[str], which: str | int)
 
 def post_process(kind: str, logits: np.ndarray) -> np.ndarray:
     return POST_PROCESSORS[kind](logits)
+
+
+def check_finite(output: np.ndarray, what: str) -> None:
+    """Refuse NaN and infinite model outputs: one NaN input can turn every logit into NaN, and the
+    metrics would still return numbers (accuracy 0.1, AUROC 0.5) that a goal then compares."""
+    if not np.issubdtype(output.dtype, np.floating) and not np.issubdtype(output.dtype, np.complexfloating):
+        return
+    bad = ~np.isfinite(output)
+    if not bad.any():
+        return
+    rows = bad.reshape(len(bad), -1).any(axis=1) if bad.ndim > 1 else bad
+    first = int(np.argmax(rows))
+    raise EvaluationError(
+        f"{what} has non-finite values (NaN or infinity) in {int(rows.sum())} of {len(rows)} examples "
+        f"(first: example {first}); check the model and its inputs"
+    )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from olive_eval.metrics import resampling, stats
+from olive_eval.metrics import resampling
 from olive_eval.metrics.resampling import Sample
 
 
@@ -26,15 +26,10 @@ class Evidence:
         return resampling.independent_distribution(self.timings, self.statistic, n_resamples, seed)
 
     def interval(self, value: float, method: str, n_resamples: int, level: float, seed: int) -> tuple[float, float]:
-        theta_b = self.distribution(n_resamples, seed)
-        jackknife = None
-        if method == "bca":
-            if self.sample is not None:
-                jackknife = resampling.jackknife(self.sample)
-            else:
-                assert self.timings is not None and self.statistic is not None
-                jackknife = stats.sample_jackknife(self.timings, self.statistic)
-        return stats.interval(theta_b, value, level, method, jackknife)
+        if self.sample is not None:
+            return resampling.confidence_interval(self.sample, value, method, n_resamples, level, seed)
+        assert self.timings is not None and self.statistic is not None
+        return resampling.independent_interval(self.timings, self.statistic, value, method, n_resamples, level, seed)
 
 
 def paired_distribution(

@@ -47,15 +47,17 @@ class Plan:
     file_sizes: list[tuple[Metric, SubType]] = field(default_factory=list)
     user_functions: list[Metric] = field(default_factory=list)
 
-    def settings_variants(self) -> list[InferenceSettings | None]:
-        """Distinct runtime settings the plan needs: one loaded model per variant."""
-        seen: dict[str, InferenceSettings | None] = {}
-        for settings in [
-            *(p.settings for p in self.passes),
-            *(t.settings for t in self.timings),
-            *(m.user_config.onnx_override() for m in self.user_functions),
-        ]:
-            seen.setdefault(settings_key(settings), settings)
+    def settings_variants(self) -> list[tuple[InferenceSettings | None, list[str]]]:
+        """Distinct runtime settings the plan needs (one loaded model each), with the metrics using each."""
+        seen: dict[str, tuple[InferenceSettings | None, list[str]]] = {}
+        uses = [
+            *((p.settings, [m.name for m in p.metrics]) for p in self.passes),
+            *((t.settings, [m.name for m, _ in t.sub_types]) for t in self.timings),
+            *((m.user_config.onnx_override(), [m.name]) for m in self.user_functions),
+        ]
+        for settings, metrics in uses:
+            names = seen.setdefault(settings_key(settings), (settings, []))[1]
+            names.extend(n for n in metrics if n not in names)
         return list(seen.values())
 
 

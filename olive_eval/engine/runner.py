@@ -7,11 +7,13 @@ the registered metric types, so a new runtime or metric family changes nothing h
 from __future__ import annotations
 
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -20,12 +22,12 @@ from olive_eval.config.metric import Metric, SubType
 from olive_eval.config.model import InferenceSettings
 from olive_eval.config.run import RunConfig, joint_key
 from olive_eval.data import LabelledData, dummy_inputs, load_labelled_data
-from olive_eval.data.post_process import post_process, select_output
+from olive_eval.data.post_process import check_finite, post_process, select_output
 from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.plan import Plan, PredictionPass, TimingRun, settings_key
 from olive_eval.engine.timing import measure
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import Score
 from olive_eval.metrics.resampling import Sample
@@ -69,6 +71,20 @@ def map_inputs(inputs: dict[str, np.ndarray], specs: list[InputSpec], data_name:
     )
 
 
+def _failure_message(exc: BaseException) -> str:
+    """Our own errors carry a message a user can act on. Anything else is unforeseen (a bug of ours, or a
+    library failing oddly): say what it is and where it was raised, so it can be found."""
+    if isinstance(exc, OliveEvalError):
+        return str(exc)
+    lines = str(exc).strip().splitlines()
+    where = failure_location(exc)
+    return f"unexpected {type(exc).__name__}" + (f": {lines[0]}" if lines else "") + (f" (at {where})" if where else "")
+
+
+def _traceback(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
 @dataclass
 class _Context:
     run: RunConfig
@@ -76,6 +92,7 @@ class _Context:
     result: ModelResult
     runtimes: dict[str, Runtime]
     evidence: dict[str, Evidence] = field(default_factory=dict)
+    folder: str | None = None
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -106,39 +123,83 @@ class ModelEvaluator:
         self.base_dir = base_dir
         #: model name -> joint key -> what the value rests on, for paired goal checks after all models ran
         self.evidence: dict[str, dict[str, Evidence]] = {}
+        #: the result of the model being evaluated (kept by the caller when a run is interrupted)
+        self.current: ModelResult | None = None
 
-    def evaluate(self, model_config) -> ModelResult:
+    def evaluate(self, model_config: Any, folder: str | None = None) -> ModelResult:
+        """One model: load each runtime variant, then run every unit of work of the plan.
+
+        A unit that fails (a pass, a timing run, a user function) fails only its own metrics; the others
+        keep their values and the model is ``partial``. A model that does not load is ``failed``.
+        KeyboardInterrupt is not caught: the caller records the interruption.
+        """
         name = model_config.display_name()
-        result = ModelResult(status="pending")
+        result = ModelResult(status="pending", folder=folder)
+        self.current = result
         started = time.perf_counter()
-        ctx = _Context(self.run, name, result, {})
+        ctx = _Context(self.run, name, result, {}, folder=folder)
         self.evidence[name] = ctx.evidence
         try:
-            for variant in self.plan.settings_variants():
-                self.progress(name, "loading model")
-                with ctx.stage("load"):
-                    runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
-                ctx.runtimes[settings_key(variant)] = runtime
-                result.runtime.update(runtime.describe())
-            for prediction_pass in self.plan.passes:
-                self._predict_and_score(ctx, prediction_pass)
-            for timing_run in self.plan.timings:
-                self._time(ctx, timing_run)
-            for metric, sub in self.plan.file_sizes:
-                size_type = metric.metric_type
-                self._record(ctx, metric, sub, Score(size_type.score_files(model_config.files())))
-            for metric in self.plan.user_functions:
-                self._evaluate_func(ctx, metric)
-            result.status = "ok"
-        except EvaluationError as exc:
-            result.status, result.error = "failed", str(exc)
-        except Exception as exc:  # a model or user code broke in a way we did not foresee: keep going
-            result.status, result.error = "failed", f"{type(exc).__name__}: {exc}"
+            self._load(ctx, model_config)
+        except Exception as exc:
+            result.status, result.error = "failed", _failure_message(exc)
+            result.tracebacks.append(_traceback(exc))
+        else:
+            for metrics, run_unit in self._units(ctx, model_config):
+                try:
+                    run_unit()
+                except Exception as exc:
+                    self._fail(ctx, metrics, exc)
+            failed = sorted({key.rsplit("-", 1)[0] for key, sub in result.metrics.items() if sub.error})
+            measured = any(sub.error is None for sub in result.metrics.values())
+            result.status = "ok" if not failed else "partial" if measured else "failed"
+            if failed:
+                first = next(sub.error for sub in result.metrics.values() if sub.error)
+                result.error = f"metric(s) {', '.join(failed)} failed: {first}"
         finally:
             for runtime in ctx.runtimes.values():
                 runtime.close()
         result.seconds = round(time.perf_counter() - started, 3)
         return result
+
+    def _load(self, ctx: _Context, model_config: Any) -> None:
+        for variant, metric_names in self.plan.settings_variants():
+            self.progress(ctx.model_name, "loading model")
+            with ctx.stage("load"):
+                runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
+            ctx.runtimes[settings_key(variant)] = runtime
+            ctx.result.runtimes.append({**runtime.describe(), "metrics": metric_names})
+
+    def _units(
+        self, ctx: _Context, model_config: Any
+    ) -> Iterator[tuple[list[tuple[Metric, SubType]], Callable[[], None]]]:
+        """The plan's units of work for this model: the sub-types each one measures, and how to run it."""
+        for job in self.plan.passes:
+            yield [(m, s) for m in job.metrics for s in m.sub_types], partial(self._predict_and_score, ctx, job)
+        for timing in self.plan.timings:
+            yield list(timing.sub_types), partial(self._time, ctx, timing)
+        for metric, sub in self.plan.file_sizes:
+            yield [(metric, sub)], partial(self._file_size, ctx, metric, sub, model_config)
+        for metric in self.plan.user_functions:
+            yield [(metric, s) for s in metric.sub_types], partial(self._evaluate_func, ctx, metric)
+
+    def _fail(self, ctx: _Context, sub_types: list[tuple[Metric, SubType]], exc: Exception) -> None:
+        """Record ``exc`` on every sub-type of the unit that has no value yet."""
+        message = _failure_message(exc)
+        ctx.result.tracebacks.append(_traceback(exc))
+        for metric, sub in sub_types:
+            key = joint_key(metric, sub)
+            if key not in ctx.result.metrics:
+                ctx.result.metrics[key] = SubMetricResult(
+                    value=None,
+                    priority=sub.priority,
+                    higher_is_better=sub.higher_is_better,
+                    unit=metric.metric_type.unit,
+                    error=message,
+                )
+
+    def _file_size(self, ctx: _Context, metric: Metric, sub: SubType, model_config: Any) -> None:
+        self._record(ctx, metric, sub, Score(metric.metric_type.score_files(model_config.files())))
 
     # ------------------------------------------------------------------ steps
     def _runtime(self, ctx: _Context, settings: InferenceSettings | None) -> Runtime:
@@ -163,45 +224,51 @@ class ModelEvaluator:
             raise EvaluationError(
                 f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}"
             ) from None
+        check_finite(logits, f"the model's output on '{job.data_config}'")
+        self.progress(ctx.model_name, f"scoring {len(job.metrics)} metric(s) on '{job.data_config}'")
         with ctx.stage(f"scoring:{job.data_config}"):
-            self._score(ctx, job, post_process(post.type, logits), logits, data.labels)
+            preds = post_process(post.type, logits)
+            for metric in job.metrics:
+                try:
+                    self._score(ctx, metric, preds, logits, data.labels)
+                except Exception as exc:  # one metric failing keeps the others of this pass
+                    self._fail(ctx, [(metric, sub) for sub in metric.sub_types], exc)
 
     def _score(
-        self, ctx: _Context, job: PredictionPass, preds: np.ndarray, logits: np.ndarray, labels: np.ndarray | None
+        self, ctx: _Context, metric: Metric, preds: np.ndarray, logits: np.ndarray, labels: np.ndarray | None
     ) -> None:
         assert labels is not None
-        for metric in job.metrics:
-            if metric.type == "custom":
-                uc = metric.user_config
-                values = call_user_function(
-                    metric, ctx.model_name, "metric_func", ModelOutput(preds, logits), labels, **uc.metric_func_kwargs
-                )
-                for sub in metric.sub_types:
-                    self._record(ctx, metric, sub, Score(values[sub.name]))
-                self._sample_log(ctx, metric, preds, labels)
-                continue
-            instance_scores: dict[str, np.ndarray] = {}
+        if metric.type == "custom":
+            uc = metric.user_config
+            values = call_user_function(
+                metric, ctx.model_name, "metric_func", (ModelOutput(preds, logits), labels), uc.metric_func_kwargs
+            )
             for sub in metric.sub_types:
-                key = joint_key(metric, sub)
-                try:
-                    scorer = metric.scorer(sub, self.base_dir)
-                    x = preds if scorer.input == "preds" else logits
-                    sample = Sample(scorer, predictions=x, references=labels)
-                    score = scorer.reduce(sample.statistics) if scorer.decomposes else scorer.compute(x, labels)
-                except (ValueError, TypeError, IndexError) as exc:
-                    raise EvaluationError(f"metric '{key}' cannot score the model output: {exc}") from exc
-                if scorer.decomposes:
-                    instance_scores[sub.name] = scorer.instance_scores(sample.statistics)
-                    sample.predictions = sample.references = None  # statistics suffice from here on
-                self._record(ctx, metric, sub, score, Evidence(sample=sample))
-            if instance_scores and self.writer is not None:
-                self.writer.instances(ctx.model_name, metric.name, preds, labels, instance_scores)
+                self._record(ctx, metric, sub, Score(values[sub.name]))
             self._sample_log(ctx, metric, preds, labels)
+            return
+        instance_scores: dict[str, np.ndarray] = {}
+        for sub in metric.sub_types:
+            key = joint_key(metric, sub)
+            try:
+                scorer = metric.scorer(sub, self.base_dir)
+                x = preds if scorer.input == "preds" else logits
+                sample = Sample(scorer, predictions=x, references=labels)
+                score = scorer.reduce(sample.statistics) if scorer.decomposes else scorer.compute(x, labels)
+            except (ValueError, TypeError, IndexError) as exc:
+                raise EvaluationError(f"metric '{key}' cannot score the model output: {exc}") from exc
+            if scorer.decomposes:
+                instance_scores[sub.name] = scorer.instance_scores(sample.statistics)
+                sample.predictions = sample.references = None  # statistics suffice from here on
+            self._record(ctx, metric, sub, score, Evidence(sample=sample))
+        if instance_scores and self.writer is not None:
+            self.writer.instances(ctx.folder or ctx.model_name, metric.name, preds, labels, instance_scores)
+        self._sample_log(ctx, metric, preds, labels)
 
     def _sample_log(self, ctx: _Context, metric: Metric, preds: np.ndarray, labels: np.ndarray) -> None:
         if metric.sample_log_num and self.writer is not None:
             self.writer.sample_log(
-                ctx.model_name, metric.name, preds, labels, metric.sample_log_num, metric.sample_log_dir
+                ctx.folder or ctx.model_name, metric.name, preds, labels, metric.sample_log_num, metric.sample_log_dir
             )
 
     def _time(self, ctx: _Context, job: TimingRun) -> None:
@@ -223,7 +290,7 @@ class ModelEvaluator:
             ctx.model_name, f"timing on {source}: batch {batch_size}, {t.warmup_num} warm-up + {t.repeat_test_num} runs"
         )
         with ctx.stage(f"timing:{job.data_config or 'dummy'}"):
-            seconds = measure(runtime.bind(feed), t)
+            seconds = measure(runtime.bind(feed), t, lambda note: self.progress(ctx.model_name, f"timing: {note}"))
         for metric, sub in job.sub_types:
             statistic = partial(metric.metric_type.score_timings, batch_size=batch_size, sub_type=sub.name)
             self._record(ctx, metric, sub, Score(statistic(seconds)), Evidence(timings=seconds, statistic=statistic))
@@ -236,10 +303,8 @@ class ModelEvaluator:
             metric,
             ctx.model_name,
             "evaluate_func",
-            runtime.handle,
-            self.run.device,
-            providers,
-            **metric.user_config.evaluate_func_kwargs,
+            (runtime.handle, self.run.device, providers),
+            metric.user_config.evaluate_func_kwargs,
         )
         for sub in metric.sub_types:
             self._record(ctx, metric, sub, Score(values[sub.name]))
@@ -247,16 +312,20 @@ class ModelEvaluator:
     @staticmethod
     def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score, evidence: Evidence | None = None) -> None:
         key = joint_key(metric, sub)
+        undefined = score.undefined
+        if undefined is None and not np.isfinite(score.value):
+            undefined = f"the value is {score.value}"
         result = SubMetricResult(
-            value=float(score.value),
+            value=None if undefined is not None else float(score.value),
             priority=sub.priority,
             higher_is_better=sub.higher_is_better,
             unit=metric.metric_type.unit,
-            per_class=score.per_class,
+            per_class=None if score.per_class is None else [v if np.isfinite(v) else None for v in score.per_class],
             aggregation=sub.aggregation,
+            undefined=undefined,
         )
         ci = sub.confidence_interval
-        if ci is not None and evidence is not None:
+        if ci is not None and evidence is not None and result.value is not None:
             try:
                 result.ci_low, result.ci_high = evidence.interval(
                     result.value, ci.method, ci.n_resamples, ci.level, ci.seed

@@ -30,6 +30,10 @@ class Kind(str, Enum):
     GLOBAL = "global"
 
 
+#: What a metric can read: the post-processed predictions or the raw model output.
+METRIC_INPUTS = ("preds", "logits")
+
+
 class NoConfig(StrictModel):
     """For metrics that take no metric_config."""
 
@@ -41,6 +45,8 @@ class Score:
     value: float
     per_class: list[float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Why the metric has no value on this data (``value`` is then NaN), e.g. AUROC with one class present.
+    undefined: str | None = None
 
 
 class Metric:

@@ -258,8 +258,9 @@ class Recall(_StatScoresMetric):
 class AUROC(Metric):
     """Area under the ROC curve over the whole set (see :func:`classification_kernels.auroc`).
 
-    A class without positives or without negatives scores 0.0 and still counts in the macro mean,
-    as in torchmetrics (scikit-learn refuses such a class).
+    A class without positives or without negatives has no ROC curve: it is undefined (NaN in
+    ``per_class``) and left out of the averages. torchmetrics scores it 0.0, which reads as "always
+    wrong"; scikit-learn refuses the whole computation. With nothing defined, the metric is undefined.
     """
 
     name = "auroc"
@@ -275,6 +276,24 @@ class AUROC(Metric):
         kwargs = {"task": task, "num_classes": c.num_classes, "num_labels": c.num_labels}
         if c.average != "none" or task == "binary":
             value = K.auroc(p, t, average=c.average, ignore_index=c.ignore_index, **kwargs)
-            return _score(value, np.array([value]) if c.average == "none" else None, task)
-        per_class = K.auroc(p, t, average="none", ignore_index=c.ignore_index, **kwargs)
-        return _score(per_class.mean() if per_class.size else 0.0, per_class, task)
+            score = _score(value, np.array([value]) if c.average == "none" else None, task)
+        else:
+            per_class = K.auroc(p, t, average="none", ignore_index=c.ignore_index, **kwargs)
+            defined = per_class[~np.isnan(per_class)]
+            score = _score(defined.mean() if defined.size else np.nan, per_class, task)
+        if np.isnan(score.value):
+            score.undefined = _undefined_auroc_reason(t if c.ignore_index is None else t[t != c.ignore_index], task)
+        return score
+
+
+def _undefined_auroc_reason(targets: np.ndarray, task: str) -> str:
+    if targets.size == 0:
+        return "no examples to score"
+    if task == "binary":
+        present = np.unique(targets)
+        if present.size != 1:
+            return "AUROC needs both classes in the targets"
+        label = present[0].item()
+        label = int(label) if isinstance(label, float) and label.is_integer() else label
+        return f"AUROC needs both classes in the targets; only {label} is present"
+    return "AUROC needs positives and negatives for at least one class; every class lacks one or the other"

@@ -321,10 +321,11 @@ def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray)
 
     One descending sort per column, cumulative tp/fp counts, and every point moved to the end of its
     tie group, so tied scores form one diagonal step (thresholds are the distinct scores). A column
-    without positives (or negatives) has an all-zero tpr (fpr) and scores 0.0, as torchmetrics does.
+    without positives (or without negatives) has no ROC curve: its AUC is NaN, undefined (torchmetrics
+    reports 0.0, which reads as "always wrong"; scikit-learn refuses).
     """
     n, k = scores.shape
-    out = np.zeros(k)
+    out = np.full(k, np.nan)
     if n == 0:
         return out
     step = max(1, _AUC_CHUNK // n)
@@ -342,6 +343,7 @@ def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray)
         fpr = _safe_divide(np.take_along_axis(fps, group_end, axis=1), fps[:, -1:])
         zero = np.zeros((len(s), 1))
         out[lo : lo + step] = _trapezoid(np.hstack([zero, tpr]), np.hstack([zero, fpr]), axis=1)
+    out[(positive.sum(axis=0) == 0) | (negative.sum(axis=0) == 0)] = np.nan
     return out
 
 
@@ -367,9 +369,11 @@ def auroc(
     binary: ``[N]`` scores (or ``[N, 2]``, positive column); scores are used as given, since a
     sigmoid/softmax does not change their order. multiclass: ``[N, C]`` scores, softmax'ed when any
     value lies outside [0, 1] (torchmetrics' rule), one-vs-rest per class. multilabel: ``[N, L]``,
-    per label. ``macro`` is the plain mean over classes (degenerate ones included with 0.0),
-    ``weighted`` weights by positive support, ``micro`` pools all (entry, class) pairs, ``none``
-    returns the per-class ``[C]`` array. Binary ignores ``average``.
+    per label. ``macro`` is the plain mean over classes, ``weighted`` weights by positive support,
+    ``micro`` pools all (entry, class) pairs, ``none`` returns the per-class ``[C]`` array. Binary
+    ignores ``average``. A class without positives or without negatives has no ROC curve: its AUC is
+    NaN and the averages leave it out; the result is NaN (undefined) when nothing is left, e.g. binary
+    targets of one class.
     """
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
@@ -379,10 +383,10 @@ def auroc(
     if task == "binary":
         if p.ndim == 2 and p.shape[1] == 2:  # positive column; for logits softmax(.)[:, 1] ranks as l1 - l0
             s = p[:, 1] if _is_probability(p) else p[:, 1].astype(np.float64) - p[:, 0]
-        elif p.ndim == 1:
-            s = p
+        elif p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
+            s = p.reshape(-1)
         else:
-            raise ValueError(f"binary preds must have shape [N] or [N, 2], got {list(p.shape)}")
+            raise ValueError(f"binary preds must have shape [N], [N, 1] or [N, 2], got {list(p.shape)}")
         _check_binary_labels(t[valid], "binary targets")
         return float(
             _auc_columns(s.astype(np.float64)[:, None], ((t == 1) & valid)[:, None], ((t == 0) & valid)[:, None])[0]
@@ -405,10 +409,13 @@ def auroc(
     per_class = _auc_columns(p.astype(np.float64), positive, negative)
     if average == "none":
         return per_class
+    defined = ~np.isnan(per_class)
+    if not defined.any():
+        return float("nan")
     if average == "weighted":
-        support = positive.sum(axis=0).astype(np.float64)
-        return float(_safe_divide((support * per_class).sum(), support.sum()))
-    return float(per_class.mean())
+        support = positive.sum(axis=0).astype(np.float64)[defined]
+        return float(_safe_divide((support * per_class[defined]).sum(), support.sum()))
+    return float(per_class[defined].mean())
 
 
 def _is_probability(p: np.ndarray) -> bool:

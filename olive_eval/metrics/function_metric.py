@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import create_model
 
 from olive_eval.errors import EvaluationError
-from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.base import METRIC_INPUTS, Kind, Metric, Score
 from olive_eval.strict_model import StrictModel
 
 
@@ -111,6 +111,8 @@ def metric_from_function(
     requires: tuple[str, ...] = (),
     extra: str | None = None,
 ) -> type[Metric]:
+    if input not in METRIC_INPUTS:
+        raise ValueError(f"metric '{name}': input={input!r} is not one of {', '.join(map(repr, METRIC_INPUTS))}")
     if kind is Kind.MAP_REDUCE and reduce is None:
         raise ValueError(f"map_reduce metric '{name}' needs reduce=, a function of the summed statistics")
     if kind is not Kind.MAP_REDUCE and reduce is not None:

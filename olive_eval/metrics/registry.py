@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from olive_eval.metrics.base import Kind, Metric
+from olive_eval.metrics.base import METRIC_INPUTS, Kind, Metric
 from olive_eval.metrics.function_metric import metric_from_function
 from olive_eval.registry import Registry
 
@@ -44,6 +44,10 @@ def register_metric(
     ``reduce=``) or ``global`` (``fn(predictions, references)``). See :mod:`olive_eval.metrics.function_metric`.
     """
     if inspect.isclass(target) and issubclass(target, Metric):
+        if target.input not in METRIC_INPUTS:
+            raise ValueError(
+                f"metric '{target.name}': input={target.input!r} is not one of {', '.join(map(repr, METRIC_INPUTS))}"
+            )
         metric_registry.register(target.name, target)
         return target
 

@@ -130,3 +130,18 @@ def independent_distribution(
     """Resamples of a sample with no pairing (e.g. one model's repeated timings)."""
     check_resamplable(len(values), n_resamples)
     return stats.sample_distribution(np.asarray(values, dtype=np.float64), statistic, n_resamples, seed)
+
+
+def independent_interval(
+    values: np.ndarray,
+    statistic: Callable[[np.ndarray], np.ndarray],
+    value: float,
+    method: str,
+    n_resamples: int,
+    level: float,
+    seed: int,
+) -> tuple[float, float]:
+    """The interval of ``statistic`` over an unpaired sample (e.g. one model's repeated timings)."""
+    theta_b = independent_distribution(values, statistic, n_resamples, seed)
+    jackknife = stats.sample_jackknife(np.asarray(values, dtype=np.float64), statistic) if method == "bca" else None
+    return stats.interval(theta_b, value, level, method, jackknife)

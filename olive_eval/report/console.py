@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import unicodedata
 
 from olive_eval.results import RunResult, SubMetricResult
 
@@ -20,16 +21,27 @@ def format_value(value: float) -> str:
     return f"{value:.4f}"
 
 
+def display_width(text: str) -> int:
+    """Columns a terminal gives ``text``: wide (CJK) characters take two, combining marks none."""
+    return sum(0 if unicodedata.combining(ch) else 2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * (width - display_width(text))
+
+
 def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
     if sub is None:
         return "-"
+    if sub.value is None:
+        return "failed" if sub.error is not None else "undefined"
     text = format_value(sub.value)
     if sub.ci_low is not None and sub.ci_high is not None:
         text += f" [{format_value(sub.ci_low)}, {format_value(sub.ci_high)}]"
     if sub.goal is not None and not is_baseline:
         mark = "ok" if sub.goal.met else "MISS"
         if sub.goal.threshold is None:
-            text += " (no baseline)"
+            text += " MISS (no baseline value)"
         else:
             op = ">=" if sub.higher_is_better else "<="
             text += f" {mark} {op}{format_value(sub.goal.threshold)}"
@@ -39,8 +51,8 @@ def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
 
 
 def _table(rows: list[list[str]]) -> str:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    widths = [max(display_width(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
@@ -69,9 +81,15 @@ def render(result: RunResult) -> str:
     rows.append(["pareto front"] + ["yes" if result.models[n].pareto else "no" for n in names])
     out = [_table(rows), ""]
     for name in names:
-        if result.models[name].status == "failed":
-            out.append(f"FAILED {name}: {result.models[name].error}")
-    if result.ranking:
+        model = result.models[name]
+        if model.status in ("failed", "partial", "interrupted"):
+            out.append(f"{model.status.upper()} {name}: {model.error}")
+        for key, sub in model.metrics.items():
+            if sub.undefined is not None:
+                out.append(f"undefined: {name} {key}: {sub.undefined}")
+    if len(names) == 1:
+        out.append("No candidates to rank: only the baseline was evaluated.")
+    elif result.ranking:
         out.append(
             "Ranking (candidates meeting every goal, best first): "
             + ", ".join(f"{i}. {n}" for i, n in enumerate(result.ranking, 1))
@@ -81,13 +99,13 @@ def render(result: RunResult) -> str:
         out.append("No candidate meets every goal.")
         for name in names:
             model = result.models[name]
-            if name == result.baseline or model.status != "ok":
+            if name == result.baseline or not model.evaluated:
                 continue
             misses = [
-                f"{key} {format_value(sub.value)} vs {'>=' if sub.higher_is_better else '<='}"
+                f"{key}: {sub.goal.reason}"
+                if sub.goal.reason is not None or sub.value is None or sub.goal.threshold is None
+                else f"{key} {format_value(sub.value)} vs {'>=' if sub.higher_is_better else '<='}"
                 f"{format_value(sub.goal.threshold)} (missed by {format_value(sub.goal.missed_by or 0.0)})"
-                if sub.goal.threshold is not None
-                else f"{key}: baseline value unavailable"
                 for key, sub in model.metrics.items()
                 if sub.goal is not None and not sub.goal.met
             ]

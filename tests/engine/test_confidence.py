@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.stats
+import sklearn.metrics as skm
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
@@ -174,23 +176,45 @@ def test_confidence_intervals_in_results(scripted):
 
 
 def test_metric_level_interval_applies_to_every_sub_type(scripted):
-    _model, config = scripted
+    model, config = scripted
     metric = {
         "name": "acc",
         "type": "accuracy",
         "data_config": "d",
-        "confidence_interval": {"n_resamples": 100},
+        "confidence_interval": {"n_resamples": 2000},
         "sub_types": [
             {"name": "accuracy_score", "priority": 1},
             {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "macro"}},
             {"name": "auroc", "metric_config": {"task": "multiclass", "num_classes": 3}},
         ],
     }
-    result = evaluate(config([], [metric]))
-    m = result.models["base"].metrics
-    for key in ("acc-accuracy_score", "acc-f1_score", "acc-auroc"):
+    run = config([model("c", 300)], [metric])
+    result = evaluate(run)
+    m = result.models["c"].metrics
+    # an independent bootstrap with scipy, recomputing each metric with scikit-learn on every resample;
+    # the draws differ from ours, so the two agree to Monte-Carlo precision only
+    data_file = run["data_configs"][0]["load_dataset_config"]["data_files"]
+    labels = np.array([json.loads(line)["label"] for line in Path(data_file).read_text().splitlines()])
+    spec = json.loads(Path(run["candidates"][0]["model_path"]).read_text())
+    predicted = labels.copy()
+    predicted[spec["wrong"]] = (labels[spec["wrong"]] + 1) % 3
+    onehot = np.eye(3)[predicted]
+    checks = {
+        "acc-accuracy_score": lambda i: skm.accuracy_score(labels[i], predicted[i]),
+        "acc-f1_score": lambda i: skm.f1_score(labels[i], predicted[i], average="macro"),
+        "acc-auroc": lambda i: skm.roc_auc_score(labels[i], onehot[i], multi_class="ovr", labels=[0, 1, 2]),
+    }
+    for key, fn in checks.items():
+        reference = scipy.stats.bootstrap(
+            (np.arange(N),),
+            lambda i, axis=-1, fn=fn: np.apply_along_axis(fn, axis, i),
+            n_resamples=2000,
+            method="percentile",
+            random_state=np.random.default_rng(0),
+        ).confidence_interval
         assert m[key].confidence_interval.method == "percentile"
-        assert m[key].ci_low <= m[key].value <= m[key].ci_high
+        assert m[key].ci_low == pytest.approx(reference.low, abs=0.008), key
+        assert m[key].ci_high == pytest.approx(reference.high, abs=0.008), key
 
 
 def test_bad_confidence_requests(scripted, tmp_path):
@@ -207,9 +231,10 @@ def test_bad_confidence_requests(scripted, tmp_path):
     cfg = config([], [accuracy({"type": "max-degradation", "value": 0.1}, confidence_interval={})])
     cfg["data_configs"][0]["load_dataset_config"]["data_files"] = str(one)
     result = evaluate(cfg)
-    assert result.models["base"].error == (
-        "metric 'acc-accuracy_score': cannot compute a confidence interval: a bootstrap needs at least 2 examples, got 1"
-    )
+    expected = "metric 'acc-accuracy_score': cannot compute a confidence interval: a bootstrap needs at least 2 examples, got 1"
+    assert result.models["base"].metrics["acc-accuracy_score"].error == expected
+    assert result.models["base"].status == "failed"  # its only metric failed
+    assert result.models["base"].error == f"metric(s) acc failed: {expected}"
 
 
 def test_sample_log_keeps_olive_format(scripted):

@@ -108,10 +108,18 @@ def test_failing_candidate_does_not_stop_the_others(toy, tmp_path):
         "user_config": {"user_script": str(script), "evaluate_func": "score"},
     }
     result = evaluate(toy.config({"bad": 0.1, "good": 0.0}, [acc_metric(), custom]))
-    assert result.models["bad"].status == "failed"
-    assert result.models["bad"].error == (
+    # Issue 6 item 20: the failing metric carries its error; the metrics that succeeded are kept.
+    assert result.models["bad"].status == "partial"
+    message = (
         "custom metric 'custom' on model 'bad': evaluate_func 'score' raised RuntimeError: cannot score this one"
+        f" (at {script}:3)"
     )
+    assert result.models["bad"].metrics["custom-score"].error == message
+    assert result.models["bad"].metrics["custom-score"].value is None
+    kept = result.models["bad"].metrics["accuracy-accuracy_score"]
+    assert kept.error is None and 0 < kept.value <= 1
+    assert result.models["bad"].error == f"metric(s) custom failed: {message}"
+    assert not result.models["bad"].goals_met  # custom-score is ranked but has no value
     assert result.models["good"].status == "ok" and result.models["good"].metrics["custom-score"].value == 1.0
     assert result.ranking == ["good"]
 
@@ -122,7 +130,14 @@ def test_failing_candidate_does_not_stop_the_others(toy, tmp_path):
         ("return 'high'", "evaluate_func 'f' returned str 'high'; expected a number or a dict keyed by sub-type name"),
         ("return [1.0]", "evaluate_func 'f' returned list [1.0]; expected a number or a dict keyed by sub-type name"),
         ("return {'other': 1.0}", "evaluate_func 'f' returned keys ['other'] without sub-type 's'"),
-        ("return float('nan')", "evaluate_func 'f' returned NaN for 's'"),
+        ("return float('nan')", "evaluate_func 'f' returned a non-finite value: 's' = nan"),
+        # Issue 6 item 19: infinity is refused like NaN, and extra keys are named, not dropped.
+        ("return float('inf')", "evaluate_func 'f' returned a non-finite value: 's' = inf"),
+        ("return {'s': -float('inf')}", "evaluate_func 'f' returned a non-finite value: 's' = -inf"),
+        (
+            "return {'s': 1.0, 'extra': 2.0, 'more': 3}",
+            "evaluate_func 'f' returned keys that are not sub-types of the metric: extra, more; sub-types: s",
+        ),
         ("return {'s': None}", "evaluate_func 'f' returned NoneType None for 's'; expected a number"),
     ],
 )
@@ -137,7 +152,7 @@ def test_custom_function_bad_returns(toy, tmp_path, body, message):
     }
     result = evaluate(toy.config({}, [custom]))
     assert result.models["base"].status == "failed"
-    assert result.models["base"].error == f"custom metric 'c' on model 'base': {message}"
+    assert result.models["base"].metrics["c-s"].error == f"custom metric 'c' on model 'base': {message}"
 
 
 def test_evaluate_func_wins_over_metric_func_and_gets_kwargs(toy, tmp_path):
@@ -169,9 +184,11 @@ def test_dataset_without_label_column(toy):
     config = toy.config({"cand": 0.1}, [acc_metric()])
     config["data_configs"][0]["pre_process_data_config"]["label_col"] = "target"
     result = evaluate(config)
+    message = "data config 'toy': the dataset has no label column 'target'; columns: x, label"
     for m in result.models.values():
         assert m.status == "failed"
-        assert m.error == "data config 'toy': the dataset has no label column 'target'; columns: x, label"
+        assert m.metrics["accuracy-accuracy_score"].error == message and m.metrics["accuracy-f1_score"].error == message
+        assert m.error == f"metric(s) accuracy failed: {message}"
 
 
 def test_unavailable_execution_provider_names_available_ones(toy):
@@ -265,7 +282,7 @@ def test_latency_with_dummy_inputs_from_the_graph(tmp_path):
             "output_dir": str(tmp_path / "b"),
         }
     )
-    assert bad.models["dynamic"].error == (
+    assert bad.models["dynamic"].metrics["lat-avg"].error == (
         "dummy data: model input 'x' has a dynamic shape ['N', 8]; give input_shapes in a DummyDataContainer data config"
     )
     dummy = {

@@ -60,7 +60,7 @@ def test_torchscript_and_export_candidates_score_like_the_onnx_baseline(toy):
         metrics = result.models[name].metrics
         assert metrics["acc-accuracy_score"].value == base["acc-accuracy_score"].value
         assert metrics["acc-auroc"].value == pytest.approx(base["acc-auroc"].value, abs=1e-9)
-        assert result.models[name].runtime["runtime"] == "torch"
+        assert [r["runtime"] for r in result.models[name].runtimes] == ["torch"]
     assert set(result.ranking) == {"scripted", "exported"}
 
 

@@ -68,3 +68,13 @@ def test_statistics_match_numpy():
     assert throughput_per_s(s, 8, "max") == 8 / np.min(s)
     assert throughput_per_s(s, 8, "avg") == 8 / np.mean(s)
     assert throughput_per_s(s, 8, "p90") == np.percentile(8 / s, 90)
+
+
+def test_a_long_timing_loop_reports_progress(monkeypatch):  # issue 6, item 11
+    clock = FakeClock()
+    monkeypatch.setattr(timing, "time", clock)
+    notes: list[str] = []
+    call = ModelCall(clock, seconds=1.0)
+    measure(call, TimingConfig(warmup_num=6, repeat_test_num=12), notes.append)
+    # one report every 5 s of fake time, none inside a timed interval
+    assert notes == ["warm-up 5/6", "timed run 4/12", "timed run 9/12"]

@@ -370,10 +370,14 @@ def test_binary_auroc_ignore_index_and_degenerate():
     got = ours("auroc", scores, targets, ignore_index=-1).value
     assert got == pytest.approx(skm.roc_auc_score(targets[keep], scores[keep]), abs=SK_TOL)
     assert got == pytest.approx(float(tm_value("auroc", scores, targets, task="binary", ignore_index=-1)), abs=TM_TOL)
-    for only in (0, 1):  # one class only: torchmetrics gives 0.0 (sklearn refuses); so do we
+    for only in (0, 1):  # one class only: undefined, as scikit-learn says (torchmetrics says 0.0)
         t = np.full(10, only)
-        assert ours("auroc", scores[:10], t).value == 0.0
-        assert float(tm_value("auroc", scores[:10], t, task="binary")) == 0.0
+        score = ours("auroc", scores[:10], t)
+        assert np.isnan(score.value)
+        assert score.undefined == f"AUROC needs both classes in the targets; only {only} is present"
+        assert np.isnan(skm.roc_auc_score(t, scores[:10]))
+    single = ours("auroc", [0.3], [1])  # one row
+    assert np.isnan(single.value) and "only 1 is present" in single.undefined
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -401,20 +405,20 @@ def test_multiclass_auroc_matches_sklearn_and_torchmetrics(seed, kind, ignore):
     assert micro == pytest.approx(skm.roc_auc_score(onehot, probs[keep], average="micro"), abs=SK_TOL)
 
 
-def test_multiclass_auroc_degenerate_class_is_zero_like_torchmetrics():
+def test_multiclass_auroc_degenerate_class_is_undefined_and_left_out():
     rng = np.random.default_rng(4)
     probs = rng.dirichlet(np.ones(4), size=60)
-    targets = rng.integers(0, 3, 60)  # class 3 never a target
-    for average in ("macro", "weighted", "none"):
-        config = {"task": "multiclass", "num_classes": 4, "average": average}
-        score = ours("auroc", probs, targets, **config)
-        got = np.array(score.per_class) if average == "none" else score.value
-        np.testing.assert_allclose(got, tm_value("auroc", probs, targets, **config), atol=TM_TOL)
+    targets = rng.integers(0, 3, 60)  # class 3 never a target: no ROC curve for it
     per_class = ours("auroc", probs, targets, average="none").per_class
-    assert per_class[3] == 0.0
+    assert np.isnan(per_class[3])
     sk = [skm.roc_auc_score(targets == c, probs[:, c]) for c in range(3)]
     np.testing.assert_allclose(per_class[:3], sk, atol=SK_TOL, rtol=0)
-    assert ours("auroc", probs, targets).value == pytest.approx(sum(sk) / 4, abs=SK_TOL)  # 0.0 counts in macro
+    assert ours("auroc", probs, targets).value == pytest.approx(sum(sk) / 3, abs=SK_TOL)  # mean of the defined
+    support = np.bincount(targets, minlength=3)
+    weighted = ours("auroc", probs, targets, average="weighted").value
+    assert weighted == pytest.approx(np.dot(support, sk) / support.sum(), abs=SK_TOL)
+    # torchmetrics counts the undefined class as 0.0 in the macro mean: we differ on purpose
+    assert float(tm_value("auroc", probs, targets, task="multiclass", num_classes=4)) == pytest.approx(sum(sk) / 4)
 
 
 @pytest.mark.parametrize("seed", [0, 1])

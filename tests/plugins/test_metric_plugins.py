@@ -7,6 +7,7 @@ import textwrap
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
@@ -83,7 +84,19 @@ def test_user_metric_and_aggregation_from_a_user_script(toy, names):
     sub = base.metrics[f"margins-{names['name']}"]
     assert sub.value == pytest.approx(np.mean(s[cut : len(s) - cut]), rel=1e-6)
     assert sub.aggregation == names["agg"]
-    assert sub.ci_low <= sub.value <= sub.ci_high
+    # a trimmed mean is no mean: the per-example scores are resampled with scipy's own draws for the seed
+    reference = scipy.stats.bootstrap(
+        (per_example,),
+        lambda x, axis=-1: np.apply_along_axis(
+            lambda r: np.mean(np.sort(r)[len(r) // 10 : len(r) - len(r) // 10]), axis, x
+        ),
+        n_resamples=200,
+        method="percentile",
+        random_state=np.random.default_rng(1),
+    ).confidence_interval
+    assert sub.ci_low == pytest.approx(reference.low, rel=1e-6) and sub.ci_high == pytest.approx(
+        reference.high, rel=1e-6
+    )
     assert sub.confidence_interval.n_resamples == 200 and sub.confidence_interval.seed == 1
     lines = (toy.root / "out" / "instances" / "base" / "margins.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
@@ -231,3 +244,13 @@ def test_check_metric_reports_differences():
         check_metric("accuracy_score", [0, 1, 1, 0], [0, 1, 0, 0], global_target=0.7, metric_config={"task": "binary"})
     with pytest.raises(AssertionError, match="instance scores of 'accuracy_score'"):
         check_metric("accuracy_score", [0, 1], [0, 0], instance_targets=[1, 1], metric_config={"task": "binary"})
+
+
+def test_an_unknown_input_is_refused_not_scored_on_logits():  # issue 6, item 24
+    with pytest.raises(ValueError, match=r"metric 'typo_input': input='predictions' is not one of 'preds', 'logits'"):
+
+        @register_metric(name="typo_input", higher_is_better=True, input="predictions")
+        def typo_input(prediction, reference) -> float:
+            return 1.0
+
+    assert "typo_input" not in metric_registry

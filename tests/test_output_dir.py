@@ -1,0 +1,115 @@
+"""Never lose or mix a result: per-model folders, a checked and locked output directory (issue 6, items 12-15)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from olive_eval import evaluate
+from olive_eval.cli import main
+from olive_eval.errors import UsageError
+from olive_eval.output_dir import LOCK_FILE, OutputDir, folder_names
+
+
+def accuracy_with_instances() -> list[dict]:
+    return [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}], "sample_log_num": 2}]
+
+
+# ------------------------------------------------------------------------------ item 12: one folder per model
+def test_folder_names_never_collide_and_never_climb_out():
+    names = ["a/b", "a_b", "模型一", "模型二", "..", ".", "A_B", "x" * 200]
+    folders = folder_names(names)
+    assert len({f.casefold() for f in folders.values()}) == len(names)
+    assert folders["a/b"] == "a_b" and folders["a_b"] == "a_b-2" and folders["A_B"] == "A_B-3"
+    assert folders["模型一"] == "模型一" and folders["模型二"] == "模型二"
+    assert folders[".."] == "_." and folders["."] == "_"
+    assert all("/" not in f and not f.startswith(".") and len(f) <= 84 for f in folders.values())
+
+
+def test_every_model_gets_its_own_folder_and_results_json_says_which(toy):
+    config = toy.config({"a_b": 0.1, "模型一": 0.2, "模型二": 0.3, "..": 0.4}, accuracy_with_instances())
+    config["input_model"]["name"] = "a/b"
+    result = evaluate(config)
+    out = toy.root / "out"
+    written = json.loads((out / "results.json").read_text())
+    folders = {name: model["folder"] for name, model in written["models"].items()}
+    assert len(set(folders.values())) == 5
+    for name, folder in folders.items():
+        rows = (out / "instances" / folder / "acc.jsonl").read_text().splitlines()
+        assert len(rows) == len(toy.x)
+        expected = result.models[name].metrics["acc-accuracy_score"].value
+        assert sum(json.loads(r)["accuracy_score"] for r in rows) / len(rows) == pytest.approx(expected)
+        assert (out / "samples" / folder / "acc_samples.jsonl").is_file()
+    assert not (toy.root / "instances").exists()  # '..' stayed inside
+
+
+# ------------------------------------------------------------------------------ item 13: unusable output directory
+def test_output_dir_that_is_a_file_fails_before_any_model_runs(toy, tmp_path, capsys):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    config = toy.config({}, accuracy_with_instances())
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config))
+    for out, expected in (
+        (blocker, f"output directory {blocker} is a file; choose a folder (--output-dir)"),
+        (blocker / "sub", f"output directory {blocker / 'sub'} is below {blocker}, which is a file; choose a folder"),
+    ):
+        assert main(["--config", str(path), "--quiet", "--output-dir", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"olive-eval: error: {expected}") and "\n" not in err
+
+
+def test_output_dir_that_cannot_be_created(toy):
+    # /proc refuses new folders even to root, so this holds wherever the tests run (CI runs as root)
+    with pytest.raises(UsageError, match=r"^output directory /proc/olive_eval_out cannot be written: "):
+        evaluate(toy.config({}, accuracy_with_instances()), output_dir="/proc/olive_eval_out")
+    assert not (toy.root / "out").exists()  # checked before the baseline ran
+
+
+# ------------------------------------------------------------------------------ item 14: one run per directory
+def test_a_second_run_into_a_busy_output_dir_fails_at_once(toy, tmp_path):
+    out = tmp_path / "busy"
+    with OutputDir(out):
+        started = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                f"from olive_eval.output_dir import OutputDir; OutputDir(__import__('pathlib').Path({str(out)!r})).open()",
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert started.returncode != 0
+        assert f"output directory {out} is in use by another olive-eval run (pid {os.getpid()})" in started.stderr
+        with pytest.raises(UsageError, match="is in use by another olive-eval run"):
+            evaluate(toy.config({}, accuracy_with_instances()), output_dir=out)
+    evaluate(toy.config({}, accuracy_with_instances()), output_dir=out)  # released: runs
+    assert (out / LOCK_FILE).is_file()
+
+
+def test_a_later_run_does_not_leave_stale_model_folders(toy, tmp_path):
+    out = tmp_path / "out"
+    evaluate(toy.config({"old_candidate": 0.1}, accuracy_with_instances()), output_dir=out)
+    assert (out / "instances" / "old_candidate").is_dir()
+    (out / "notes.txt").write_text("the user's own file")
+    evaluate(toy.config({"new": 0.1}, accuracy_with_instances()), output_dir=out)
+    assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "new"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["base", "new"]
+    assert set(json.loads((out / "results.json").read_text())["models"]) == {"base", "new"}
+    assert (out / "notes.txt").read_text() == "the user's own file"
+
+
+# ------------------------------------------------------------------------------ item 15: permissions
+def test_output_files_respect_the_umask(toy, tmp_path):
+    old = os.umask(0o022)
+    try:
+        evaluate(toy.config({}, accuracy_with_instances()), output_dir=tmp_path / "out")
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "out" / "results.json", tmp_path / "out" / "instances" / "base" / "acc.jsonl"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
