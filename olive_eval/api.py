@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -10,12 +12,15 @@ import numpy as np
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.run import joint_key
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import DataStore, ModelEvaluator, Progress, _quiet
-from olive_eval.engine.significance import confident_goal
+from olive_eval.engine.plan import Plan, TimingRun, make_plan
+from olive_eval.engine.runner import DataStore, ModelEvaluator, Progress, _quiet, settle_status
+from olive_eval.engine.significance import RATIO_LEVEL, confident_goal, ratio_interval
+from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import get_metric
+from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import OutputDir, folder_names
+from olive_eval.provenance import environment
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
 from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
@@ -44,6 +49,8 @@ def evaluate(
     rewritten atomically after each model, so an interrupted run keeps what it had. A model that
     fails is recorded with its error; the others still run. Ctrl-C raises :class:`RunInterrupted`.
     """
+    started_at = datetime.now(timezone.utc)
+    clock = time.perf_counter()
     run = load_run_config(config)
     plan = make_plan(run)
     out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
@@ -55,18 +62,31 @@ def evaluate(
         objectives=[o.key for o in objectives_of(run)],
         output_dir=str(out_dir),
     )
+    source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
+    result.environment = environment(config_source=source, device=run.device, started=started_at, seeds=run.seeds())
     writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
-    evaluator = ModelEvaluator(run, plan, DataStore(run), progress, writer, run.source_dir)
+    data = DataStore(run)
+    evaluator = ModelEvaluator(run, plan, data, progress, writer, run.source_dir)
     with OutputDir(out_dir):
         result.write(out_dir)
         current: str | None = None
         try:
+            data.preload(plan)  # one-time setup is the run's, not the first model's
+            result.stage_seconds["setup"] = round(time.perf_counter() - clock, 6)
+            clock = time.perf_counter()
             for model in models:
                 current = model.display_name()
                 result.models[current] = evaluator.evaluate(model, folders[current])
                 _finish(run, result, evaluator.evidence)
                 result.write(out_dir)
             current = None
+            result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
+            if plan.timings:
+                clock = time.perf_counter()
+                _timing_phase(run, plan, data, evaluator, result, progress)
+                result.stage_seconds["timing"] = round(time.perf_counter() - clock, 6)
+                _finish(run, result, evaluator.evidence)
+            result.write(out_dir)
         except KeyboardInterrupt:
             if current is not None:
                 interrupted = evaluator.current or result.models[current]
@@ -76,6 +96,52 @@ def evaluate(
             result.write(out_dir)
             raise RunInterrupted(result, current) from None
     return result
+
+
+def _timing_phase(
+    run: RunConfig, plan: Plan, data: DataStore, evaluator: ModelEvaluator, result: RunResult, progress: Progress
+) -> None:
+    """Every model's latency runs, interleaved in rounds unless the config says otherwise."""
+    models = [
+        m
+        for m in run.models()
+        if result.models[m.display_name()].status != "failed" or result.models[m.display_name()].metrics
+    ]
+
+    def statistics(job: TimingRun, batch_size: int) -> list[Any]:
+        return [
+            metric.metric_type.statistic(sub.name, batch_size)
+            for metric, sub in job.sub_types
+            if metric.metric_type.can_resample(sub.name)
+        ]
+
+    phase = TimingPhase(run, timing_inputs(run, data.first_batch), statistics, progress)
+    outcomes = phase.measure(models, plan.timings)
+    for name, model_outcomes in outcomes.items():
+        evaluator.record_timing(name, result.models[name], plan.timings, model_outcomes)
+        settle_status(result.models[name])
+    _ratios_to_baseline(result, evaluator.evidence)
+
+
+def _ratios_to_baseline(result: RunResult, evidence: dict[str, dict[str, Evidence]]) -> None:
+    """Each candidate's latency and throughput as a ratio to the baseline's, with a paired interval."""
+    base = result.models[result.baseline]
+    for name, model in result.models.items():
+        if name == result.baseline:
+            continue
+        for key, sub in model.metrics.items():
+            base_sub = base.metrics.get(key)
+            spread = key.rsplit("-", 1)[-1] in SPREAD_STATISTICS  # a ratio of spreads says little
+            if sub.timing is None or spread or not sub.measured or base_sub is None or not base_sub.measured:
+                continue
+            assert sub.value is not None and base_sub.value is not None
+            if base_sub.value == 0:
+                continue
+            sub.timing.ratio_to_baseline = sub.value / base_sub.value
+            pair = evidence.get(result.baseline, {}).get(key), evidence.get(name, {}).get(key)
+            if pair[0] is not None and pair[1] is not None:
+                sub.timing.ratio_ci_low, sub.timing.ratio_ci_high = ratio_interval(pair[0], pair[1])
+                sub.timing.ratio_level = RATIO_LEVEL
 
 
 def objectives_of(run: RunConfig) -> list[Objective]:

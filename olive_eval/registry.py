@@ -34,11 +34,17 @@ def _origin(obj: object) -> str:
 class Registry(Generic[T]):
     """Name → object, with lazy module entries loaded before the first lookup that needs them."""
 
-    def __init__(self, kind: str, lazy_modules: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, kind: str, lazy_modules: tuple[str, ...] = (), lazy_entries: dict[str, str] | None = None
+    ) -> None:
+        """``lazy_modules`` are imported before the first lookup of any name not yet registered;
+        ``lazy_entries`` maps a name to the module that registers it, imported only when that name is
+        looked up (so a run of ONNX models never imports torch)."""
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
         self._lazy_modules = list(lazy_modules)
+        self._lazy_entries = dict(lazy_entries or {})
         self._lock = threading.RLock()
 
     def register(self, name: str, obj: T, *, origin: str | None = None) -> T:
@@ -60,7 +66,15 @@ class Registry(Generic[T]):
             while self._lazy_modules:
                 importlib.import_module(self._lazy_modules.pop(0))
 
+    def _load_entry(self, name: str) -> None:
+        with self._lock:
+            module = self._lazy_entries.pop(name, None)
+            if module is not None:
+                importlib.import_module(module)
+
     def get(self, name: str) -> T:
+        if name not in self._entries:
+            self._load_entry(name)
         if name not in self._entries:
             self._load_lazy()
         try:
@@ -69,13 +83,16 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} '{name}'{unknown_choice_hint(name, self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
+        if name in self._lazy_entries:
+            return True
         if name not in self._entries:
             self._load_lazy()
         return name in self._entries
 
     def names(self) -> list[str]:
+        """Every name, lazy entries included (their modules stay unimported)."""
         self._load_lazy()
-        return sorted(self._entries)
+        return sorted({*self._entries, *self._lazy_entries})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

@@ -41,6 +41,26 @@ class ConfidenceInterval:
 
 
 @dataclass
+class TimingInfo:
+    """How a latency or throughput value was measured, and how it compares with the baseline's."""
+
+    runs: int  # timed calls
+    rounds: int  # blocks the runs came in (interleaved timing: one per turn of the models)
+    warmup_num: int
+    loop: Literal["back_to_back", "yield"]
+    interleaved: bool
+    adaptive: bool
+    target_rel_ci: float | None = None
+    target_reached: bool | None = None  # adaptive runs: was the interval within target_rel_ci in time?
+    loads: int = 1
+    #: candidate / baseline value, with a paired-bootstrap interval (over rounds when both were interleaved)
+    ratio_to_baseline: float | None = None
+    ratio_ci_low: float | None = None
+    ratio_ci_high: float | None = None
+    ratio_level: float | None = None
+
+
+@dataclass
 class SubMetricResult:
     value: float | None  # None when the metric failed (``error``) or is undefined on this data (``undefined``)
     priority: int
@@ -54,6 +74,7 @@ class SubMetricResult:
     aggregation: str | None = None
     error: str | None = None
     undefined: str | None = None
+    timing: TimingInfo | None = None
 
     @property
     def measured(self) -> bool:
@@ -81,6 +102,8 @@ class ModelResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     #: This model's folder under ``instances/`` and ``samples/`` (unique per model, whatever its name).
     folder: str | None = None
+    #: Things the numbers depend on that a reader should know (a busy machine during timing).
+    warnings: list[str] = field(default_factory=list)
     #: Full tracebacks of the failures, for ``--debug``; not written to results.json.
     tracebacks: list[str] = field(default_factory=list, repr=False)
 
@@ -97,6 +120,10 @@ class RunResult:
     best: str | None = None
     objectives: list[str] = field(default_factory=list)
     output_dir: str | None = None
+    #: Run-level wall seconds: "setup" (imports, data loading), "models", "timing" (the timing phase).
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: What the numbers were measured with: versions, machine, config hash, start time, seeds.
+    environment: dict[str, Any] = field(default_factory=dict)
 
     @property
     def failed(self) -> list[str]:

@@ -50,7 +50,7 @@ class LoadDatasetConfig(_Component):
         """
         if Path(self.data_name).is_dir():
             return None
-        builders = packaged_builders()
+        builders = COMMON_BUILDERS if self.data_name in COMMON_BUILDERS else packaged_builders()
         if self.data_name not in builders:
             if Path(self.data_name).is_file():
                 guess = Path(self.data_name).suffix.lstrip(".").replace("jsonl", "json")
@@ -75,6 +75,10 @@ class LoadDatasetConfig(_Component):
 
 #: Elements per dummy input (a float32 input this size is 1 GiB).
 MAX_DUMMY_ELEMENTS = 1 << 28
+
+
+#: Builders known without importing ``datasets`` (which takes a second or more).
+COMMON_BUILDERS = ("csv", "json", "parquet", "text")
 
 
 def packaged_builders() -> list[str]:

@@ -168,11 +168,12 @@ class Metric(StrictModel):
             if sub.confidence_interval is None:
                 sub.confidence_interval = self.confidence_interval
             wants_resampling = sub.confidence_interval is not None or (sub.goal is not None and sub.goal.confidence)
-            if wants_resampling and not mtype.resamplable:
+            if wants_resampling and not mtype.can_resample(sub.name):
                 raise nested_error(
                     where,
-                    f"confidence intervals and confidence goals need per-example or per-run data, which {self.type} "
-                    "sub-types do not have (use accuracy, latency or throughput)",
+                    f"confidence intervals and confidence goals need per-example or per-run data, which "
+                    f"{self.type} sub-type '{sub.name}' does not have (use accuracy, or latency and throughput "
+                    "statistics over the timed runs)",
                 )
             self._check_metric_config(sub, where, hf_backend)
         if self.type == "custom":

@@ -189,9 +189,12 @@ class ONNXModelConfig(_ModelBase):
 
     def files(self) -> list[Path]:
         """The model file and the external-data files its initializers point at."""
+        model_file = self.onnx_path
+        with open(model_file, "rb") as handle:
+            if b"location" not in handle.read():  # no external-data entry can exist: skip parsing the graph
+                return [model_file]
         import onnx
 
-        model_file = self.onnx_path
         proto = onnx.load(str(model_file), load_external_data=False)
         locations: set[str] = set()
         graphs = [proto.graph]

@@ -24,6 +24,22 @@ class EvaluatorConfig(StrictModel):
     metrics: list[Metric] = Field(min_length=1)
 
 
+class TimingSettings(StrictModel):
+    """How the timing phase schedules the models' latency and throughput runs."""
+
+    interleave: bool = Field(
+        True,
+        description="Time the baseline and the candidates in alternating rounds (A B C A B C ...) on the same "
+        "inputs, so the drift of a shared machine hits them alike; false times one model after the other.",
+    )
+    rounds: int = Field(5, ge=1, le=1000, description="Rounds the timed runs are split into when interleaving.")
+    keep_loaded: bool = Field(
+        True,
+        description="Keep every model loaded for the timing phase; false loads a model for each of its rounds "
+        "(one model in memory at a time; the load is never timed as a run).",
+    )
+
+
 def joint_key(metric: Metric, sub: SubType) -> str:
     return f"{metric.name}-{sub.name}"
 
@@ -40,6 +56,7 @@ class RunConfig(StrictModel):
     evaluator: EvaluatorConfig | None = None
     metrics: list[Metric] | None = None
     output_dir: LaxPath | None = None
+    timing: TimingSettings = Field(default_factory=TimingSettings)
     _source_dir: Path | None = PrivateAttr(None)
 
     @property
@@ -77,6 +94,20 @@ class RunConfig(StrictModel):
         if self.device == "gpu":
             return [("CUDAExecutionProvider", {}), ("CPUExecutionProvider", {})]
         return [("CPUExecutionProvider", {})]
+
+    def seeds(self) -> dict[str, int]:
+        """Every seed the run uses, by where it is set (recorded in results.json's environment)."""
+        out: dict[str, int] = {}
+        for metric in self.all_metrics:
+            for sub in metric.sub_types:
+                if sub.confidence_interval is not None:
+                    out[f"{joint_key(metric, sub)}.confidence_interval"] = sub.confidence_interval.seed
+                if sub.goal is not None and sub.goal.confidence is not None:
+                    out[f"{joint_key(metric, sub)}.goal"] = sub.goal.seed
+        for dc in self.data_configs:
+            if isinstance(dc, DummyDataConfig):
+                out[f"data_configs.{dc.name}"] = dc.load_dataset_config.seed
+        return out
 
     def ranked(self) -> Iterator[tuple[Metric, SubType]]:
         for metric in self.all_metrics:

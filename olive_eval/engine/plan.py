@@ -48,11 +48,11 @@ class Plan:
     user_functions: list[Metric] = field(default_factory=list)
 
     def settings_variants(self) -> list[tuple[InferenceSettings | None, list[str]]]:
-        """Distinct runtime settings the plan needs (one loaded model each), with the metrics using each."""
+        """Distinct runtime settings the per-model work needs (one loaded model each), with the metrics using
+        each. Timing runs are not among them: the timing phase loads the models itself."""
         seen: dict[str, tuple[InferenceSettings | None, list[str]]] = {}
         uses = [
             *((p.settings, [m.name for m in p.metrics]) for p in self.passes),
-            *((t.settings, [m.name for m, _ in t.sub_types]) for t in self.timings),
             *((m.user_config.onnx_override(), [m.name]) for m in self.user_functions),
         ]
         for settings, metrics in uses:

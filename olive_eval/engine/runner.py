@@ -6,35 +6,40 @@ the registered metric types, so a new runtime or metric family changes nothing h
 
 from __future__ import annotations
 
+import contextlib
 import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from olive_eval.config.data import DummyDataConfig, HuggingfaceDataConfig
+from olive_eval.config.data import HuggingfaceDataConfig
 from olive_eval.config.metric import Metric, SubType
 from olive_eval.config.model import InferenceSettings
 from olive_eval.config.run import RunConfig, joint_key
-from olive_eval.data import LabelledData, dummy_inputs, load_labelled_data
+from olive_eval.data import LabelledData, load_labelled_data
 from olive_eval.data.post_process import check_finite, post_process, select_output
 from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.plan import Plan, PredictionPass, TimingRun, settings_key
-from olive_eval.engine.timing import measure
+from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import Score
+from olive_eval.metrics.performance import latency_ms
 from olive_eval.metrics.resampling import Sample
-from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult
+from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
 from olive_eval.runtimes import InputSpec, Runtime, create_runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)
+
+#: A timing run's coefficient of variation (percent) above which the table warns of a busy machine.
+BUSY_CV = 25.0
 
 
 def _quiet(model: str, message: str) -> None:
@@ -47,6 +52,18 @@ class DataStore:
     def __init__(self, run: RunConfig) -> None:
         self._run = run
         self._cache: dict[str, LabelledData] = {}
+
+    def preload(self, plan: Plan) -> None:
+        """Load every dataset the plan reads, up front. A dataset that cannot be loaded is left for the
+        metrics that read it to fail on, model by model, with its error."""
+        names = {p.data_config for p in plan.passes} | {t.data_config for t in plan.timings if t.data_config}
+        for name in sorted(names):
+            if isinstance(self._run.data_config(name), HuggingfaceDataConfig):
+                with contextlib.suppress(EvaluationError):
+                    self.labelled(name)
+
+    def first_batch(self, name: str) -> dict[str, np.ndarray]:
+        return self.labelled(name).first_batch()
 
     def labelled(self, name: str) -> LabelledData:
         if name not in self._cache:
@@ -69,6 +86,28 @@ def map_inputs(inputs: dict[str, np.ndarray], specs: list[InputSpec], data_name:
         f"data config '{data_name}' gives inputs {sorted(inputs)} but model '{model}' expects {wanted}; "
         "map columns to inputs with pre_process_data_config.input_cols"
     )
+
+
+def _note_runtime(result: ModelResult, description: dict[str, Any], metrics: list[str]) -> None:
+    """Add ``metrics`` to the runtime entry with this description (a new entry for new settings)."""
+    for entry in result.runtimes:
+        if {k: v for k, v in entry.items() if k != "metrics"} == description:
+            entry["metrics"].extend(m for m in metrics if m not in entry["metrics"])
+            return
+    result.runtimes.append({**description, "metrics": list(dict.fromkeys(metrics))})
+
+
+def settle_status(result: ModelResult) -> None:
+    """``ok``, or ``partial``/``failed`` by how many of the model's metrics carry an error."""
+    if result.status == "failed" and not result.metrics:
+        return  # it did not load: the error says why
+    failed = list(dict.fromkeys(key.rsplit("-", 1)[0] for key, sub in result.metrics.items() if sub.error))
+    measured = any(sub.error is None for sub in result.metrics.values())
+    result.status = "ok" if not failed else "partial" if measured else "failed"
+    result.error = None
+    if failed:
+        first = next(sub.error for sub in result.metrics.values() if sub.error)
+        result.error = f"metric(s) {', '.join(failed)} failed: {first}"
 
 
 def _failure_message(exc: BaseException) -> str:
@@ -150,12 +189,7 @@ class ModelEvaluator:
                     run_unit()
                 except Exception as exc:
                     self._fail(ctx, metrics, exc)
-            failed = sorted({key.rsplit("-", 1)[0] for key, sub in result.metrics.items() if sub.error})
-            measured = any(sub.error is None for sub in result.metrics.values())
-            result.status = "ok" if not failed else "partial" if measured else "failed"
-            if failed:
-                first = next(sub.error for sub in result.metrics.values() if sub.error)
-                result.error = f"metric(s) {', '.join(failed)} failed: {first}"
+            settle_status(result)
         finally:
             for runtime in ctx.runtimes.values():
                 runtime.close()
@@ -176,8 +210,6 @@ class ModelEvaluator:
         """The plan's units of work for this model: the sub-types each one measures, and how to run it."""
         for job in self.plan.passes:
             yield [(m, s) for m in job.metrics for s in m.sub_types], partial(self._predict_and_score, ctx, job)
-        for timing in self.plan.timings:
-            yield list(timing.sub_types), partial(self._time, ctx, timing)
         for metric, sub in self.plan.file_sizes:
             yield [(metric, sub)], partial(self._file_size, ctx, metric, sub, model_config)
         for metric in self.plan.user_functions:
@@ -194,7 +226,7 @@ class ModelEvaluator:
                     value=None,
                     priority=sub.priority,
                     higher_is_better=sub.higher_is_better,
-                    unit=metric.metric_type.unit,
+                    unit=metric.metric_type.unit_of(sub.name),
                     error=message,
                 )
 
@@ -271,29 +303,44 @@ class ModelEvaluator:
                 ctx.folder or ctx.model_name, metric.name, preds, labels, metric.sample_log_num, metric.sample_log_dir
             )
 
-    def _time(self, ctx: _Context, job: TimingRun) -> None:
-        runtime = self._runtime(ctx, job.settings)
-        if job.data_config is None:
-            inputs, source = dummy_inputs(None, runtime.input_specs()), "dummy inputs"
-        else:
-            dc = self.run.data_config(job.data_config)
-            if isinstance(dc, DummyDataConfig):
-                inputs = dummy_inputs(dc.load_dataset_config, runtime.input_specs())
-            else:
-                inputs = self.data.labelled(job.data_config).first_batch()
-            source = f"'{job.data_config}'"
-        names = map_inputs(inputs, runtime.input_specs(), job.data_config or "dummy", ctx.model_name)
-        feed = {names[k]: v for k, v in inputs.items() if k in names}
-        batch_size = int(next(iter(feed.values())).shape[0]) if feed else 1
-        t = job.timing
-        self.progress(
-            ctx.model_name, f"timing on {source}: batch {batch_size}, {t.warmup_num} warm-up + {t.repeat_test_num} runs"
-        )
-        with ctx.stage(f"timing:{job.data_config or 'dummy'}"):
-            seconds = measure(runtime.bind(feed), t, lambda note: self.progress(ctx.model_name, f"timing: {note}"))
-        for metric, sub in job.sub_types:
-            statistic = partial(metric.metric_type.score_timings, batch_size=batch_size, sub_type=sub.name)
-            self._record(ctx, metric, sub, Score(statistic(seconds)), Evidence(timings=seconds, statistic=statistic))
+    def record_timing(
+        self, name: str, result: ModelResult, jobs: list[TimingRun], outcomes: list[TimingOutcome]
+    ) -> None:
+        """The timing phase's measurements of one model, as sub-type results (and evidence for goals)."""
+        ctx = _Context(self.run, name, result, {}, evidence=self.evidence.setdefault(name, {}), folder=result.folder)
+        for job, outcome in zip(jobs, outcomes, strict=True):
+            if outcome.error is not None:
+                self._fail(ctx, job.sub_types, outcome.error)
+                continue
+            sample = outcome.sample
+            assert sample is not None
+            _note_runtime(result, outcome.description, [metric.name for metric, _ in job.sub_types])
+            config = job.timing
+            info = TimingInfo(
+                runs=sample.runs,
+                rounds=len(sample.rounds),
+                warmup_num=config.warmup_num,
+                loop="yield" if config.yield_between_runs else "back_to_back",
+                interleaved=outcome.interleaved,
+                adaptive=config.adaptive,
+                target_rel_ci=config.target_rel_ci,
+                target_reached=outcome.target_reached,
+                loads=len(sample.loads),
+            )
+            for metric, sub in job.sub_types:
+                mtype = metric.metric_type
+                evidence = None
+                if mtype.can_resample(sub.name):
+                    evidence = Evidence(timings=sample, statistic=mtype.statistic(sub.name, sample.batch_size))
+                self._record(ctx, metric, sub, Score(mtype.score(sample, sub.name)), evidence)
+                ctx.result.metrics[joint_key(metric, sub)].timing = replace(info)
+            if sample.runs > 1:
+                cv = float(latency_ms(sample.seconds, "cv"))
+                if cv > BUSY_CV:
+                    where = f"'{job.data_config}'" if job.data_config else "dummy inputs"
+                    result.warnings.append(
+                        f"the machine was busy: timing CV {cv:.0f}% over {sample.runs} runs on {where}"
+                    )
 
     def _evaluate_func(self, ctx: _Context, metric: Metric) -> None:
         runtime = self._runtime(ctx, metric.user_config.onnx_override())
@@ -319,7 +366,7 @@ class ModelEvaluator:
             value=None if undefined is not None else float(score.value),
             priority=sub.priority,
             higher_is_better=sub.higher_is_better,
-            unit=metric.metric_type.unit,
+            unit=metric.metric_type.unit_of(sub.name),
             per_class=None if score.per_class is None else [v if np.isfinite(v) else None for v in score.per_class],
             aggregation=sub.aggregation,
             undefined=undefined,

@@ -54,3 +54,19 @@ def confident_goal(
         margin=point_margin,
         margin_bound=bound,
     )
+
+
+#: Resamples and level of the candidate/baseline ratio given with every latency and throughput value.
+RATIO_RESAMPLES, RATIO_LEVEL = 2000, 0.95
+
+
+def ratio_interval(base: Evidence, candidate: Evidence, seed: int = 0) -> tuple[float, float]:
+    """A percentile interval of candidate / baseline, from the paired bootstrap (rounds pair up when the
+    models were timed interleaved)."""
+    base_b, cand_b = paired_distribution(base, candidate, RATIO_RESAMPLES, seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = cand_b / base_b
+    ratios = ratios[np.isfinite(ratios)]
+    tail = (1 - RATIO_LEVEL) / 2
+    low, high = np.quantile(ratios, [tail, 1 - tail])
+    return float(low), float(high)

@@ -1,71 +1,161 @@
-"""Latency and throughput statistics: pure functions over the measured run times."""
+"""Latency and throughput: what a timing run measured, its settings, and the statistics over it (pure numpy).
+
+Every statistic works along the last axis, so bootstrap resamples ``[B, n]`` reduce in one call, and
+ignores NaN, which pads resamples of rounds of different lengths (see :mod:`olive_eval.metrics.resampling`).
+"""
 
 from __future__ import annotations
 
+import json
+import warnings
+from dataclasses import dataclass, field
+from typing import Literal
+
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from olive_eval.strict_model import StrictModel
 
 #: Upper bound of warm-up and timed calls: far beyond any useful sample, short of "runs forever".
 MAX_RUNS = 100_000
-
-#: Sub-type name → percentile (None for the plain statistics).
-STATISTICS: dict[str, float | None] = {
-    "avg": None,
-    "min": None,
-    "max": None,
-    "p50": 50.0,
-    "p75": 75.0,
-    "p90": 90.0,
-    "p95": 95.0,
-    "p99": 99.0,
-    "p999": 99.9,
-}
+#: Upper bound of ``max_seconds`` for adaptive repeats.
+MAX_TIMING_SECONDS = 3600.0
+#: Statistic name → percentile, for the percentile sub-types.
+PERCENTILES: dict[str, float] = {"p50": 50.0, "p75": 75.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9}
+#: Statistics over the timed runs, for latency (ms) and throughput (samples/s) alike.
+RUN_STATISTICS: tuple[str, ...] = ("avg", "min", "max", *PERCENTILES, "std", "cv")
+#: Latency statistics measured once per model load, not over the timed runs (ONNX Runtime perf_test's).
+LOAD_STATISTICS: tuple[str, ...] = ("load", "first_call")
+#: Statistics where less is better whatever the metric: spread.
+SPREAD_STATISTICS: tuple[str, ...] = ("std", "cv")
 
 
 class TimingConfig(StrictModel):
-    """Olive's latency/throughput metric_config: warm-up runs, timed runs, seconds to sleep after each."""
+    """Olive's latency/throughput metric_config (warm-up, timed runs, sleep), plus adaptive repeats."""
 
     warmup_num: int = Field(10, ge=0, le=MAX_RUNS, description=f"Untimed calls first (at most {MAX_RUNS:,}).")
-    repeat_test_num: int = Field(20, ge=1, le=MAX_RUNS, description=f"Timed calls (at most {MAX_RUNS:,}).")
+    repeat_test_num: int | Literal["auto"] = Field(
+        20,
+        description=f"Timed calls (1 to {MAX_RUNS:,}), or 'auto': time until the interval of each statistic is "
+        "within target_rel_ci of its value, or max_seconds have passed.",
+    )
     sleep_num: float = Field(0, ge=0, le=60, description="Seconds to sleep after each timed call (at most 60).")
+    yield_between_runs: bool = Field(
+        False,
+        description="Call time.sleep(sleep_num) after every run even when it is 0, as Olive's loop does (that "
+        "yields the CPU between runs); the default times calls back to back, as onnxruntime_perf_test does.",
+    )
+    target_rel_ci: float | None = Field(
+        None, gt=0, lt=1, description="repeat_test_num 'auto': the interval half-width to reach, relative (0.02)."
+    )
+    max_seconds: float | None = Field(
+        None, gt=0, le=MAX_TIMING_SECONDS, description="repeat_test_num 'auto': the time budget per model (30 s)."
+    )
+
+    @field_validator("repeat_test_num", mode="before")
+    @classmethod
+    def _count_or_auto(cls, value: object) -> object:
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool)):
+            return value
+        raise PydanticCustomError(
+            "int_or_auto", "expected an integer or 'auto', got {given}", {"given": json.dumps(value, default=str)}
+        )
+
+    @model_validator(mode="after")
+    def _check(self) -> TimingConfig:
+        if self.repeat_test_num == "auto":
+            self.target_rel_ci = 0.02 if self.target_rel_ci is None else self.target_rel_ci
+            self.max_seconds = 30.0 if self.max_seconds is None else self.max_seconds
+            return self
+        if not 1 <= self.repeat_test_num <= MAX_RUNS:
+            raise ValueError(f"repeat_test_num must be 1 to {MAX_RUNS:,} or 'auto', got {self.repeat_test_num}")
+        for key in ("target_rel_ci", "max_seconds"):
+            if getattr(self, key) is not None:
+                raise ValueError(f"{key} applies to repeat_test_num 'auto' (adaptive repeats), not to a fixed count")
+        return self
+
+    @property
+    def adaptive(self) -> bool:
+        return self.repeat_test_num == "auto"
 
 
-def _statistic(values: np.ndarray, name: str) -> np.ndarray:
-    """The statistic along the last axis (so bootstrap resamples ``[B, n]`` reduce in one call)."""
-    if name not in STATISTICS:
-        raise ValueError(f"unknown statistic '{name}'; valid: {', '.join(STATISTICS)}")
-    if name == "avg":
-        return np.mean(values, axis=-1)
-    if name == "min":
-        return np.min(values, axis=-1)
-    if name == "max":
-        return np.max(values, axis=-1)
-    return np.percentile(values, STATISTICS[name], axis=-1)
+@dataclass
+class TimingSample:
+    """What one timing run measured for one model.
+
+    ``rounds`` holds the seconds of each timed call, one array per round: interleaved timing gives a
+    model several rounds between the other models' rounds, and a paired comparison resamples them
+    together. ``loads`` and ``first_calls`` hold the seconds to load the model and of its first call
+    after loading, once per load.
+    """
+
+    batch_size: int
+    rounds: list[np.ndarray] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
+    first_calls: list[float] = field(default_factory=list)
+
+    @property
+    def seconds(self) -> np.ndarray:
+        return np.concatenate(self.rounds) if self.rounds else np.empty(0)
+
+    @property
+    def runs(self) -> int:
+        return int(sum(len(r) for r in self.rounds))
+
+
+def run_statistic(values: np.ndarray, name: str) -> np.ndarray:
+    """A statistic of run values along the last axis, ignoring NaN padding."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape[-1] == 0:
+        raise ValueError("no timed runs")
+    padded = bool(np.isnan(values).any())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows cannot occur; silence numpy's check
+        if name == "avg":
+            return np.nanmean(values, axis=-1) if padded else np.mean(values, axis=-1)
+        if name == "min":
+            return np.nanmin(values, axis=-1)
+        if name == "max":
+            return np.nanmax(values, axis=-1)
+        if name in PERCENTILES:
+            fn = np.nanpercentile if padded else np.percentile
+            return fn(values, PERCENTILES[name], axis=-1)
+        if name == "std":
+            return np.nanstd(values, axis=-1, ddof=1)
+        if name == "cv":
+            return 100.0 * np.nanstd(values, axis=-1, ddof=1) / np.nanmean(values, axis=-1)
+    raise ValueError(f"unknown statistic '{name}'; valid: {', '.join(RUN_STATISTICS)}")
+
+
+def _shape(out: np.ndarray, values: np.ndarray) -> np.ndarray | float:
+    return float(out) if np.ndim(values) == 1 else out
 
 
 def latency_ms(seconds: np.ndarray, name: str) -> np.ndarray | float:
-    """A latency statistic in milliseconds (percentiles use numpy's linear interpolation, as Olive does).
-
-    ``seconds`` is one sample ``[n]`` (a float comes back) or resamples ``[B, n]`` (``[B]`` back).
-    """
+    """A latency statistic: milliseconds, or percent for ``cv``. Percentiles use numpy's linear
+    interpolation, as Olive does. ``seconds`` is one sample ``[n]`` (a float back) or ``[B, n]``."""
     values = np.asarray(seconds, dtype=np.float64)
-    if values.shape[-1] == 0:
-        raise ValueError("no timed runs")
-    out = _statistic(values, name) * 1000.0
-    return float(out) if values.ndim == 1 else out
+    out = run_statistic(values, name)
+    return _shape(out if name == "cv" else out * 1000.0, values)
 
 
 def throughput_per_s(seconds: np.ndarray, batch_size: int, name: str) -> np.ndarray | float:
-    """A throughput statistic in samples per second, shaped like :func:`latency_ms`'s.
+    """A throughput statistic in samples per second (``cv`` in percent), shaped like :func:`latency_ms`'s.
 
     ``avg`` is samples over total time (``batch / mean latency``), the rate a user observes. The other
     statistics are taken over the per-run rates, so ``min`` is the slowest run and ``p90`` the 90th
     percentile of rates (Olive maps ``p90`` to the latency p90, which is the 10th percentile of rates).
     """
     values = np.asarray(seconds, dtype=np.float64)
-    if values.shape[-1] == 0:
-        raise ValueError("no timed runs")
-    out = batch_size / np.mean(values, axis=-1) if name == "avg" else _statistic(batch_size / values, name)
-    return float(out) if values.ndim == 1 else out
+    if name == "avg":
+        return _shape(batch_size / run_statistic(values, "avg"), values)
+    return _shape(run_statistic(batch_size / values, name), values)
+
+
+def load_statistic_ms(sample: TimingSample, name: str) -> float:
+    """``load`` or ``first_call``: the mean over the model's loads, in milliseconds."""
+    values = sample.loads if name == "load" else sample.first_calls
+    if not values:
+        raise ValueError(f"no {name} was measured")
+    return 1000.0 * float(np.mean(values))

@@ -145,3 +145,59 @@ def independent_interval(
     theta_b = independent_distribution(values, statistic, n_resamples, seed)
     jackknife = stats.sample_jackknife(np.asarray(values, dtype=np.float64), statistic) if method == "bca" else None
     return stats.interval(theta_b, value, level, method, jackknife)
+
+
+# ---------------------------------------------------------------------------------------------- rounds
+#: Resampled values held at once by a rounds bootstrap (bounds memory for long adaptive runs).
+_ROUNDS_CHUNK = 1 << 22
+
+
+def _padded(rounds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rounds as one ``[R, m]`` array padded with NaN, and each round's length."""
+    lengths = np.array([len(r) for r in rounds])
+    out = np.full((len(rounds), int(lengths.max())), np.nan)
+    for k, r in enumerate(rounds):
+        out[k, : len(r)] = r
+    return out, lengths
+
+
+def _resample_within(
+    padded: np.ndarray, lengths: np.ndarray, picked: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """For resampled round indices ``picked [B, R]``: each picked round's runs resampled, ``[B, R * m]``."""
+    width = padded.shape[1]
+    n = lengths[picked][..., None]  # [B, R, 1]
+    pos = np.minimum((rng.random((*picked.shape, width)) * n).astype(np.int64), n - 1)
+    values = padded[picked[..., None], pos]
+    values[np.arange(width)[None, None, :] >= n] = np.nan  # a shorter round contributes fewer runs
+    return values.reshape(len(picked), -1)
+
+
+def rounds_distribution(
+    rounds_a: list[np.ndarray],
+    statistic_a: Callable[[np.ndarray], np.ndarray],
+    rounds_b: list[np.ndarray] | None,
+    statistic_b: Callable[[np.ndarray], np.ndarray] | None,
+    n_resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """A two-level bootstrap of timings taken in rounds: rounds first, then the runs within each round.
+
+    With ``rounds_b`` (another model timed in the same rounds) both models get the same resampled rounds,
+    so the drift of the machine between rounds cancels out of their comparison (a paired bootstrap).
+    """
+    check_resamplable(len(rounds_a), n_resamples)
+    rng = np.random.default_rng(seed)
+    padded_a, len_a = _padded(rounds_a)
+    padded_b, len_b = _padded(rounds_b) if rounds_b is not None else (None, None)
+    per_resample = padded_a.size + (padded_b.size if padded_b is not None else 0)
+    step = max(1, _ROUNDS_CHUNK // max(per_resample, 1))
+    out_a = np.empty(n_resamples)
+    out_b = np.empty(n_resamples) if rounds_b is not None else None
+    for start in range(0, n_resamples, step):
+        count = min(step, n_resamples - start)
+        picked = rng.integers(0, len(rounds_a), size=(count, len(rounds_a)))
+        out_a[start : start + count] = statistic_a(_resample_within(padded_a, len_a, picked, rng))
+        if out_b is not None and padded_b is not None and statistic_b is not None:
+            out_b[start : start + count] = statistic_b(_resample_within(padded_b, len_b, picked, rng))
+    return out_a, out_b

@@ -8,13 +8,24 @@ planner and the scorer ask these objects; nothing branches on type or sub-type n
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from olive_eval.metrics.performance import STATISTICS, TimingConfig, latency_ms, throughput_per_s
+from olive_eval.metrics.performance import (
+    LOAD_STATISTICS,
+    RUN_STATISTICS,
+    SPREAD_STATISTICS,
+    TimingConfig,
+    TimingSample,
+    latency_ms,
+    load_statistic_ms,
+    throughput_per_s,
+)
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
@@ -40,6 +51,13 @@ class MetricType:
 
     def default_higher_is_better(self, sub_type: str) -> bool | None:
         raise NotImplementedError
+
+    def can_resample(self, sub_type: str) -> bool:
+        """Whether the sub-type's value rests on data a bootstrap can resample."""
+        return self.resamplable
+
+    def unit_of(self, sub_type: str) -> str | None:
+        return self.unit
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         """Validate a sub-type's metric_config; raises ValueError / pydantic.ValidationError."""
@@ -82,45 +100,65 @@ class AccuracyType(MetricType):
 
 
 class _TimingType(MetricType):
+    """Statistics over repeated model calls on one batch (a :class:`TimingSample`)."""
+
     need = Need.TIMINGS
     resamplable = True
     higher_is_better: ClassVar[bool]
 
     def sub_type_names(self) -> list[str]:
-        return list(STATISTICS)
+        return list(RUN_STATISTICS)
 
     def default_higher_is_better(self, sub_type: str) -> bool:
-        return self.higher_is_better
+        return False if sub_type in SPREAD_STATISTICS else self.higher_is_better
+
+    def can_resample(self, sub_type: str) -> bool:
+        return sub_type in RUN_STATISTICS
+
+    def unit_of(self, sub_type: str) -> str | None:
+        return "%" if sub_type == "cv" else self.unit
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
         return TimingConfig.model_validate(raw or {})
 
-    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
+    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
+        """The sub-type as a function of the timed runs' seconds ``[..., n]`` (for resampling)."""
         raise NotImplementedError
+
+    def score(self, sample: TimingSample, sub_type: str) -> float:
+        return float(self.statistic(sub_type, sample.batch_size)(sample.seconds))
 
 
 @_register
 class LatencyType(_TimingType):
-    """Milliseconds per model call."""
+    """Milliseconds per model call (``cv`` in percent); ``load`` and ``first_call`` once per model load."""
 
     name = "latency"
     unit = "ms"
     higher_is_better = False
 
-    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
-        return latency_ms(seconds, sub_type)
+    def sub_type_names(self) -> list[str]:
+        return [*RUN_STATISTICS, *LOAD_STATISTICS]
+
+    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
+        return partial(latency_ms, name=sub_type)
+
+    def score(self, sample: TimingSample, sub_type: str) -> float:
+        if sub_type in LOAD_STATISTICS:
+            return load_statistic_ms(sample, sub_type)
+        return super().score(sample, sub_type)
 
 
 @_register
 class ThroughputType(_TimingType):
-    """Samples per second."""
+    """Samples per second (``cv`` in percent)."""
 
     name = "throughput"
     unit = "samples/s"
     higher_is_better = True
 
-    def score_timings(self, seconds: np.ndarray, batch_size: int, sub_type: str) -> float:
-        return throughput_per_s(seconds, batch_size, sub_type)
+    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
+        return partial(throughput_per_s, batch_size=batch_size, name=sub_type)
 
 
 @_register

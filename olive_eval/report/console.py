@@ -38,6 +38,8 @@ def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
     text = format_value(sub.value)
     if sub.ci_low is not None and sub.ci_high is not None:
         text += f" [{format_value(sub.ci_low)}, {format_value(sub.ci_high)}]"
+    if sub.timing is not None and sub.timing.ratio_to_baseline is not None:
+        text += f" x{sub.timing.ratio_to_baseline:.2f}"
     if sub.goal is not None and not is_baseline:
         mark = "ok" if sub.goal.met else "MISS"
         if sub.goal.threshold is None:
@@ -110,4 +112,33 @@ def render(result: RunResult) -> str:
                 if sub.goal is not None and not sub.goal.met
             ]
             out.append(f"  {name}: " + ("; ".join(misses) if misses else "meets every goal"))
+    for name in names:
+        out.extend(f"warning: {name}: {text}" for text in result.models[name].warnings)
+    footer = measurement_footer(result)
+    if footer:
+        out.append(footer)
     return "\n".join(out)
+
+
+def measurement_footer(result: RunResult) -> str | None:
+    """One line on what latency was measured with: the schedule, the CPU and the thread settings."""
+    timing = next(
+        (sub.timing for model in result.models.values() for sub in model.metrics.values() if sub.timing), None
+    )
+    if timing is None:
+        return None
+    env = result.environment
+    schedule = f"interleaved in {timing.rounds} rounds" if timing.interleaved else "one model after the other"
+    loop = "back to back" if timing.loop == "back_to_back" else "yielding between runs"
+    threads = []
+    for runtime in result.models[result.baseline].runtimes or next(
+        (m.runtimes for m in result.models.values() if m.runtimes), []
+    ):
+        if "intra_op_threads" in runtime:
+            spin = "spinning" if runtime.get("allow_spinning") else "no spinning"
+            threads.append(f"onnxruntime {runtime['intra_op_threads']} intra-op threads, {spin}")
+        elif "threads" in runtime:
+            threads.append(f"torch {runtime['threads']} threads")
+    cpu = f"{env.get('cpu', 'unknown CPU')}, {env.get('logical_cores', '?')} logical cores" if env else "unknown CPU"
+    parts = [f"Timing: {schedule}, {loop}", cpu, *dict.fromkeys(threads)]
+    return "; ".join(parts)

@@ -89,7 +89,8 @@ class Runtime(ABC):
 
 
 runtime_registry: Registry[type[Runtime]] = Registry(
-    "model type", lazy_modules=("olive_eval.runtimes.onnx", "olive_eval.runtimes.torch")
+    "model type",
+    lazy_entries={"ONNXModel": "olive_eval.runtimes.onnx", "PyTorchModel": "olive_eval.runtimes.torch"},
 )
 
 

@@ -11,6 +11,7 @@ import onnxruntime as ort
 
 from olive_eval.config.model import InferenceSettings, ProviderSpec, SessionOptions, normalize_providers
 from olive_eval.errors import EvaluationError
+from olive_eval.provenance import physical_cores
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
 
 #: ORT type strings → numpy dtypes. bfloat16 and float8 have no numpy dtype and are not listed.
@@ -302,11 +303,23 @@ class OnnxRuntime(Runtime):
         return list(self.session.run(None, self._feed(inputs)))
 
     def describe(self) -> dict[str, Any]:
+        """What ran, and the settings a latency figure depends on, with ONNX Runtime's defaults resolved:
+        0 intra-op threads means one per physical core; inter-op threads serve only the parallel mode."""
+        options = self.session.get_session_options()
+        parallel = options.execution_mode == ort.ExecutionMode.ORT_PARALLEL
+        try:
+            spinning = options.get_session_config_entry("session.intra_op.allow_spinning") != "0"
+        except RuntimeError:  # not set: ONNX Runtime spins by default
+            spinning = True
         return {
             "runtime": "onnxruntime",
             "version": ort.__version__,
             "providers": list(self.session.get_providers()),
             "io_bind": bool(self.settings.io_bind),
+            "intra_op_threads": options.intra_op_num_threads or physical_cores(),
+            "inter_op_threads": (options.inter_op_num_threads or physical_cores()) if parallel else 1,
+            "allow_spinning": spinning,
+            "execution_mode": "parallel" if parallel else "sequential",
         }
 
     def close(self) -> None:

@@ -350,7 +350,7 @@ class TorchRuntime(Runtime):
 
     def describe(self) -> dict[str, Any]:
         info = {"runtime": "torch", "version": torch.__version__, "device": str(self.device)}
-        return {**info, "format": self.source}
+        return {**info, "format": self.source, "threads": torch.get_num_threads()}
 
     def close(self) -> None:
         self.module = None  # type: ignore[assignment]

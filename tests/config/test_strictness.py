@@ -85,7 +85,7 @@ def test_non_finite_anywhere_in_a_dict_config(base):
         ("data_configs[0].dataloader_config.batch_size", "64", 'expected an integer, got "64"'),
         ("data_configs[0].dataloader_config.batch_size", True, "expected an integer, got true"),
         ("metrics[0].sub_types[0].goal.value", "0.01", 'expected a number, got "0.01"'),
-        ("metrics[1].sub_types[0].metric_config.repeat_test_num", "5", 'expected an integer, got "5"'),
+        ("metrics[1].sub_types[0].metric_config.repeat_test_num", "5", "expected an integer or 'auto', got \"5\""),
         ("metrics[0].sub_types[0].higher_is_better", 1, "expected true or false, got 1"),
         ("metrics[0].sub_types[0].higher_is_better", "true", 'expected true or false, got "true"'),
     ],
@@ -187,7 +187,7 @@ def test_model_and_metric_names_with_control_characters(base, name):
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        ("metrics[1].sub_types[0].metric_config.repeat_test_num", 10**9, "less than or equal to 100000"),
+        ("metrics[1].sub_types[0].metric_config.repeat_test_num", 10**9, "repeat_test_num must be 1 to 100,000"),
         ("metrics[1].sub_types[0].metric_config.warmup_num", 10**12, "less than or equal to 100000"),
         ("metrics[0].confidence_interval.n_resamples", 10**9, "less than or equal to 100000"),
         (

@@ -113,7 +113,7 @@ def test_unknown_sub_type_lists_valid_ones(base):
     message = error_of(modified(base, lambda c: c["metrics"][1]["sub_types"][0].update(name="p98")))
     assert message == (
         "<config>: metrics[1].sub_types[0].name: unknown latency sub-type 'p98'; did you mean 'p99'? "
-        "valid: avg, min, max, p50, p75, p90, p95, p99, p999"
+        "valid: avg, min, max, p50, p75, p90, p95, p99, p999, std, cv, load, first_call"
     )
 
 

@@ -225,7 +225,7 @@ def test_bad_confidence_requests(scripted, tmp_path):
     ):
         load_run_config(config([], [bad]))
     size = {"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes", "confidence_interval": {}}]}
-    with pytest.raises(ConfigError, match="size_on_disk sub-types do not have"):
+    with pytest.raises(ConfigError, match="size_on_disk sub-type 'bytes' does not have"):
         load_run_config(config([], [accuracy({"type": "max-degradation", "value": 0.1}), size]))
     one = write_jsonl(tmp_path / "one.jsonl", [{"x": [0, 1], "label": 1}])
     cfg = config([], [accuracy({"type": "max-degradation", "value": 0.1}, confidence_interval={})])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+import psutil
 import pytest
 import torch
 
@@ -54,6 +55,10 @@ def test_linear_matches_numpy(linear: Path, rng: np.random.Generator) -> None:
         "version": ort.__version__,
         "providers": ["CPUExecutionProvider"],
         "io_bind": False,
+        "intra_op_threads": psutil.cpu_count(logical=False),  # 0 in the options: one per physical core
+        "inter_op_threads": 1,  # sequential execution uses none beyond the caller
+        "allow_spinning": True,
+        "execution_mode": "sequential",
     }
 
 

@@ -65,6 +65,7 @@ def test_torchscript_single_input(tmp_path: Path, rng: np.random.Generator, how:
         "version": torch.__version__,
         "device": "cpu",
         "format": "torchscript",
+        "threads": torch.get_num_threads(),
     }
 
 
