@@ -4,7 +4,7 @@ Every figure is a ratio measured in the same process and run (median of a few re
 
 * bootstrap speed   a 1000-resample percentile CI (95 %, seed 42) of a mean over 1,000,000 float64
                      instance scores, through the path a user instance metric takes
-                     (``resampling.confidence_interval(Sample(metric, statistics=scores), ...)``), over
+                     (``resampling.confidence_interval(ExampleStats(metric, statistics=scores), ...)``), over
                      ``scipy.stats.bootstrap(..., vectorized=True, batch=B)`` for B in 10/50/100, the
                      fastest of which is the reference (target ours/ref <= 0.5). ``batch=None`` is
                      skipped: it would hold 1000 x 1e6 int64 indices plus the gathered float64 values,
@@ -29,7 +29,7 @@ import scipy.stats
 import sklearn.metrics as skm
 
 from olive_eval.metrics import get_metric, metric_registry, register_metric, resampling, stats
-from olive_eval.metrics.resampling import Sample
+from olive_eval.metrics.resampling import ExampleStats
 
 N_SCORES = 1_000_000
 N_F1 = 100_000
@@ -68,7 +68,7 @@ def bench_mean_ci(repeat: int = 2) -> None:
         value = metric.reduce(scores).value
 
         def ours() -> tuple[float, float]:
-            sample = Sample(metric, statistics=scores)
+            sample = ExampleStats(metric, statistics=scores)
             return resampling.confidence_interval(sample, value, "percentile", N_RESAMPLES, LEVEL, SEED)
 
         t_ours, ci_ours = timed(ours, repeat)
@@ -121,7 +121,7 @@ def bench_global_f1(repeat: int = 2) -> None:
     value = metric.compute(scores, labels).value
 
     def map_reduce() -> np.ndarray:  # statistics computed once (included), then summed per resample
-        sample = Sample(metric, predictions=scores, references=labels)
+        sample = ExampleStats(metric, fields=(scores, labels))
         return resampling.distribution(sample, N_RESAMPLES, SEED)
 
     def from_scratch() -> np.ndarray:
@@ -145,7 +145,7 @@ def bench_global_f1(repeat: int = 2) -> None:
     ci_map = stats.interval(theta_map, value, LEVEL, "percentile")
     ci_scratch = stats.interval(theta_scratch, value, LEVEL, "percentile")
     print(f"F1 = {value:.6f}")
-    print(f"map/reduce (Sample + resampling.distribution)        {t_map:8.3f} s  percentile CI {fmt(ci_map)}")
+    print(f"map/reduce (ExampleStats + resampling.distribution)        {t_map:8.3f} s  percentile CI {fmt(ci_map)}")
     print(f"from scratch (stats.resampled_calls, metric.compute) {t_scratch:8.3f} s  percentile CI {fmt(ci_scratch)}")
     print(
         f"sklearn.metrics.f1_score per resample                {t_sklearn_scaled:8.3f} s  "

@@ -11,9 +11,10 @@ import numpy as np
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.run import joint_key
+from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.plan import Plan, TimingRun, make_plan
-from olive_eval.engine.runner import DataStore, ModelEvaluator, Progress, _quiet, settle_status
+from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet, settle_status
 from olive_eval.engine.significance import RATIO_LEVEL, confident_goal, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.instances import InstanceWriter
@@ -71,7 +72,7 @@ def evaluate(
         result.write(out_dir)
         current: str | None = None
         try:
-            data.preload(plan)  # one-time setup is the run's, not the first model's
+            data.preload(plan.data_configs())  # one-time setup is the run's, not the first model's
             result.stage_seconds["setup"] = round(time.perf_counter() - clock, 6)
             clock = time.perf_counter()
             for model in models:
@@ -115,7 +116,7 @@ def _timing_phase(
             if metric.metric_type.can_resample(sub.name)
         ]
 
-    phase = TimingPhase(run, timing_inputs(run, data.first_batch), statistics, progress)
+    phase = TimingPhase(run, timing_inputs(run, data), statistics, progress)
     outcomes = phase.measure(models, plan.timings)
     for name, model_outcomes in outcomes.items():
         evaluator.record_timing(name, result.models[name], plan.timings, model_outcomes)

@@ -1,63 +1,93 @@
-"""Per-example records: ``instances/<model>/<metric>.jsonl`` and Olive's ``sample_log_num`` sample log."""
+"""Per-example records: ``instances/<model>/<metric>.jsonl`` and Olive's ``sample_log_num`` sample log.
+
+Records are written batch by batch as a pass goes (memory does not grow with the dataset) to a
+temporary file that replaces the final one when the pass is done, so a reader never sees half a file.
+"""
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from olive_eval.output_dir import folder_names
-from olive_eval.results import atomic_write_text
+from olive_eval.results import file_mode
 
 #: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
 MAX_VALUES_PER_RECORD = 256
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.size > MAX_VALUES_PER_RECORD:
             return {"shape": list(value.shape)}
-        return _jsonable(value.tolist())
+        return jsonable(value.tolist())
     if isinstance(value, np.generic):
-        return _jsonable(value.item())
+        return jsonable(value.item())
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return {"bytes": len(value)}
+    if hasattr(value, "size") and hasattr(value, "mode"):  # a PIL image
+        return {"image": list(value.size), "mode": value.mode}
     return value
 
 
-def _rows(values: Any) -> list[Any]:
+def rows(values: Any) -> list[Any]:
     """Per-example JSON values, converted in one call per array (not one per row)."""
     if isinstance(values, np.ndarray) and values.dtype != object:
         if values.ndim > 1 and values[0].size > MAX_VALUES_PER_RECORD:
             return [{"shape": list(values.shape[1:])}] * len(values)
         if not np.issubdtype(values.dtype, np.floating) or np.isfinite(values).all():
             return values.tolist()  # nothing for JSON to choke on: skip the per-value walk
-        return _jsonable(values.tolist())
-    return [_jsonable(v) for v in values]
+        return jsonable(values.tolist())
+    return [jsonable(v) for v in values]
 
 
-def instance_records(predictions: Any, references: Any, scores: dict[str, np.ndarray]) -> Iterator[dict[str, Any]]:
-    preds, refs = _rows(predictions), _rows(references)
-    columns = {name: _rows(np.asarray(values, dtype=np.float64)) for name, values in scores.items()}
-    for i in range(len(refs)):
-        record = {"index": i, "prediction": preds[i], "references": refs[i]}
-        record.update({name: values[i] for name, values in columns.items()})
-        yield record
+class RecordSink:
+    """A JSON-lines file written in pieces, moved into place by :meth:`close` (dropped by :meth:`discard`)."""
 
+    def __init__(self, path: Path, limit: int | None = None) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.limit = limit
+        self.count = 0
+        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        self._handle = os.fdopen(fd, "w", encoding="utf-8")
 
-def _write_jsonl(path: Path, records: Iterator[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in records))
+    @property
+    def full(self) -> bool:
+        return self.limit is not None and self.count >= self.limit
+
+    def write(self, records: list[dict[str, Any]]) -> None:
+        if self.limit is not None:
+            records = records[: max(0, self.limit - self.count)]
+        self._handle.write("".join(json.dumps(r) + "\n" for r in records))
+        self.count += len(records)
+
+    def close(self) -> Path:
+        self._handle.flush()
+        os.fchmod(self._handle.fileno(), file_mode())
+        self._handle.close()
+        os.replace(self._tmp, self.path)
+        return self.path
+
+    def discard(self) -> None:
+        self._handle.close()
+        Path(self._tmp).unlink(missing_ok=True)
 
 
 class InstanceWriter:
-    """Writes per-example files under a run's output directory.
+    """Opens the per-example files of a run's output directory.
 
     ``model_folder`` arguments are the folders :func:`olive_eval.output_dir.folder_names` gave each
     model; metric files are named the same way, so no two models or metrics ever share a file.
@@ -70,19 +100,10 @@ class InstanceWriter:
     def _file(self, metric: str) -> str:
         return self._metric_files.get(metric) or folder_names([metric])[metric]
 
-    def instances(
-        self, model_folder: str, metric: str, predictions: Any, references: Any, scores: dict[str, np.ndarray]
-    ) -> Path:
-        path = self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl"
-        return _write_jsonl(path, instance_records(predictions, references, scores))
+    def instances(self, model_folder: str, metric: str) -> RecordSink:
+        return RecordSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl")
 
-    def sample_log(
-        self, model_folder: str, metric: str, predictions: Any, references: Any, n: int, log_dir: Path | None
-    ) -> Path:
+    def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> RecordSink:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
         root = log_dir if log_dir is not None else self.output_dir / "samples"
-        path = root / model_folder / f"{self._file(metric)}_samples.jsonl"
-        count = min(n, len(references))
-        preds, refs = _rows(predictions[:count]), _rows(references[:count])
-        records = ({"index": i, "prediction": preds[i], "target": refs[i]} for i in range(count))
-        return _write_jsonl(path, records)
+        return RecordSink(root / model_folder / f"{self._file(metric)}_samples.jsonl", limit=n)

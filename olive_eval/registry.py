@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 import threading
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
@@ -32,19 +33,15 @@ def _origin(obj: object) -> str:
 
 
 class Registry(Generic[T]):
-    """Name → object, with lazy module entries loaded before the first lookup that needs them."""
+    """Name → object. Built-in entries come from the modules of ``packages``, imported (all of them,
+    subpackages included) the first time a name is looked up that is not registered yet, or the names
+    are listed. A new component is one new module in such a package: no list repeats the registry."""
 
-    def __init__(
-        self, kind: str, lazy_modules: tuple[str, ...] = (), lazy_entries: dict[str, str] | None = None
-    ) -> None:
-        """``lazy_modules`` are imported before the first lookup of any name not yet registered;
-        ``lazy_entries`` maps a name to the module that registers it, imported only when that name is
-        looked up (so a run of ONNX models never imports torch)."""
+    def __init__(self, kind: str, packages: tuple[str, ...] = ()) -> None:
         self.kind = kind
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
-        self._lazy_modules = list(lazy_modules)
-        self._lazy_entries = dict(lazy_entries or {})
+        self._packages = list(packages)
         self._lock = threading.RLock()
 
     def register(self, name: str, obj: T, *, origin: str | None = None) -> T:
@@ -63,18 +60,10 @@ class Registry(Generic[T]):
 
     def _load_lazy(self) -> None:
         with self._lock:
-            while self._lazy_modules:
-                importlib.import_module(self._lazy_modules.pop(0))
-
-    def _load_entry(self, name: str) -> None:
-        with self._lock:
-            module = self._lazy_entries.pop(name, None)
-            if module is not None:
-                importlib.import_module(module)
+            while self._packages:
+                import_package(self._packages.pop(0))
 
     def get(self, name: str) -> T:
-        if name not in self._entries:
-            self._load_entry(name)
         if name not in self._entries:
             self._load_lazy()
         try:
@@ -83,16 +72,13 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} '{name}'{unknown_choice_hint(name, self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
-        if name in self._lazy_entries:
-            return True
         if name not in self._entries:
             self._load_lazy()
         return name in self._entries
 
     def names(self) -> list[str]:
-        """Every name, lazy entries included (their modules stay unimported)."""
         self._load_lazy()
-        return sorted({*self._entries, *self._lazy_entries})
+        return sorted(self._entries)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
@@ -112,3 +98,10 @@ class Registry(Generic[T]):
             return self.register(name, obj)
 
         return wrap
+
+
+def import_package(name: str) -> None:
+    """Import a package and every module below it (their decorators register what they define)."""
+    package = importlib.import_module(name)
+    for info in pkgutil.walk_packages(getattr(package, "__path__", []), prefix=f"{name}."):
+        importlib.import_module(info.name)

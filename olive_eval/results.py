@@ -75,6 +75,8 @@ class SubMetricResult:
     error: str | None = None
     undefined: str | None = None
     timing: TimingInfo | None = None
+    #: A structured value beside the scalar (per-class values with names, a curve, a matrix).
+    details: Any = None
 
     @property
     def measured(self) -> bool:
@@ -100,6 +102,9 @@ class ModelResult:
     seconds: float | None = None
     #: Wall seconds per stage: "load", "inference:<data config>", "scoring:<data config>", "timing:<data config>".
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: Each prediction pass: examples, batches, seconds of model calls and of model calls + post-processing,
+    #: and notes (e.g. how many generations decoded to nothing).
+    passes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: This model's folder under ``instances/`` and ``samples/`` (unique per model, whatever its name).
     folder: str | None = None
     #: Things the numbers depend on that a reader should know (a busy machine during timing).
@@ -150,6 +155,11 @@ def _umask() -> int:
     return mask
 
 
+def file_mode() -> int:
+    """The permissions a new file gets under the process's umask."""
+    return 0o666 & ~_umask()
+
+
 def atomic_write_text(target: Path, text: str) -> Path:
     """Write through a temporary file and rename it into place, with the permissions the umask gives
     a new file (``mkstemp`` alone would leave it private, 0600)."""
@@ -158,7 +168,7 @@ def atomic_write_text(target: Path, text: str) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
-            os.fchmod(handle.fileno(), 0o666 & ~_umask())
+            os.fchmod(handle.fileno(), file_mode())
             os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:

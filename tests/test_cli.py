@@ -131,8 +131,8 @@ def test_progress_names_scoring_apart_from_inference(toy, tmp_path, capsys):
     path = write(toy.root / "run.json", toy.config({}, [custom]))
     assert main(["--config", str(path)]) == 0
     lines = capsys.readouterr().err.splitlines()
-    inference = next(i for i, line in enumerate(lines) if "base: inference over 'toy'" in line)
-    assert "base: scoring 1 metric(s) on 'toy'" in lines[inference + 1]
+    inference = next(i for i, line in enumerate(lines) if "base: predicting on 'toy'" in line)
+    assert "base: finishing the scores of 1 metric(s) on 'toy'" in lines[inference + 1]
 
 
 def test_wide_characters_keep_the_table_aligned(toy, capsys):

@@ -11,6 +11,9 @@ from pydantic import ValidationError
 
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.run import RunConfig
+from olive_eval.data.components import registries
+from olive_eval.data.postprocess import user_post_process
+from olive_eval.data.preprocess import user_pre_process
 from olive_eval.errors import ConfigError
 from olive_eval.user_module import load_function, load_user_module
 
@@ -156,13 +159,35 @@ def import_user_scripts(data: dict[str, Any], base_dir: Path) -> None:
     for i, metric in enumerate(metrics if isinstance(metrics, list) else []):
         if isinstance(metric, dict):
             load(metric.get("user_config"), f"{metrics_key}[{i}].user_config")
+    for i, dc in enumerate(data.get("data_configs") or []):
+        if isinstance(dc, dict):
+            load(dc, f"data_configs[{i}]")
+            register_user_components(dc, base_dir, f"data_configs[{i}]")
+
+
+def register_user_components(dc: dict[str, Any], base_dir: Path, where: str) -> None:
+    """A data config may name a function of its user script as a pre- or post-process ``type`` (Olive's
+    way): such a function becomes a component of that name."""
+    if not isinstance(dc.get("user_script"), str):
+        return
+    script = Path(dc["user_script"])
+    module = load_user_module(script if script.is_absolute() else base_dir / script)
+    for key, kind in (("pre_process_data_config", "pre-process"), ("post_process_data_config", "post-process")):
+        part = dc.get(key)
+        name = part.get("type") if isinstance(part, dict) else None
+        if not isinstance(name, str) or name in registries[kind]:
+            continue
+        func = getattr(module, name, None)
+        if callable(func):
+            make = user_pre_process if kind == "pre-process" else user_post_process
+            registries[kind].register(name, make(func, name), origin=f"{script}:{name}")
 
 
 def check_references(run: RunConfig) -> None:
     """Model files, user scripts and the functions they must define, before any model runs."""
     for i, model in enumerate(run.models()):
         where = "input_model" if i == 0 else f"candidates[{i - 1}]"
-        problem = model.path_problem()
+        problem = model.path_problem(run.allow_download)
         if problem is not None:
             key, message = problem
             raise ConfigError(message, path=f"{where}.{key}")
@@ -177,7 +202,8 @@ def check_references(run: RunConfig) -> None:
             if name is not None and uc.user_script is not None:
                 _check_function(uc.user_script, name, uc.script_dir, f"{where}.{key}")
     for i, dc in enumerate(run.data_configs):
-        problem = getattr(dc.load_dataset_config, "source_problem", lambda: None)()
+        check = getattr(dc.load_dataset_config, "source_problem", None)
+        problem = check(run.allow_download) if check is not None else None
         if problem is not None:
             key, message = problem
             raise ConfigError(message, path=f"data_configs[{i}].load_dataset_config.{key}")

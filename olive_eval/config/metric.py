@@ -5,15 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, ValidationError, field_validator, model_validator
 
+from olive_eval.config.components import nested_error
 from olive_eval.config.errors import describe_error, json_path
-from olive_eval.config.model import InferenceSettings
+from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
-from olive_eval.strict_model import LaxPath, StrictModel
+from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
 
 GoalType = Literal[
     "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
@@ -23,11 +23,6 @@ METRIC_TYPES = ("accuracy", "latency", "throughput", "size_on_disk", "custom")
 
 #: Upper bound of bootstrap resamples: intervals stop moving long before this.
 MAX_RESAMPLES = 100_000
-
-
-def nested_error(subpath: str, message: str) -> PydanticCustomError:
-    """An error located below the model that raises it (``subpath`` is appended to pydantic's location)."""
-    return PydanticCustomError("nested", "{message}", {"subpath": subpath, "message": message})
 
 
 class ConfidenceIntervalConfig(StrictModel):
@@ -96,7 +91,11 @@ class UserConfig(StrictModel):
     evaluate_func_kwargs: dict[str, Any] = Field(default_factory=dict)
     metric_func: str | None = None
     metric_func_kwargs: dict[str, Any] = Field(default_factory=dict)
-    inference_settings: dict[Literal["onnx"], InferenceSettings] | None = None
+    inference_settings: dict[str, dict[str, Any]] | None = Field(
+        None,
+        description="Runtime settings for this metric's runs, keyed by framework as in Olive ('onnx', 'hf', ...); "
+        "each runtime validates its own part",
+    )
     io_bind: bool | None = None
     run_kwargs: dict[str, Any] | None = None
 
@@ -110,19 +109,17 @@ class UserConfig(StrictModel):
             self.metric_func = None
         return self
 
-    def onnx_override(self) -> InferenceSettings | None:
-        """The metric's ONNX Runtime settings override, with ``io_bind`` folded in."""
-        settings = (self.inference_settings or {}).get("onnx")
+    def settings_override(self) -> dict[str, Any] | None:
+        """This metric's runtime settings by framework, with Olive's ``io_bind`` folded into the ONNX part."""
+        settings = {key: dict(value) for key, value in (self.inference_settings or {}).items()}
         if self.io_bind is not None:
-            data = settings.model_dump(exclude_unset=True) if settings else {}
-            data["io_bind"] = self.io_bind
-            settings = InferenceSettings.model_validate(data)
-        return settings
+            settings.setdefault("onnx", {})["io_bind"] = self.io_bind
+        return settings or None
 
 
-class Metric(StrictModel):
+class MetricConfig(StrictModel):
     name: str
-    type: Literal["accuracy", "latency", "throughput", "size_on_disk", "custom"]
+    type: str = Field(description="accuracy, latency, throughput, size_on_disk or custom (Olive's metric types)")
     data_config: str | None = None
     sub_types: list[SubType] = Field(min_length=1)
     user_config: UserConfig = Field(default_factory=UserConfig)
@@ -132,13 +129,35 @@ class Metric(StrictModel):
     confidence_interval: ConfidenceIntervalConfig | None = Field(
         None, description="Default interval settings for every sub-type of this metric."
     )
+    filters: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Applied to the predictions before this metric scores them, in order (lm-evaluation-harness's "
+        "filters: regex, lowercase, uppercase, strip, remove_punctuation, map, take_first, majority_vote, or one a "
+        "user script registers)",
+    )
+
+    @model_validator(mode="after")
+    def _check_filters(self) -> MetricConfig:
+        try:
+            build_filters(self.filters, "filters")
+        except ValueError as exc:
+            where, _, message = str(exc).partition(": ")
+            raise nested_error(where, message) from None
+        return self
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in metric_type_registry:
+            raise ValueError(f"unknown metric type '{value}'{unknown_choice_hint(value, metric_type_registry.names())}")
+        return value
 
     @property
     def metric_type(self) -> MetricType:
         return metric_type_registry.get(self.type)
 
     @model_validator(mode="after")
-    def _resolve_sub_types(self) -> Metric:
+    def _resolve_sub_types(self) -> MetricConfig:
         mtype = self.metric_type
         hf_backend = self.backend == "huggingface_metrics"
         if hf_backend and self.type != "accuracy":

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, PrivateAttr, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from olive_eval.config.data import DataConfig, DummyDataConfig, HuggingfaceDataConfig
-from olive_eval.config.metric import Metric, SubType, nested_error
-from olive_eval.config.model import ModelConfig, ProviderSpec, check_name, normalize_providers
+from olive_eval.config.components import Registered, nested_error, reraise_nested
+from olive_eval.config.data import DataConfig
+from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.metrics.types import Need
+from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
+from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.strict_model import LaxPath, StrictModel
+
+#: A model config: the class its runtime registered for the config's ``type``.
+Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
 
 
 class EvaluatorConfig(StrictModel):
@@ -21,7 +26,7 @@ class EvaluatorConfig(StrictModel):
     name: str | None = None
     user_script: LaxPath | None = None
     script_dir: LaxPath | None = None
-    metrics: list[Metric] = Field(min_length=1)
+    metrics: list[MetricConfig] = Field(min_length=1)
 
 
 class TimingSettings(StrictModel):
@@ -40,23 +45,26 @@ class TimingSettings(StrictModel):
     )
 
 
-def joint_key(metric: Metric, sub: SubType) -> str:
+def joint_key(metric: MetricConfig, sub: SubType) -> str:
     return f"{metric.name}-{sub.name}"
 
 
 class RunConfig(StrictModel):
     schema_: str | None = Field(None, alias="$schema", description="Path or URL of run.schema.json, for editors.")
-    input_model: ModelConfig = Field(description="The baseline every candidate is compared with.")
-    candidates: list[ModelConfig] = Field(default_factory=list)
+    input_model: Model = Field(description="The baseline every candidate is compared with.")
+    candidates: list[Model] = Field(default_factory=list)
     device: Literal["cpu", "gpu"] = "cpu"
     execution_providers: list[ProviderSpec] | None = Field(
         None, description="Default ONNX Runtime providers; CPU on cpu, CUDA then CPU on gpu."
     )
     data_configs: list[DataConfig] = Field(default_factory=list)
     evaluator: EvaluatorConfig | None = None
-    metrics: list[Metric] | None = None
+    metrics: list[MetricConfig] | None = None
     output_dir: LaxPath | None = None
     timing: TimingSettings = Field(default_factory=TimingSettings)
+    allow_download: bool = Field(
+        False, description="Let datasets, models and tokenizers not in the local cache be downloaded (default: never)."
+    )
     _source_dir: Path | None = PrivateAttr(None)
 
     @property
@@ -71,7 +79,7 @@ class RunConfig(StrictModel):
 
     # ---------------------------------------------------------------- accessors
     @property
-    def all_metrics(self) -> list[Metric]:
+    def all_metrics(self) -> list[MetricConfig]:
         return self.evaluator.metrics if self.evaluator is not None else (self.metrics or [])
 
     @property
@@ -85,7 +93,7 @@ class RunConfig(StrictModel):
     def baseline_name(self) -> str:
         return self.input_model.display_name()
 
-    def data_config(self, name: str) -> HuggingfaceDataConfig | DummyDataConfig:
+    def data_config(self, name: str) -> DataConfig:
         return next(dc for dc in self.data_configs if dc.name == name)
 
     def default_providers(self) -> list[ProviderSpec]:
@@ -105,11 +113,12 @@ class RunConfig(StrictModel):
                 if sub.goal is not None and sub.goal.confidence is not None:
                     out[f"{joint_key(metric, sub)}.goal"] = sub.goal.seed
         for dc in self.data_configs:
-            if isinstance(dc, DummyDataConfig):
-                out[f"data_configs.{dc.name}"] = dc.load_dataset_config.seed
+            seed = getattr(dc.load_dataset_config, "seed", None)
+            if isinstance(seed, int):
+                out[f"data_configs.{dc.name}"] = seed
         return out
 
-    def ranked(self) -> Iterator[tuple[Metric, SubType]]:
+    def ranked(self) -> Iterator[tuple[MetricConfig, SubType]]:
         for metric in self.all_metrics:
             for sub in metric.sub_types:
                 if sub.priority > 0:
@@ -125,10 +134,33 @@ class RunConfig(StrictModel):
                 "metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')"
             )
         self._check_model_names()
+        for model in self.models():
+            if hasattr(model, "_allow_download"):
+                model._allow_download = self.allow_download
         self._check_metric_names()
         self._check_data_configs()
         self._check_priorities()
+        self._check_inference_settings()
         return self
+
+    def _check_inference_settings(self) -> None:
+        """Each framework's part of a metric's ``inference_settings`` is validated by the runtime that takes it;
+        a part no model of the run would use is an error, not ignored."""
+        runtimes = {runtime_registry.get(m.type) for m in self.models()}
+        by_key = {r.settings_key: r for r in runtimes}
+        for i, metric in enumerate(self.all_metrics):
+            for key, part in (metric.user_config.settings_override() or {}).items():
+                where = f"{self._metrics_key}[{i}].user_config.inference_settings.{key}"
+                runtime = by_key.get(key)
+                if runtime is None:
+                    used = ", ".join(sorted(by_key)) or "none"
+                    raise nested_error(where, f"no model of this run takes '{key}' settings; frameworks here: {used}")
+                if runtime.Settings is None:
+                    raise nested_error(where, f"{runtime.model_type} models take no inference settings")
+                try:
+                    runtime.Settings.model_validate(part)
+                except ValidationError as exc:
+                    raise reraise_nested(exc, where) from None
 
     def _check_model_names(self) -> None:
         seen: dict[str, str] = {}
@@ -163,7 +195,7 @@ class RunConfig(StrictModel):
             if dc.name in defined:
                 raise nested_error(f"data_configs[{i}].name", f"data config name '{dc.name}' is used twice")
             defined.append(dc.name)
-        datasets = [dc.name for dc in self.data_configs if isinstance(dc, HuggingfaceDataConfig)]
+        datasets = [dc.name for dc in self.data_configs if not dc.is_dummy]
         for i, metric in enumerate(self.all_metrics):
             where = f"{self._metrics_key}[{i}].data_config"
             if metric.data_config is not None:
@@ -224,13 +256,10 @@ class RunConfig(StrictModel):
             return path if path is None or path.is_absolute() else (base_dir / path)
 
         for model in self.models():
-            for attr in ("model_path", "model_script", "script_dir"):
-                if hasattr(model, attr):
-                    setattr(model, attr, fix(getattr(model, attr)))
+            model.resolve_paths(base_dir)
         for dc in self.data_configs:
             dc.user_script, dc.script_dir = fix(dc.user_script), fix(dc.script_dir)
-            if isinstance(dc, HuggingfaceDataConfig):
-                _resolve_dataset_paths(dc, base_dir)
+            _resolve_dataset_paths(dc.load_dataset_config, base_dir)
         for metric in self.all_metrics:
             uc = metric.user_config
             uc.user_script, uc.script_dir = fix(uc.user_script), fix(uc.script_dir)
@@ -240,19 +269,20 @@ class RunConfig(StrictModel):
         return self
 
 
-def _resolve_dataset_paths(dc: HuggingfaceDataConfig, base_dir: Path) -> None:
-    load = dc.load_dataset_config
+def _resolve_dataset_paths(load: Any, base_dir: Path) -> None:
+    """Relative ``data_files`` and a relative local ``data_name`` folder, against the config's folder."""
 
     def fix(value: str) -> str:
         return value if Path(value).is_absolute() or "://" in value else str(base_dir / value)
 
-    if load.data_files is not None:
-        files = load.data_files
+    files = getattr(load, "data_files", None)
+    if files is not None:
         if isinstance(files, str):
             load.data_files = fix(files)
         elif isinstance(files, list):
             load.data_files = [fix(f) for f in files]
         else:
             load.data_files = {k: fix(v) if isinstance(v, str) else [fix(f) for f in v] for k, v in files.items()}
-    if load.data_files is None and (base_dir / load.data_name).exists():
-        load.data_name = str(base_dir / load.data_name)
+    name = getattr(load, "data_name", None)
+    if isinstance(name, str) and files is None and (base_dir / name).exists():
+        load.data_name = str(base_dir / name)

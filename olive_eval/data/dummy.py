@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from olive_eval.config.data import DummyDatasetConfig
+from olive_eval.data.sources import DummyDatasetParams
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes.base import InputSpec
 
 
-def dummy_inputs(config: DummyDatasetConfig | None, specs: list[InputSpec]) -> dict[str, np.ndarray]:
+def dummy_inputs(config: DummyDatasetParams | None, specs: list[InputSpec]) -> dict[str, np.ndarray]:
     """One batch of random inputs: from ``config`` where it names inputs, else from the model's static shapes."""
     rng = np.random.default_rng(0 if config is None else config.seed)
     if config is not None and config.input_shapes is not None:

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from olive_eval.config.metric import Metric
+from olive_eval.config.metric import MetricConfig
 from olive_eval.errors import EvaluationError
 from olive_eval.user_module import call_user, load_function
 
@@ -21,7 +21,7 @@ class ModelOutput(NamedTuple):
     logits: np.ndarray
 
 
-def user_function(metric: Metric, which: str) -> tuple[str, Callable[..., Any]]:
+def user_function(metric: MetricConfig, which: str) -> tuple[str, Callable[..., Any]]:
     uc = metric.user_config
     name = getattr(uc, which)
     assert name is not None and uc.user_script is not None  # checked when the config loaded
@@ -29,7 +29,7 @@ def user_function(metric: Metric, which: str) -> tuple[str, Callable[..., Any]]:
 
 
 def call_user_function(
-    metric: Metric, model_name: str, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    metric: MetricConfig, model_name: str, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> dict[str, float]:
     """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: value}``.
 
@@ -48,7 +48,7 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _values(metric: Metric, model_name: str, func: str, returned: Any) -> dict[str, float]:
+def _values(metric: MetricConfig, model_name: str, func: str, returned: Any) -> dict[str, float]:
     names = [sub.name for sub in metric.sub_types]
     where = f"custom metric '{metric.name}' on model '{model_name}': {func}"
     number = _number(returned)

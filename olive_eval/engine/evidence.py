@@ -9,7 +9,7 @@ import numpy as np
 
 from olive_eval.metrics import resampling, stats
 from olive_eval.metrics.performance import TimingSample
-from olive_eval.metrics.resampling import Sample
+from olive_eval.metrics.resampling import ExampleStats
 
 
 @dataclass
@@ -20,7 +20,7 @@ class Evidence:
     within each round; a single block of runs is resampled run by run, with scipy's draws for the seed.
     """
 
-    sample: Sample | None = None
+    sample: ExampleStats | None = None
     timings: TimingSample | None = None
     statistic: Callable[[np.ndarray], np.ndarray] | None = None  # seconds [..., n] -> value(s)
 

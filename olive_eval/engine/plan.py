@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
-from olive_eval.config.metric import Metric, SubType
-from olive_eval.config.model import InferenceSettings
+from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import Need
 
+#: A metric's runtime settings by framework (``user_config.inference_settings``), or None for the model's own.
+Settings = dict[str, Any] | None
 
-def settings_key(settings: InferenceSettings | None) -> str:
-    return "" if settings is None else json.dumps(settings.model_dump(exclude_unset=True, mode="json"), sort_keys=True)
+
+def settings_key(settings: Settings) -> str:
+    """Identity of runtime settings: a pass or a timing run per distinct settings, whatever the runtime."""
+    return "" if not settings else json.dumps(settings, sort_keys=True, default=str)
 
 
 @dataclass
@@ -26,8 +30,8 @@ class PredictionPass:
     """One pass of a model over a labelled data config; every listed metric scores its output."""
 
     data_config: str
-    settings: InferenceSettings | None
-    metrics: list[Metric] = field(default_factory=list)
+    settings: Settings
+    metrics: list[MetricConfig] = field(default_factory=list)
 
 
 @dataclass
@@ -35,25 +39,30 @@ class TimingRun:
     """Repeated calls on one batch; ``data_config`` None means dummy inputs from the model's own shapes."""
 
     data_config: str | None
-    settings: InferenceSettings | None
+    settings: Settings
     timing: TimingConfig
-    sub_types: list[tuple[Metric, SubType]] = field(default_factory=list)
+    sub_types: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
 
 
 @dataclass
 class Plan:
     passes: list[PredictionPass] = field(default_factory=list)
     timings: list[TimingRun] = field(default_factory=list)
-    file_sizes: list[tuple[Metric, SubType]] = field(default_factory=list)
-    user_functions: list[Metric] = field(default_factory=list)
+    file_sizes: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
+    user_functions: list[MetricConfig] = field(default_factory=list)
 
-    def settings_variants(self) -> list[tuple[InferenceSettings | None, list[str]]]:
+    def data_configs(self) -> list[str]:
+        """The data configs the plan reads, in plan order."""
+        names = [p.data_config for p in self.passes] + [t.data_config for t in self.timings if t.data_config]
+        return list(dict.fromkeys(names))
+
+    def settings_variants(self) -> list[tuple[Settings, list[str]]]:
         """Distinct runtime settings the per-model work needs (one loaded model each), with the metrics using
         each. Timing runs are not among them: the timing phase loads the models itself."""
-        seen: dict[str, tuple[InferenceSettings | None, list[str]]] = {}
+        seen: dict[str, tuple[Settings, list[str]]] = {}
         uses = [
             *((p.settings, [m.name for m in p.metrics]) for p in self.passes),
-            *((m.user_config.onnx_override(), [m.name]) for m in self.user_functions),
+            *((m.user_config.settings_override(), [m.name]) for m in self.user_functions),
         ]
         for settings, metrics in uses:
             names = seen.setdefault(settings_key(settings), (settings, []))[1]
@@ -66,7 +75,7 @@ def make_plan(run: RunConfig) -> Plan:
     passes: dict[tuple[str, str], PredictionPass] = {}
     timings: dict[tuple[str | None, str, str], TimingRun] = {}
     for metric in run.all_metrics:
-        override = metric.user_config.onnx_override()
+        override = metric.user_config.settings_override()
         need = metric.metric_type.need
         if metric.uses_predictions:
             assert metric.data_config is not None  # resolved by RunConfig validation

@@ -1,12 +1,14 @@
-"""Evaluating one model: each prediction pass once, each timing run once, then every metric scores.
+"""Evaluating one model: each prediction pass once, each user function once, file sizes; timing is a phase
+of its own (:mod:`olive_eval.engine.timing_phase`).
 
-The runner talks to runtimes only through the ``Runtime`` interface and to metrics only through
-the registered metric types, so a new runtime or metric family changes nothing here.
+A model's evaluation is a self-contained unit of work: given the run config and the model, it returns the
+model's results and the evidence for paired goals (see :func:`evaluate_model`). The runner talks to
+runtimes only through the ``Runtime`` interface and to metrics only through the registered metric types,
+so a new runtime or metric family changes nothing here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -18,23 +20,21 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.config.data import HuggingfaceDataConfig
-from olive_eval.config.metric import Metric, SubType
-from olive_eval.config.model import InferenceSettings
+from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig, joint_key
-from olive_eval.data import LabelledData, load_labelled_data
-from olive_eval.data.post_process import check_finite, post_process, select_output
-from olive_eval.engine.custom import ModelOutput, call_user_function
+from olive_eval.engine.custom import call_user_function
+from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.plan import Plan, PredictionPass, TimingRun, settings_key
+from olive_eval.engine.passes import run_pass
+from olive_eval.engine.plan import Plan, PredictionPass, Settings, TimingRun, settings_key
+from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
-from olive_eval.metrics.resampling import Sample
 from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
-from olive_eval.runtimes import InputSpec, Runtime, create_runtime
+from olive_eval.runtimes.base import Runtime, create_runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)
 
@@ -44,48 +44,6 @@ BUSY_CV = 25.0
 
 def _quiet(model: str, message: str) -> None:
     pass
-
-
-class DataStore:
-    """Labelled datasets, loaded once per run and shared by every model."""
-
-    def __init__(self, run: RunConfig) -> None:
-        self._run = run
-        self._cache: dict[str, LabelledData] = {}
-
-    def preload(self, plan: Plan) -> None:
-        """Load every dataset the plan reads, up front. A dataset that cannot be loaded is left for the
-        metrics that read it to fail on, model by model, with its error."""
-        names = {p.data_config for p in plan.passes} | {t.data_config for t in plan.timings if t.data_config}
-        for name in sorted(names):
-            if isinstance(self._run.data_config(name), HuggingfaceDataConfig):
-                with contextlib.suppress(EvaluationError):
-                    self.labelled(name)
-
-    def first_batch(self, name: str) -> dict[str, np.ndarray]:
-        return self.labelled(name).first_batch()
-
-    def labelled(self, name: str) -> LabelledData:
-        if name not in self._cache:
-            dc = self._run.data_config(name)
-            assert isinstance(dc, HuggingfaceDataConfig)
-            self._cache[name] = load_labelled_data(dc, need_labels=True)
-        return self._cache[name]
-
-
-def map_inputs(inputs: dict[str, np.ndarray], specs: list[InputSpec], data_name: str, model: str) -> dict[str, str]:
-    """Data key → model input name. A single column feeds a single-input model whatever its name."""
-    if not specs:
-        return {k: k for k in inputs}
-    wanted = [s.name for s in specs]
-    if all(name in inputs for name in wanted):
-        return {name: name for name in wanted}
-    if len(inputs) == 1 and len(wanted) == 1:
-        return {next(iter(inputs)): wanted[0]}
-    raise EvaluationError(
-        f"data config '{data_name}' gives inputs {sorted(inputs)} but model '{model}' expects {wanted}; "
-        "map columns to inputs with pre_process_data_config.input_cols"
-    )
 
 
 def _note_runtime(result: ModelResult, description: dict[str, Any], metrics: list[str]) -> None:
@@ -142,6 +100,46 @@ class _Context:
         finally:
             seconds = self.result.stage_seconds.get(name, 0.0) + time.perf_counter() - start
             self.result.stage_seconds[name] = round(seconds, 6)
+
+
+class _Guarded:
+    """A metric's scorer in a pass: an error while it scores stops that metric, not the pass."""
+
+    def __init__(self, metric: MetricConfig, scorer: MetricScorer | CustomScorer) -> None:
+        self.metric, self.scorer = metric, scorer
+        self.error: Exception | None = None
+
+    def check_fields(self, available: list[str]) -> None:
+        try:
+            self.scorer.check_fields(available)
+        except Exception as exc:
+            self._stop(exc)
+
+    def update(self, fields: Any, start: int, cache: dict[Any, np.ndarray]) -> None:
+        if self.error is None:
+            try:
+                self.scorer.update(fields, start, cache)
+            except Exception as exc:
+                self._stop(_scoring_error(self.metric, exc))
+
+    def finish(self) -> list[Scored]:
+        return self.scorer.finish()
+
+    def discard(self) -> None:
+        self.scorer.discard()
+
+    def _stop(self, exc: Exception) -> None:
+        self.error = exc
+        self.scorer.discard()
+
+
+def _scoring_error(metric: MetricConfig, exc: Exception) -> Exception:
+    """A metric kernel's complaint about the data (a ValueError) as the user's error, naming the metric."""
+    if isinstance(exc, (ValueError, TypeError, IndexError)) and not isinstance(exc, OliveEvalError):
+        error = EvaluationError(f"metric '{metric.name}' cannot score the model output: {exc}")
+        error.__cause__ = exc
+        return error
+    return exc
 
 
 class ModelEvaluator:
@@ -206,16 +204,19 @@ class ModelEvaluator:
 
     def _units(
         self, ctx: _Context, model_config: Any
-    ) -> Iterator[tuple[list[tuple[Metric, SubType]], Callable[[], None]]]:
+    ) -> Iterator[tuple[list[tuple[MetricConfig, SubType]], Callable[[], None]]]:
         """The plan's units of work for this model: the sub-types each one measures, and how to run it."""
         for job in self.plan.passes:
-            yield [(m, s) for m in job.metrics for s in m.sub_types], partial(self._predict_and_score, ctx, job)
+            yield (
+                [(m, s) for m in job.metrics for s in m.sub_types],
+                partial(self._predict_and_score, ctx, job, model_config),
+            )
         for metric, sub in self.plan.file_sizes:
             yield [(metric, sub)], partial(self._file_size, ctx, metric, sub, model_config)
         for metric in self.plan.user_functions:
             yield [(metric, s) for s in metric.sub_types], partial(self._evaluate_func, ctx, metric)
 
-    def _fail(self, ctx: _Context, sub_types: list[tuple[Metric, SubType]], exc: Exception) -> None:
+    def _fail(self, ctx: _Context, sub_types: list[tuple[MetricConfig, SubType]], exc: Exception) -> None:
         """Record ``exc`` on every sub-type of the unit that has no value yet."""
         message = _failure_message(exc)
         ctx.result.tracebacks.append(_traceback(exc))
@@ -230,78 +231,47 @@ class ModelEvaluator:
                     error=message,
                 )
 
-    def _file_size(self, ctx: _Context, metric: Metric, sub: SubType, model_config: Any) -> None:
+    def _file_size(self, ctx: _Context, metric: MetricConfig, sub: SubType, model_config: Any) -> None:
         self._record(ctx, metric, sub, Score(metric.metric_type.score_files(model_config.files())))
 
     # ------------------------------------------------------------------ steps
-    def _runtime(self, ctx: _Context, settings: InferenceSettings | None) -> Runtime:
+    def _runtime(self, ctx: _Context, settings: Settings) -> Runtime:
         return ctx.runtimes[settings_key(settings)]
 
-    def _predict_and_score(self, ctx: _Context, job: PredictionPass) -> None:
-        data = self.data.labelled(job.data_config)
+    def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
+        """One pass over the data config: every metric of the pass scores as the batches stream by."""
+        view = self.data.view(job.data_config, model_config)
         runtime = self._runtime(ctx, job.settings)
-        dc = self.run.data_config(job.data_config)
-        post = dc.post_process_data_config
-        self.progress(ctx.model_name, f"inference over '{job.data_config}' ({len(data)} samples)")
-        names = map_inputs(data.inputs, runtime.input_specs(), data.name, ctx.model_name)
-        chunks = []
-        with ctx.stage(f"inference:{job.data_config}"):
-            for inputs, _ in data.batches():
-                outputs = runtime.run({names[k]: v for k, v in inputs.items() if k in names})
-                # torch modules name their outputs only once they have run, so ask after each call
-                chunks.append(select_output(outputs, runtime.output_names(), post.output_name))
+        folder = ctx.folder or ctx.model_name
+        consumers = [
+            _Guarded(
+                metric,
+                CustomScorer(metric, ctx.model_name, self.writer, folder)
+                if metric.type == "custom"
+                else MetricScorer(metric, self.base_dir, self.writer, folder),
+            )
+            for metric in job.metrics
+        ]
+        self.progress(ctx.model_name, f"predicting on '{job.data_config}' and scoring {len(consumers)} metric(s)")
         try:
-            logits = np.concatenate(chunks, axis=0)
-        except ValueError as exc:
-            raise EvaluationError(
-                f"outputs of different batches of '{job.data_config}' cannot be joined: {exc}"
-            ) from None
-        check_finite(logits, f"the model's output on '{job.data_config}'")
-        self.progress(ctx.model_name, f"scoring {len(job.metrics)} metric(s) on '{job.data_config}'")
-        with ctx.stage(f"scoring:{job.data_config}"):
-            preds = post_process(post.type, logits)
-            for metric in job.metrics:
-                try:
-                    self._score(ctx, metric, preds, logits, data.labels)
-                except Exception as exc:  # one metric failing keeps the others of this pass
-                    self._fail(ctx, [(metric, sub) for sub in metric.sub_types], exc)
-
-    def _score(
-        self, ctx: _Context, metric: Metric, preds: np.ndarray, logits: np.ndarray, labels: np.ndarray | None
-    ) -> None:
-        assert labels is not None
-        if metric.type == "custom":
-            uc = metric.user_config
-            values = call_user_function(
-                metric, ctx.model_name, "metric_func", (ModelOutput(preds, logits), labels), uc.metric_func_kwargs
-            )
-            for sub in metric.sub_types:
-                self._record(ctx, metric, sub, Score(values[sub.name]))
-            self._sample_log(ctx, metric, preds, labels)
-            return
-        instance_scores: dict[str, np.ndarray] = {}
-        for sub in metric.sub_types:
-            key = joint_key(metric, sub)
+            with ctx.stage(f"pass:{job.data_config}"):
+                record = run_pass(runtime, view, consumers, lambda note: self.progress(ctx.model_name, note))
+        except BaseException:
+            for consumer in consumers:
+                consumer.discard()
+            raise
+        ctx.result.passes[job.data_config] = record.summary()
+        self.progress(ctx.model_name, f"finishing the scores of {len(consumers)} metric(s) on '{job.data_config}'")
+        for consumer in consumers:
+            metric = consumer.metric
+            if consumer.error is not None:
+                self._fail(ctx, [(metric, sub) for sub in metric.sub_types], consumer.error)
+                continue
             try:
-                scorer = metric.scorer(sub, self.base_dir)
-                x = preds if scorer.input == "preds" else logits
-                sample = Sample(scorer, predictions=x, references=labels)
-                score = scorer.reduce(sample.statistics) if scorer.decomposes else scorer.compute(x, labels)
-            except (ValueError, TypeError, IndexError) as exc:
-                raise EvaluationError(f"metric '{key}' cannot score the model output: {exc}") from exc
-            if scorer.decomposes:
-                instance_scores[sub.name] = scorer.instance_scores(sample.statistics)
-                sample.predictions = sample.references = None  # statistics suffice from here on
-            self._record(ctx, metric, sub, score, Evidence(sample=sample))
-        if instance_scores and self.writer is not None:
-            self.writer.instances(ctx.folder or ctx.model_name, metric.name, preds, labels, instance_scores)
-        self._sample_log(ctx, metric, preds, labels)
-
-    def _sample_log(self, ctx: _Context, metric: Metric, preds: np.ndarray, labels: np.ndarray) -> None:
-        if metric.sample_log_num and self.writer is not None:
-            self.writer.sample_log(
-                ctx.folder or ctx.model_name, metric.name, preds, labels, metric.sample_log_num, metric.sample_log_dir
-            )
+                for scored in consumer.finish():
+                    self._record(ctx, metric, scored.sub, scored.score, scored.evidence)
+            except Exception as exc:
+                self._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))
 
     def record_timing(
         self, name: str, result: ModelResult, jobs: list[TimingRun], outcomes: list[TimingOutcome]
@@ -342,8 +312,8 @@ class ModelEvaluator:
                         f"the machine was busy: timing CV {cv:.0f}% over {sample.runs} runs on {where}"
                     )
 
-    def _evaluate_func(self, ctx: _Context, metric: Metric) -> None:
-        runtime = self._runtime(ctx, metric.user_config.onnx_override())
+    def _evaluate_func(self, ctx: _Context, metric: MetricConfig) -> None:
+        runtime = self._runtime(ctx, metric.user_config.settings_override())
         self.progress(ctx.model_name, f"custom metric '{metric.name}'")
         providers = [name for name, _ in self.run.default_providers()]
         values = call_user_function(
@@ -357,7 +327,9 @@ class ModelEvaluator:
             self._record(ctx, metric, sub, Score(values[sub.name]))
 
     @staticmethod
-    def _record(ctx: _Context, metric: Metric, sub: SubType, score: Score, evidence: Evidence | None = None) -> None:
+    def _record(
+        ctx: _Context, metric: MetricConfig, sub: SubType, score: Score, evidence: Evidence | None = None
+    ) -> None:
         key = joint_key(metric, sub)
         undefined = score.undefined
         if undefined is None and not np.isfinite(score.value):
@@ -370,6 +342,7 @@ class ModelEvaluator:
             per_class=None if score.per_class is None else [v if np.isfinite(v) else None for v in score.per_class],
             aggregation=sub.aggregation,
             undefined=undefined,
+            details=score.details,
         )
         ci = sub.confidence_interval
         if ci is not None and evidence is not None and result.value is not None:

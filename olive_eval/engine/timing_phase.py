@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.config.data import DummyDataConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.data import dummy_inputs
+from olive_eval.data.batch import Batch, split_group
+from olive_eval.data.dummy import dummy_inputs
+from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
-from olive_eval.errors import EvaluationError
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
-from olive_eval.runtimes import BoundCall, Runtime, create_runtime
+from olive_eval.runtimes.base import BoundCall, Runtime, create_runtime
 
 Progress = Callable[[str, str], None]
 
@@ -76,14 +76,14 @@ class _Slot:
 class TimingPhase:
     """Runs the plan's timing runs for every model.
 
-    ``inputs(job, runtime)`` gives a run's batch; ``statistics(job, batch_size)`` the functions of the
+    ``inputs(job, runtime, model)`` gives a run's batch; ``statistics(job, batch_size)`` the functions of the
     timed seconds that adaptive repeats must pin down.
     """
 
     def __init__(
         self,
         run: RunConfig,
-        inputs: Callable[[TimingRun, Runtime], dict[str, np.ndarray]],
+        inputs: Callable[[TimingRun, Runtime, Any], Batch],
         statistics: Callable[[TimingRun, int], list[Callable[[np.ndarray], Any]]],
         progress: Progress,
     ) -> None:
@@ -152,14 +152,13 @@ class TimingPhase:
             started = time.perf_counter()
             slot.runtime = create_runtime(slot.model, self.run.device, self.run.default_providers(), slot.job.settings)
             load_seconds = time.perf_counter() - started
-            feed = self._inputs(slot.job, slot.runtime)
-            slot.call = slot.runtime.bind(feed)
+            batch = self._inputs(slot.job, slot.runtime, slot.model)
+            slot.call = slot.runtime.bind(batch)
             started = time.perf_counter()
             slot.call()
             first = time.perf_counter() - started
             if slot.outcome.sample is None:
-                batch = int(next(iter(feed.values())).shape[0]) if feed else 1
-                slot.outcome.sample = TimingSample(batch_size=batch)
+                slot.outcome.sample = TimingSample(batch_size=batch.size)
                 slot.outcome.description = slot.runtime.describe()
             slot.sample.loads.append(load_seconds)
             slot.sample.first_calls.append(first)
@@ -220,23 +219,22 @@ class TimingPhase:
         slot.runtime, slot.call = None, None
 
 
-def timing_inputs(run: RunConfig, first_batch: Callable[[str], dict[str, np.ndarray]]) -> Callable[..., Any]:
-    """The batch a timing run calls the model on: the data config's first batch, or dummy inputs."""
-    from olive_eval.engine.runner import map_inputs  # runner imports this module's neighbours; no cycle at load
+def timing_inputs(run: RunConfig, data: DataStore) -> Callable[[TimingRun, Runtime, Any], Batch]:
+    """The batch a timing run calls the model on: the data config's first batch as the model sees it (its
+    first input group, for several texts per example), or dummy inputs of the model's own shapes."""
 
-    def inputs(job: TimingRun, runtime: Runtime) -> dict[str, np.ndarray]:
-        if job.data_config is None:
-            raw = dummy_inputs(None, runtime.input_specs())
-        else:
-            dc = run.data_config(job.data_config)
-            raw = (
-                dummy_inputs(dc.load_dataset_config, runtime.input_specs())
-                if isinstance(dc, DummyDataConfig)
-                else first_batch(job.data_config)
-            )
-        names = map_inputs(raw, runtime.input_specs(), job.data_config or "dummy", "model")
-        if not raw:
-            raise EvaluationError("the timing batch is empty")
-        return {names[k]: v for k, v in raw.items() if k in names}
+    def inputs(job: TimingRun, runtime: Runtime, model: Any) -> Batch:
+        if job.data_config is None or run.data_config(job.data_config).is_dummy:
+            params = None if job.data_config is None else run.data_config(job.data_config).load_dataset_config
+            columns = dummy_inputs(params, runtime.input_specs())
+            return Batch(dict(columns), list(columns))
+        batch = data.view(job.data_config, model).first_batch()
+        groups = batch.groups
+        if list(groups) != [None] and groups:
+            first = next(iter(groups))
+            columns = {k: v for k, v in batch.columns.items() if split_group(k)[0] is None}
+            columns.update(groups[first])
+            return Batch(columns, list(groups[first]), batch.start)
+        return batch
 
     return inputs

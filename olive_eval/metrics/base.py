@@ -30,8 +30,12 @@ class Kind(str, Enum):
     GLOBAL = "global"
 
 
-#: What a metric can read: the post-processed predictions or the raw model output.
-METRIC_INPUTS = ("preds", "logits")
+#: Fields every prediction pass gives a metric (a metric may also read any column of the data, e.g. a
+#: metadata column such as ``audio_seconds``): ``prediction`` is the post-processed output (after the metric's
+#: filters), ``logits`` the raw output it came from, ``references`` the data config's label column, and the
+#: pass's per-example timing: ``inference_seconds`` (the example's share of its batch's model call plus
+#: post-processing), ``model_seconds`` (of the model call alone) and ``warmup`` (in a warm-up batch).
+PASS_FIELDS = ("prediction", "logits", "references", "inference_seconds", "model_seconds", "warmup")
 
 
 class NoConfig(StrictModel):
@@ -47,6 +51,9 @@ class Score:
     extra: dict[str, Any] = field(default_factory=dict)
     #: Why the metric has no value on this data (``value`` is then NaN), e.g. AUROC with one class present.
     undefined: str | None = None
+    #: A structured value beside (or instead of) the scalar: per-class values with the class names, a
+    #: curve, a matrix. JSON-ready; written to results.json as ``details``.
+    details: Any = None
 
 
 class Metric:
@@ -54,8 +61,9 @@ class Metric:
 
     Subclasses set the class attributes and implement ``statistics`` (instance: one score per
     example, aggregated by ``aggregation``), ``statistics`` + ``reduce`` (map/reduce: additive
-    per-example statistics), or ``compute`` (global). ``input`` says which model output the metric
-    reads: ``"preds"`` (after the data config's post-processing) or ``"logits"`` (raw output).
+    per-example statistics), or ``compute`` (global). ``reads`` names the fields the metric takes, in
+    the order ``statistics``/``compute`` take them (see :data:`PASS_FIELDS`; any data column too).
+    ``scalar`` is False for a metric whose value is a structure (a curve): it cannot be ranked.
     ``requires`` names packages checked when the metric is configured, with ``extra`` to suggest.
     """
 
@@ -63,7 +71,8 @@ class Metric:
     higher_is_better: ClassVar[bool]
     kind: ClassVar[Kind]
     aggregation: str = "mean"
-    input: ClassVar[str] = "preds"
+    reads: ClassVar[tuple[str, ...]] = ("prediction", "references")
+    scalar: ClassVar[bool] = True
     Config: ClassVar[type[StrictModel]] = NoConfig
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str | None] = None
@@ -96,9 +105,25 @@ class Metric:
         """Whether the metric has per-example statistics (instance and map/reduce kinds)."""
         return self.kind is not Kind.GLOBAL
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
-        """Per-example scores (instance) or sufficient statistics (map/reduce), first axis = examples."""
+    def statistics(self, *fields: Any) -> np.ndarray:
+        """Per-example scores (instance) or sufficient statistics (map/reduce), first axis = examples.
+
+        ``fields`` are the columns of :attr:`reads`, for the examples of one batch (or of the whole set).
+        """
         raise NotImplementedError(f"{type(self).__name__} is a global metric and has no per-example statistics")
+
+    def shared_key(self) -> Any:
+        """Identifies the work of ``statistics``: sub-types with the same key (e.g. accuracy, F1, precision
+        and recall over the same stat scores) compute it once per batch and share it. None: not shared."""
+        return None
+
+    def adopt(self, producer: Metric) -> None:
+        """Statistics ``producer`` computed (same ``shared_key``) are about to be reused by this metric: take
+        over whatever ``statistics`` learnt on the way (e.g. the inferred classification task)."""
+
+    def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
+        """Join the statistics of consecutive batches."""
+        return np.concatenate(parts, axis=0) if parts else np.empty(0)
 
     def reduce(self, statistics: np.ndarray) -> Score:
         """Instance: aggregate the scores. Map/reduce subclasses sum the statistics and finish from there."""
@@ -123,6 +148,6 @@ class Metric:
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
         return values[inverse]
 
-    def compute(self, predictions: Any, references: Any) -> Score:
+    def compute(self, *fields: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""
-        return self.reduce(self.statistics(predictions, references))
+        return self.reduce(self.statistics(*fields))

@@ -165,7 +165,7 @@ class _StatScoresMetric(Metric):
 
     kind = Kind.MAP_REDUCE
     higher_is_better = True
-    input = "preds"
+
     Config: ClassVar[type[StrictModel]] = ClassificationConfig
     stat: ClassVar[K.StatName]
 
@@ -188,6 +188,26 @@ class _StatScoresMetric(Metric):
         )
         self._inferred_task = task
         return stats
+
+    def shared_key(self) -> Any:
+        """Accuracy, F1, precision and recall with the same task settings share one stat-scores pass."""
+        return ("stat_scores", self.config.model_dump_json(exclude={"average"}))
+
+    def adopt(self, producer: Metric) -> None:
+        self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
+
+    def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
+        """Batches whose class count was inferred differently (labels rather than scores, a class missing
+        from a batch) are widened to the largest: an example is a true negative of every added class."""
+        width = max((p.shape[1] for p in parts), default=0)
+        widened = []
+        for part in parts:
+            if part.shape[1] < width:
+                extra = np.zeros((len(part), width - part.shape[1], 4), dtype=part.dtype)
+                extra[..., K.TN] = part.reshape(len(part), -1).any(axis=1)[:, None]
+                part = np.concatenate([part, extra], axis=1)
+            widened.append(part)
+        return np.concatenate(widened, axis=0) if widened else np.empty((0, 0, 4), dtype=np.int8)
 
     def _task(self, statistics: np.ndarray) -> K.Task:
         task = self.config.task or self._inferred_task
@@ -266,7 +286,7 @@ class AUROC(Metric):
     name = "auroc"
     higher_is_better = True
     kind = Kind.GLOBAL
-    input = "logits"
+    reads = ("logits", "references")
     Config: ClassVar[type[StrictModel]] = AurocConfig
 
     def compute(self, predictions: Any, references: Any) -> Score:

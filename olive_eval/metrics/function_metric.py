@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import create_model
 
 from olive_eval.errors import EvaluationError
-from olive_eval.metrics.base import METRIC_INPUTS, Kind, Metric, Score
+from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.strict_model import StrictModel
 
 
@@ -64,22 +64,29 @@ class _FunctionMetric(Metric):
     func: ClassVar[Callable[..., Any]]
     reduce_func: ClassVar[Callable[..., Any] | None] = None
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled by name: the class is made at registration, so a process that unpickles the metric
+        (an evaluation unit run elsewhere) rebuilds it from its registry, user scripts re-imported there."""
+        return _rebuild, (self.name, self.config.model_dump(), self.aggregation if self.kind is Kind.INSTANCE else None)
+
     def _kwargs(self) -> dict[str, Any]:
         return self.config.model_dump()
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
-        if len(predictions) != len(references):
-            raise EvaluationError(
-                f"metric '{self.name}': {len(predictions)} predictions but {len(references)} references"
-            )
+    def statistics(self, *fields: Any) -> np.ndarray:
+        lengths = {len(f) for f in fields}
+        if len(lengths) > 1:
+            shown = ", ".join(f"{len(f)} {name}" for name, f in zip(self.reads, fields, strict=True))
+            raise EvaluationError(f"metric '{self.name}': fields of different lengths: {shown}")
         kwargs, rows = self._kwargs(), []
-        for i, (p, r) in enumerate(zip(predictions, references, strict=True)):
-            value = type(self).func(_python(p), _python(r), **kwargs)
+        for i, values_i in enumerate(zip(*fields, strict=True)):
+            row = [_python(v) for v in values_i]
+            value = type(self).func(*row, **kwargs)
+            where = _describe(i, *values_i[:2]) if len(values_i) >= 2 else f"instance {i}"
             if self.kind is Kind.INSTANCE:
-                rows.append(_check_number(self.name, _python(value), _describe(i, p, r)))
+                rows.append(_check_number(self.name, _python(value), where))
             else:
                 values = np.atleast_1d(np.asarray(value, dtype=object))
-                rows.append([_check_number(self.name, _python(v), _describe(i, p, r)) for v in values])
+                rows.append([_check_number(self.name, _python(v), where) for v in values])
         if self.kind is Kind.MAP_REDUCE and len({len(row) for row in rows}) > 1:
             raise EvaluationError(f"metric '{self.name}': statistics differ in length between examples")
         return np.asarray(rows, dtype=np.float64)
@@ -92,10 +99,10 @@ class _FunctionMetric(Metric):
         assert reduce_func is not None
         return Score(_check_number(self.name, _python(reduce_func(totals, **self._kwargs())), "the reduced totals"))
 
-    def compute(self, predictions: Any, references: Any) -> Score:
+    def compute(self, *fields: Any) -> Score:
         if self.kind is not Kind.GLOBAL:
-            return super().compute(predictions, references)
-        value = type(self).func(predictions, references, **self._kwargs())
+            return super().compute(*fields)
+        value = type(self).func(*fields, **self._kwargs())
         return Score(_check_number(self.name, _python(value), "the whole set"))
 
 
@@ -106,13 +113,11 @@ def metric_from_function(
     higher_is_better: bool,
     kind: Kind,
     aggregation: str = "mean",
-    input: str = "preds",
+    reads: tuple[str, ...] = ("prediction", "references"),
     reduce: Callable[..., Any] | None = None,
     requires: tuple[str, ...] = (),
     extra: str | None = None,
 ) -> type[Metric]:
-    if input not in METRIC_INPUTS:
-        raise ValueError(f"metric '{name}': input={input!r} is not one of {', '.join(map(repr, METRIC_INPUTS))}")
     if kind is Kind.MAP_REDUCE and reduce is None:
         raise ValueError(f"map_reduce metric '{name}' needs reduce=, a function of the summed statistics")
     if kind is not Kind.MAP_REDUCE and reduce is not None:
@@ -122,13 +127,19 @@ def metric_from_function(
         "higher_is_better": higher_is_better,
         "kind": kind,
         "aggregation": aggregation,
-        "input": input,
+        "reads": tuple(reads),
         "requires": requires,
         "extra": extra,
-        "Config": config_model(name, func, skip=2),
+        "Config": config_model(name, func, skip=len(reads)),
         "func": staticmethod(func),
         "reduce_func": None if reduce is None else staticmethod(reduce),
         "__doc__": func.__doc__,
         "__module__": func.__module__,
     }
     return type(f"{name}_metric", (_FunctionMetric,), attrs)
+
+
+def _rebuild(name: str, config: dict[str, Any], aggregation: str | None) -> Metric:
+    from olive_eval.metrics.registry import get_metric
+
+    return get_metric(name, config, aggregation)

@@ -83,7 +83,7 @@ class Perplexity(Metric):
     name = "perplexity"
     higher_is_better = False
     kind = Kind.MAP_REDUCE
-    input = "logits"
+    reads = ("logits", "references")
     Config: ClassVar[type[StrictModel]] = PerplexityConfig
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:

@@ -6,16 +6,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from olive_eval.metrics.base import METRIC_INPUTS, Kind, Metric
+from olive_eval.metrics.base import Kind, Metric
 from olive_eval.metrics.function_metric import metric_from_function
 from olive_eval.registry import Registry
 
-BUILTIN_FAMILIES = (
-    "olive_eval.metrics.classification",
-    "olive_eval.metrics.language_modeling",
-)
-
-metric_registry: Registry[type[Metric]] = Registry("metric", lazy_modules=BUILTIN_FAMILIES)
+#: Every metric: the families defined in the modules of ``olive_eval.metrics``, and those user scripts register.
+metric_registry: Registry[type[Metric]] = Registry("metric", packages=("olive_eval.metrics",))
 
 M = TypeVar("M", bound=type[Metric])
 
@@ -28,7 +24,8 @@ def register_metric(
     higher_is_better: bool | None = None,
     kind: str | Kind = Kind.INSTANCE,
     aggregation: str = "mean",
-    input: str = "preds",
+    reads: tuple[str, ...] | None = None,
+    input: str | None = None,
     reduce: Callable[..., float] | None = None,
     requires: tuple[str, ...] = (),
     extra: str | None = None,
@@ -44,12 +41,9 @@ def register_metric(
     ``reduce=``) or ``global`` (``fn(predictions, references)``). See :mod:`olive_eval.metrics.function_metric`.
     """
     if inspect.isclass(target) and issubclass(target, Metric):
-        if target.input not in METRIC_INPUTS:
-            raise ValueError(
-                f"metric '{target.name}': input={target.input!r} is not one of {', '.join(map(repr, METRIC_INPUTS))}"
-            )
         metric_registry.register(target.name, target)
         return target
+    fields = _fields(name, reads, input)
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         if name is None or higher_is_better is None:
@@ -60,7 +54,7 @@ def register_metric(
             higher_is_better=higher_is_better,
             kind=Kind(kind),
             aggregation=aggregation,
-            input=input,
+            reads=fields,
             reduce=reduce,
             requires=requires,
             extra=extra,
@@ -71,6 +65,20 @@ def register_metric(
     if target is not None:
         raise TypeError("use @register_metric on a Metric subclass, or @register_metric(name=..., ...) on a function")
     return wrap
+
+
+#: ``input=``, the older way to say what a metric reads: the post-processed output or the raw one.
+_INPUTS = {"preds": "prediction", "logits": "logits"}
+
+
+def _fields(name: str | None, reads: tuple[str, ...] | None, input: str | None) -> tuple[str, ...]:
+    if input is not None:
+        if input not in _INPUTS:
+            raise ValueError(f"metric '{name}': input={input!r} is not one of {', '.join(map(repr, _INPUTS))}")
+        if reads is not None:
+            raise ValueError(f"metric '{name}': give reads= or input=, not both")
+        return (_INPUTS[input], "references")
+    return tuple(reads) if reads is not None else ("prediction", "references")
 
 
 def _where(func: Callable[..., Any]) -> str:

@@ -5,7 +5,7 @@
 * instance with another aggregation: resample the scores and aggregate each resample;
 * global: recompute the metric on each resample (the only option; it costs a full evaluation each).
 
-Samples (``Sample``) bundle what a metric saw for one model, so a paired comparison can apply the
+``ExampleStats`` bundle what a metric saw for one model, so a paired comparison can apply the
 same resampled examples to a baseline and a candidate.
 """
 
@@ -22,22 +22,27 @@ from olive_eval.metrics.base import Kind, Metric
 
 
 @dataclass
-class Sample:
-    """One model's view of one metric: per-example statistics, or the raw inputs of a global metric."""
+class ExampleStats:
+    """One model's evidence for one metric: per-example statistics, or the fields a global metric reads.
+
+    ``fields`` are the metric's :attr:`~Metric.reads` columns, whole-set; for a decomposable metric the
+    statistics are computed from them when not given.
+    """
 
     metric: Metric
     statistics: np.ndarray | None = None
-    predictions: Any = None
-    references: Any = None
+    fields: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.metric.decomposes and self.statistics is None:
-            self.statistics = self.metric.statistics(self.predictions, self.references)
+            assert self.fields is not None
+            self.statistics = self.metric.statistics(*self.fields)
 
     def __len__(self) -> int:
         if self.statistics is not None:
             return len(self.statistics)
-        return len(self.references)
+        assert self.fields is not None
+        return len(self.fields[0])
 
     @property
     def additive(self) -> bool:
@@ -60,7 +65,8 @@ class Sample:
         """The metric on the examples ``idx`` (a resample), from scratch."""
         if self.statistics is not None:
             return self.metric.reduce(self.statistics[idx]).value
-        return self.metric.compute(_take(self.predictions, idx), _take(self.references, idx)).value
+        assert self.fields is not None
+        return self.metric.compute(*(_take(f, idx) for f in self.fields)).value
 
 
 def _take(values: Any, idx: np.ndarray) -> Any:
@@ -74,7 +80,7 @@ def check_resamplable(sample_size: int, n_resamples: int) -> None:
         raise ValueError(f"a bootstrap needs at least 2 examples, got {sample_size}")
 
 
-def distribution(sample: Sample, n_resamples: int, seed: int) -> np.ndarray:
+def distribution(sample: ExampleStats, n_resamples: int, seed: int) -> np.ndarray:
     """The metric's value on each of ``n_resamples`` seeded bootstrap resamples."""
     check_resamplable(len(sample), n_resamples)
     if sample.additive:
@@ -85,7 +91,7 @@ def distribution(sample: Sample, n_resamples: int, seed: int) -> np.ndarray:
     return stats.resampled_calls(len(sample), sample.value_on, n_resamples, seed)
 
 
-def jackknife(sample: Sample) -> stats.Jackknife:
+def jackknife(sample: ExampleStats) -> stats.Jackknife:
     if sample.additive:
         return stats.additive_jackknife(sample.additive_rows(), sample.finalizer(len(sample) - 1))
     if sample.metric.kind is Kind.INSTANCE:
@@ -94,13 +100,15 @@ def jackknife(sample: Sample) -> stats.Jackknife:
 
 
 def confidence_interval(
-    sample: Sample, value: float, method: str, n_resamples: int, level: float, seed: int
+    sample: ExampleStats, value: float, method: str, n_resamples: int, level: float, seed: int
 ) -> tuple[float, float]:
     theta_b = distribution(sample, n_resamples, seed)
     return stats.interval(theta_b, value, level, method, jackknife(sample) if method == "bca" else None)
 
 
-def paired_distribution(base: Sample, candidate: Sample, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+def paired_distribution(
+    base: ExampleStats, candidate: ExampleStats, n_resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Both models' values on the same resampled examples."""
     if len(base) != len(candidate):
         raise ValueError(f"paired samples differ in size: {len(base)} and {len(candidate)} examples")

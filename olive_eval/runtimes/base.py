@@ -1,16 +1,28 @@
-"""The interface every runtime implements. The evaluator never branches on the runtime type."""
+"""The interface every runtime implements, and the registry of model types. The engine never branches on
+a runtime's type: it asks the registered class.
+
+A runtime module defines its model config (``Config``), the inference settings it takes from a metric's
+``user_config.inference_settings[settings_key]`` (``Settings``), and the ``Runtime`` that loads the model
+and calls it on batches; it registers itself under its Olive model type (``ONNXModel``, ``HfModel``...).
+Heavy libraries are imported by the runtime module only, and the module only when a model of its type
+appears in a config.
+"""
 
 from __future__ import annotations
 
+import unicodedata
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+from pydantic import Field
 
-from olive_eval.config.model import InferenceSettings, ProviderSpec
+from olive_eval.data.batch import Batch, Columns, Outputs
 from olive_eval.registry import Registry
+from olive_eval.runtimes.providers import ProviderSpec
+from olive_eval.strict_model import StrictModel
 
 Device = Literal["cpu", "gpu"]
 
@@ -28,6 +40,44 @@ class InputSpec:
         return self.shape is not None and all(isinstance(d, int) and d > 0 for d in self.shape)
 
 
+def check_name(name: str) -> str:
+    """Model and metric names show up in tables, progress lines and folder names: no control characters."""
+    bad = next((ch for ch in name if unicodedata.category(ch).startswith("C")), None)
+    if bad is not None:
+        raise ValueError(f"name {name!r} contains the control character {bad!r}; use printable characters")
+    if not name.strip():
+        raise ValueError("name must not be empty or blank")
+    return name
+
+
+class ModelConfig(StrictModel):
+    """What every model config has. A runtime module subclasses it with its own keys and a ``type`` literal."""
+
+    type: str
+    name: str | None = Field(None, description="Unique model name; defaults to the model file's stem.")
+
+    def display_name(self) -> str:
+        return self.name or self.type
+
+    def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
+        """``(key, what is wrong)`` when a path the model names is missing or of the wrong kind."""
+        return None
+
+    def files(self) -> list[Path]:
+        """The model's files on disk (for ``size_on_disk``)."""
+        return []
+
+    def processor_folder(self) -> Path | None:
+        """The folder of the tokenizer or processor that pre- and post-processing use with this model."""
+        return None
+
+    def resolve_paths(self, base: Path) -> None:
+        """Make relative paths absolute against the config file's folder (in place)."""
+        for key, value in self:
+            if isinstance(value, Path) and not value.is_absolute():
+                setattr(self, key, base / value)
+
+
 class BoundCall(ABC):
     """A model call with its inputs already prepared (cast, copied to the device, bound).
 
@@ -39,18 +89,22 @@ class BoundCall(ABC):
     def __call__(self) -> None: ...
 
     @abstractmethod
-    def outputs(self) -> list[np.ndarray]:
-        """The outputs of the last call, copied to host memory."""
+    def outputs(self) -> Outputs:
+        """The outputs of the last call, on the host."""
 
 
 class Runtime(ABC):
     """A loaded model on a device.
 
-    ``run`` serves accuracy passes (inputs in, host numpy outputs back); ``bind`` serves timing.
+    ``predict`` serves prediction passes (a batch in, host outputs back); ``bind`` serves timing.
     ``handle`` is what a user's ``evaluate_func`` receives as its ``model`` argument.
     """
 
     model_type: ClassVar[str]
+    Config: ClassVar[type[ModelConfig]]
+    #: The key of this runtime's part of a metric's ``user_config.inference_settings`` (Olive's framework key).
+    settings_key: ClassVar[str]
+    Settings: ClassVar[type[StrictModel] | None] = None
 
     @classmethod
     @abstractmethod
@@ -59,46 +113,53 @@ class Runtime(ABC):
         model_config: Any,
         device: Device,
         execution_providers: list[ProviderSpec],
-        inference_override: InferenceSettings | None = None,
-    ) -> Runtime: ...
+        settings: StrictModel | None = None,
+    ) -> Runtime:
+        """Load the model. ``settings`` is the metric's override for this runtime (``Settings``), if any."""
 
     @abstractmethod
-    def input_specs(self) -> list[InputSpec]: ...
+    def predict(self, batch: Batch) -> Outputs:
+        """Outputs for the examples of ``batch``."""
 
     @abstractmethod
-    def output_names(self) -> list[str]: ...
+    def bind(self, batch: Batch) -> BoundCall: ...
 
-    @abstractmethod
-    def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall: ...
+    def input_specs(self) -> list[InputSpec]:
+        return []
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        call = self.bind(inputs)
-        call()
-        return call.outputs()
+    def output_names(self) -> list[str]:
+        return []
 
     @property
     def handle(self) -> Any:
         return self
 
     def describe(self) -> dict[str, Any]:
-        """What actually runs (providers, device), recorded in results.json."""
+        """What actually runs (providers, device, threads), recorded in results.json."""
         return {}
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release the session or module."""
 
+    # Olive's tests and user scripts call a loaded model with a plain dict of arrays.
+    def run(self, inputs: Columns) -> list[Any]:
+        return list(self.predict(Batch(dict(inputs), list(inputs))).values())
 
-runtime_registry: Registry[type[Runtime]] = Registry(
-    "model type",
-    lazy_entries={"ONNXModel": "olive_eval.runtimes.onnx", "PyTorchModel": "olive_eval.runtimes.torch"},
-)
+
+#: Model types: every module of ``olive_eval.runtimes`` registers its own (heavy libraries load on use).
+runtime_registry: Registry[type[Runtime]] = Registry("model type", packages=("olive_eval.runtimes",))
 
 
 def create_runtime(
-    model_config: Any,
+    model_config: ModelConfig,
     device: Device,
     execution_providers: list[ProviderSpec],
-    inference_override: InferenceSettings | None = None,
+    inference_settings: dict[str, Any] | None = None,
 ) -> Runtime:
+    """Load a model with the part of ``inference_settings`` (keyed by framework) that its runtime takes."""
     runtime_class = runtime_registry.get(model_config.type)
-    return runtime_class.load(model_config, device, execution_providers, inference_override)
+    raw = (inference_settings or {}).get(runtime_class.settings_key)
+    settings = None
+    if raw is not None and runtime_class.Settings is not None:
+        settings = raw if isinstance(raw, StrictModel) else runtime_class.Settings.model_validate(raw)
+    return runtime_class.load(model_config, device, execution_providers, settings)

@@ -1,18 +1,180 @@
-"""ONNX Runtime: one ``InferenceSession`` per model, with provider checks that refuse silent CPU fallback."""
+"""ONNX Runtime: one ``InferenceSession`` per model, with provider checks that refuse silent CPU fallback.
+
+An ``ONNXModel`` may sit beside its tokenizer or processor (``processor_path``, or ``model_attributes``
+naming a local folder), so an exported encoder is evaluated on the same text data as its PyTorch
+baseline: the tokenized columns (``input_ids``, ``attention_mask``, ``token_type_ids``) feed the graph's
+inputs of the same names.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import onnxruntime as ort
+from pydantic import Field, field_validator, model_validator
 
-from olive_eval.config.model import InferenceSettings, ProviderSpec, SessionOptions, normalize_providers
+from olive_eval.data.batch import Batch, Columns
 from olive_eval.errors import EvaluationError
 from olive_eval.provenance import physical_cores
-from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
+from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, Outputs, Runtime, runtime_registry
+from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
+from olive_eval.strict_model import LaxPath, StrictModel
+
+GRAPH_OPTIMIZATION_LEVELS = {
+    "ORT_DISABLE_ALL": 0,
+    "ORT_ENABLE_BASIC": 1,
+    "ORT_ENABLE_EXTENDED": 2,
+    "ORT_ENABLE_ALL": 99,
+}
+EXECUTION_MODES = {"ORT_SEQUENTIAL": 0, "ORT_PARALLEL": 1}
+
+
+class SessionOptions(StrictModel):
+    intra_op_num_threads: int | None = Field(None, ge=0)
+    inter_op_num_threads: int | None = Field(None, ge=0)
+    graph_optimization_level: int | str | None = None
+    execution_mode: int | str | None = None
+    enable_profiling: bool = False
+    log_severity_level: int | None = Field(None, ge=0, le=4)
+    extra_session_config: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("graph_optimization_level")
+    @classmethod
+    def _level(cls, v: int | str | None) -> int | None:
+        if isinstance(v, str):
+            if v not in GRAPH_OPTIMIZATION_LEVELS:
+                raise ValueError(f"unknown level '{v}'; valid: {', '.join(GRAPH_OPTIMIZATION_LEVELS)}")
+            return GRAPH_OPTIMIZATION_LEVELS[v]
+        if v is not None and v not in GRAPH_OPTIMIZATION_LEVELS.values():
+            raise ValueError("graph_optimization_level must be 0, 1, 2 or 99")
+        return v
+
+    @field_validator("execution_mode")
+    @classmethod
+    def _mode(cls, v: int | str | None) -> int | None:
+        if isinstance(v, str):
+            if v not in EXECUTION_MODES:
+                raise ValueError(f"unknown execution mode '{v}'; valid: {', '.join(EXECUTION_MODES)}")
+            return EXECUTION_MODES[v]
+        if v is not None and v not in (0, 1):
+            raise ValueError("execution_mode must be 0 (sequential) or 1 (parallel)")
+        return v
+
+
+class OnnxSettings(StrictModel):
+    """ONNX Runtime settings: a model's ``inference_settings``, or a metric's ``inference_settings.onnx``.
+
+    ``execution_provider`` wins over the run's ``execution_providers``.
+    """
+
+    execution_provider: list[ProviderSpec] | None = None
+    provider_options: list[dict[str, Any]] | None = None
+    session_options: SessionOptions = Field(default_factory=SessionOptions)
+    io_bind: bool = False
+
+    @field_validator("execution_provider", mode="before")
+    @classmethod
+    def _providers(cls, v: Any) -> list[ProviderSpec] | None:
+        return normalize_providers(v)
+
+    @model_validator(mode="after")
+    def _options_match(self) -> OnnxSettings:
+        if self.provider_options is not None:
+            if self.execution_provider is None or len(self.provider_options) != len(self.execution_provider):
+                raise ValueError("provider_options needs one entry per execution_provider")
+            self.execution_provider = [
+                (name, {**opts, **extra})
+                for (name, opts), extra in zip(self.execution_provider, self.provider_options, strict=True)
+            ]
+            self.provider_options = None
+        return self
+
+    def merged_with(self, override: OnnxSettings | None) -> OnnxSettings:
+        """These settings with the keys ``override`` sets explicitly taking precedence (nothing is mutated)."""
+        if override is None:
+            return self
+        data = self.model_dump()
+        data.update(override.model_dump(exclude_unset=True))
+        return OnnxSettings.model_validate(data)
+
+
+class ONNXModelConfig(ModelConfig):
+    type: Literal["ONNXModel"]
+    model_path: LaxPath = Field(description="An .onnx file, or a folder holding one (see onnx_file_name).")
+    onnx_file_name: str | None = Field(None, description="The .onnx file inside a model_path folder (Olive's key).")
+    inference_settings: OnnxSettings = Field(default_factory=OnnxSettings)
+    processor_path: LaxPath | None = Field(
+        None, description="The folder of the tokenizer or processor the data is prepared with for this model."
+    )
+    model_attributes: dict[str, Any] | None = Field(
+        None, description="Olive's model attributes; a local folder in 'processor_path' or '_name_or_path' is used."
+    )
+
+    def display_name(self) -> str:
+        return self.name or self.model_path.stem
+
+    @property
+    def onnx_path(self) -> Path:
+        """The .onnx file: model_path itself, or the file in the model_path folder."""
+        if not self.model_path.is_dir():
+            return self.model_path
+        if self.onnx_file_name is not None:
+            return self.model_path / self.onnx_file_name
+        found = sorted(self.model_path.glob("*.onnx"))
+        return found[0] if len(found) == 1 else self.model_path
+
+    def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
+        path = self.model_path
+        if not path.exists():
+            return "model_path", f"file not found: {path}"
+        if path.is_dir():
+            if self.onnx_file_name is not None:
+                if not (path / self.onnx_file_name).is_file():
+                    return "onnx_file_name", f"{self.onnx_file_name} is not a file in {path}"
+                return None
+            found = sorted(p.name for p in path.glob("*.onnx"))
+            if len(found) != 1:
+                listed = f" ({', '.join(found[:5])})" if found else ""
+                return "model_path", (
+                    f"{path} is a directory with {len(found)} .onnx files{listed}; "
+                    "name the model file, or the one to use with onnx_file_name"
+                )
+        elif self.onnx_file_name is not None:
+            return "onnx_file_name", "onnx_file_name applies when model_path is a directory"
+        return None
+
+    def files(self) -> list[Path]:
+        """The model file and the external-data files its initializers point at."""
+        model_file = self.onnx_path
+        with open(model_file, "rb") as handle:
+            if b"location" not in handle.read():  # no external-data entry can exist: skip parsing the graph
+                return [model_file]
+        import onnx
+
+        proto = onnx.load(str(model_file), load_external_data=False)
+        locations: set[str] = set()
+        graphs = [proto.graph]
+        while graphs:
+            graph = graphs.pop()
+            for tensor in graph.initializer:
+                locations.update(e.value for e in tensor.external_data if e.key == "location")
+            for node in graph.node:
+                for attr in node.attribute:
+                    graphs.extend([attr.g] if attr.HasField("g") else [])
+                    graphs.extend(attr.graphs)
+        return [model_file, *(model_file.parent / loc for loc in sorted(locations))]
+
+    def processor_folder(self) -> Path | None:
+        if self.processor_path is not None:
+            return self.processor_path
+        for key in ("processor_path", "_name_or_path"):
+            value = (self.model_attributes or {}).get(key)
+            if isinstance(value, str) and Path(value).is_dir():
+                return Path(value)
+        return None
+
 
 #: ORT type strings → numpy dtypes. bfloat16 and float8 have no numpy dtype and are not listed.
 ORT_TO_NUMPY: dict[str, np.dtype] = {
@@ -98,13 +260,14 @@ class _PlainCall(BoundCall):
     def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray]) -> None:
         self._session = session
         self._feed = feed
+        self._names = [o.name for o in session.get_outputs()]
         self._outputs: list[np.ndarray] = []
 
     def __call__(self) -> None:
         self._outputs = self._session.run(None, self._feed)
 
-    def outputs(self) -> list[np.ndarray]:
-        return list(self._outputs)
+    def outputs(self) -> Outputs:
+        return dict(zip(self._names, self._outputs, strict=True)) if self._outputs else {}
 
 
 class _IOBindingCall(BoundCall):
@@ -128,11 +291,12 @@ class _IOBindingCall(BoundCall):
         self._session.run_with_iobinding(self._binding)
         self._binding.synchronize_outputs()
 
-    def outputs(self) -> list[np.ndarray]:
-        return list(self._binding.copy_outputs_to_cpu())
+    def outputs(self) -> Outputs:
+        names = [o.name for o in self._session.get_outputs()]
+        return dict(zip(names, self._binding.copy_outputs_to_cpu(), strict=True))
 
 
-def _open_session(path: Path, settings: InferenceSettings, providers: list[ProviderSpec]) -> ort.InferenceSession:
+def _open_session(path: Path, settings: OnnxSettings, providers: list[ProviderSpec]) -> ort.InferenceSession:
     """A session on exactly the providers asked for: an unavailable one, or a silent fallback, is an error."""
     names = [name for name, _ in providers]
     available = list(ort.get_available_providers())
@@ -174,12 +338,14 @@ class OnnxRuntime(Runtime):
     """
 
     model_type = "ONNXModel"
+    settings_key = "onnx"
+    Settings = OnnxSettings
 
     def __init__(
         self,
         session: ort.InferenceSession,
         model_path: Path,
-        settings: InferenceSettings,
+        settings: OnnxSettings,
         device: Device = "cpu",
         providers: list[ProviderSpec] | None = None,
     ) -> None:
@@ -197,13 +363,15 @@ class OnnxRuntime(Runtime):
         model_config: Any,
         device: Device,
         execution_providers: list[ProviderSpec],
-        inference_override: InferenceSettings | None = None,
+        settings: StrictModel | None = None,
     ) -> OnnxRuntime:
-        """Create the session. ``device`` is carried by the providers the engine already chose for it."""
-        settings = model_config.inference_settings.merged_with(inference_override)
-        providers = list(settings.execution_provider or execution_providers) or [("CPUExecutionProvider", {})]
+        """Create the session. ``device`` is carried by the providers the engine already chose for it;
+        ``settings`` (a metric's ``inference_settings.onnx``) override the model's own."""
+        assert settings is None or isinstance(settings, OnnxSettings)
+        merged = model_config.inference_settings.merged_with(settings)
+        providers = list(merged.execution_provider or execution_providers) or [("CPUExecutionProvider", {})]
         path = Path(model_config.onnx_path)
-        return cls(_open_session(path, settings, providers), path, settings, device, providers)
+        return cls(_open_session(path, merged, providers), path, merged, device, providers)
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property
@@ -226,7 +394,7 @@ class OnnxRuntime(Runtime):
         ``inference_settings`` override the model's; providers come from them, else from
         ``execution_providers``, else the run's. The session already loaded is reused when nothing differs.
         """
-        override = InferenceSettings.model_validate(inference_settings) if inference_settings else None
+        override = OnnxSettings.model_validate(inference_settings) if inference_settings else None
         settings = self.settings.merged_with(override)
         providers = settings.execution_provider or normalize_providers(execution_providers) or self._providers
         if str(device) == "gpu" and rank is not None:
@@ -279,28 +447,42 @@ class OnnxRuntime(Runtime):
     def output_names(self) -> list[str]:
         return [o.name for o in self.session.get_outputs()]
 
-    def _feed(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The model's inputs from ``inputs``, cast to their dtypes; extra keys (labels) are ignored."""
-        missing = [name for name in self._input_types if name not in inputs]
-        if missing:
-            raise EvaluationError(
-                f"{self.model_path.name} needs input(s) {', '.join(missing)}; given: {', '.join(inputs) or 'nothing'}"
-            )
-        feed = {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in self._input_types}
+    def _feed(self, inputs: Columns) -> dict[str, np.ndarray]:
+        """The graph's inputs from a batch's model inputs, cast to their dtypes.
+
+        Columns named like the graph's inputs feed them (a tokenizer's ``input_ids``, ``attention_mask``,
+        ``token_type_ids``); extra columns are left out. A single column feeds a single-input graph
+        whatever its name. Anything else is an error listing what the graph expects.
+        """
+        wanted = list(self._input_types)
+        if not all(name in inputs for name in wanted):
+            if len(wanted) == 1 and len(inputs) == 1:
+                inputs = {wanted[0]: next(iter(inputs.values()))}
+            else:
+                missing = [name for name in wanted if name not in inputs]
+                raise EvaluationError(
+                    f"{self.model_path.name} expects input(s) {', '.join(wanted)}; the batch has "
+                    f"{', '.join(inputs) or 'nothing'} (missing: {', '.join(missing)}); name the data's columns "
+                    "after the inputs, or map them with pre_process_data_config.input_cols"
+                )
+        feed = {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in wanted}
         for spec in self.input_specs():
             _check_shape(spec, feed[spec.name].shape, self.model_path.name)
         return feed
 
-    def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall:
-        feed = self._feed(inputs)
+    def bind(self, batch: Batch) -> BoundCall:
+        feed = self._feed(batch.model_inputs())
         if self.settings.io_bind:
             return _IOBindingCall(self.session, feed, self._io_device())
         return _PlainCall(self.session, feed)
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+    def predict(self, batch: Batch) -> Outputs:
         if self.settings.io_bind:
-            return super().run(inputs)
-        return list(self.session.run(None, self._feed(inputs)))
+            call = self.bind(batch)
+            call()
+            return call.outputs()
+        outputs = self.session.run(None, self._feed(batch.model_inputs()))
+        return dict(zip(self.output_names(), outputs, strict=True))
 
     def describe(self) -> dict[str, Any]:
         """What ran, and the settings a latency figure depends on, with ONNX Runtime's defaults resolved:
@@ -329,4 +511,5 @@ class OnnxRuntime(Runtime):
             session.end_profiling()
 
 
+OnnxRuntime.Config = ONNXModelConfig
 runtime_registry.register("ONNXModel", OnnxRuntime)

@@ -10,15 +10,72 @@ import warnings
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
-import torch
+from pydantic import model_validator
 
-from olive_eval.config.model import InferenceSettings, IOConfig, ProviderSpec
+from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
-from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
+from olive_eval.lazy import LazyModule
+from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.providers import ProviderSpec
+from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.user_module import call_user, load_function
+
+torch = LazyModule("torch")
+
+
+class IOConfig(StrictModel):
+    """Input names, shapes (batch dimension included) and types, for models whose files do not say."""
+
+    input_names: list[str]
+    input_shapes: list[list[int]] | None = None
+    input_types: list[str] | None = None
+
+
+class PyTorchModelConfig(ModelConfig):
+    """A TorchScript or ``torch.export`` file, or ``model_loader`` in ``model_script`` returning a module."""
+
+    type: Literal["PyTorchModel"]
+    model_path: LaxPath | None = None
+    model_loader: str | None = None
+    model_script: LaxPath | None = None
+    script_dir: LaxPath | None = None
+    io_config: IOConfig | None = None
+
+    @model_validator(mode="after")
+    def _source(self) -> PyTorchModelConfig:
+        if self.model_loader is None and self.model_path is None:
+            raise ValueError("a PyTorchModel needs model_path, or model_loader with model_script")
+        if self.model_loader is not None and self.model_script is None:
+            raise ValueError("model_loader names a function in model_script, which is missing")
+        return self
+
+    def display_name(self) -> str:
+        if self.name:
+            return self.name
+        if self.model_path is not None:
+            return self.model_path.stem
+        return str(self.model_loader)
+
+    def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
+        if self.model_script is not None and not self.model_script.is_file():
+            if self.model_script.is_dir():
+                return "model_script", f"{self.model_script} is a directory, not a Python file"
+            return "model_script", f"file not found: {self.model_script}"
+        if self.model_path is None or self.model_path.exists():
+            if self.model_path is not None and self.model_path.is_dir() and self.model_loader is None:
+                return "model_path", (
+                    f"{self.model_path} is a directory; a PyTorchModel without model_loader needs a TorchScript "
+                    "or torch.export (.pt2) file"
+                )
+            return None
+        return "model_path", f"file not found: {self.model_path}"
+
+    def files(self) -> list[Path]:
+        return [p for p in (self.model_path, self.model_script) if p is not None]
+
 
 #: ``io_config.input_types`` names → (numpy dtype the engine should produce, torch dtype the model takes).
 #: bfloat16 has no numpy dtype: the data comes as float32 and is converted on the way in.
@@ -193,10 +250,10 @@ class _TorchCall(BoundCall):
     def __call__(self) -> None:
         self._result = self._runtime._forward(self._tensors)
 
-    def outputs(self) -> list[np.ndarray]:
+    def outputs(self) -> Outputs:
         if self._result is None:
-            return []
-        return [_to_numpy(t) for _, t in self._runtime._record(self._result)]
+            return {}
+        return {name: _to_numpy(t) for name, t in self._runtime._record(self._result)}
 
 
 class TorchRuntime(Runtime):
@@ -204,6 +261,7 @@ class TorchRuntime(Runtime):
     Olive's model handler API (``prepare_session``, ``run_session``, ``inference_settings``)."""
 
     model_type = "PyTorchModel"
+    settings_key = "pytorch"
 
     def __init__(
         self,
@@ -239,9 +297,9 @@ class TorchRuntime(Runtime):
         model_config: Any,
         device: Device,
         execution_providers: list[ProviderSpec],
-        inference_override: InferenceSettings | None = None,
+        settings: StrictModel | None = None,
     ) -> TorchRuntime:
-        """Load the module. ``execution_providers`` and ``inference_override`` are ONNX Runtime's; ignored."""
+        """Load the module. ``execution_providers`` are ONNX Runtime's; ignored here."""
         torch_device = _torch_device(device)
         path = Path(model_config.model_path) if model_config.model_path is not None else None
         plan = None
@@ -342,11 +400,20 @@ class TorchRuntime(Runtime):
         self._output_names = [name for name, _ in named]
         return named
 
-    def bind(self, inputs: Mapping[str, np.ndarray]) -> BoundCall:
-        return _TorchCall(self, self._tensors(inputs))
+    def bind(self, batch: Batch) -> BoundCall:
+        return _TorchCall(self, self._tensors(self._named(batch.model_inputs())))
 
-    def run(self, inputs: Mapping[str, np.ndarray]) -> list[np.ndarray]:
-        return [_to_numpy(t) for _, t in self._record(self._forward(self._tensors(inputs)))]
+    def predict(self, batch: Batch) -> Outputs:
+        result = self._forward(self._tensors(self._named(batch.model_inputs())))
+        return {name: _to_numpy(t) for name, t in self._record(result)}
+
+    def _named(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """A single column feeds a single-input module whatever its name (the names come from io_config or
+        the ``torch.export`` archive); otherwise columns are passed by their names."""
+        wanted = [spec.name for spec in self.input_specs()]
+        if len(wanted) == 1 and len(inputs) == 1 and wanted[0] not in inputs:
+            return {wanted[0]: next(iter(inputs.values()))}
+        return inputs
 
     def describe(self) -> dict[str, Any]:
         info = {"runtime": "torch", "version": torch.__version__, "device": str(self.device)}
@@ -358,4 +425,5 @@ class TorchRuntime(Runtime):
             torch.cuda.empty_cache()
 
 
+TorchRuntime.Config = PyTorchModelConfig
 runtime_registry.register("PyTorchModel", TorchRuntime)

@@ -10,7 +10,7 @@ import pytest
 
 from olive_eval.config import load_run_config
 from olive_eval.config.loader import strip_trailing_commas
-from olive_eval.config.metric import Metric
+from olive_eval.config.metric import MetricConfig
 from olive_eval.errors import ConfigError
 
 #: Sub-types that later issues add (speech and vision); examples using them are checked once those land.
@@ -75,7 +75,7 @@ def test_every_olive_metric_example_validates(tmp_path):
             later += 1
             continue
         for metric in metrics:
-            Metric.model_validate(metric)  # alone, exactly as written
+            MetricConfig.model_validate(metric)  # alone, exactly as written
         names = {m["data_config"] for m in metrics if "data_config" in m} or {"data"}
         run = {
             "input_model": {"type": "ONNXModel", "model_path": str(model)},

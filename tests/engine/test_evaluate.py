@@ -63,13 +63,13 @@ def test_one_inference_pass_per_model_and_data_config(toy, monkeypatch, tmp_path
         "import numpy as np\ndef mean_logit(model_output, targets):\n    return float(np.mean(model_output.logits))\n"
     )
     calls: list[int] = []
-    original = OnnxRuntime.run
+    original = OnnxRuntime.predict
 
-    def counting_run(self, inputs):
-        calls.append(len(next(iter(inputs.values()))))
-        return original(self, inputs)
+    def counting_predict(self, batch):
+        calls.append(batch.size)
+        return original(self, batch)
 
-    monkeypatch.setattr(OnnxRuntime, "run", counting_run)
+    monkeypatch.setattr(OnnxRuntime, "predict", counting_predict)
     metrics = [
         acc_metric(),
         {
@@ -184,7 +184,7 @@ def test_dataset_without_label_column(toy):
     config = toy.config({"cand": 0.1}, [acc_metric()])
     config["data_configs"][0]["pre_process_data_config"]["label_col"] = "target"
     result = evaluate(config)
-    message = "data config 'toy': the dataset has no label column 'target'; columns: x, label"
+    message = "data config 'toy': label column 'target' is not a column of the dataset; columns: x, label"
     for m in result.models.values():
         assert m.status == "failed"
         assert m.metrics["accuracy-accuracy_score"].error == message and m.metrics["accuracy-f1_score"].error == message

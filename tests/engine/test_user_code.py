@@ -134,7 +134,7 @@ def test_interrupt_during_the_baseline_says_nothing_finished(toy, tmp_path, caps
 def test_an_internal_error_says_what_and_where_and_debug_prints_the_traceback(toy, tmp_path, monkeypatch, capsys):
     from olive_eval.engine import runner
 
-    def broken(self, ctx, job):
+    def broken(self, ctx, job, model_config):
         return {}["missing"]
 
     monkeypatch.setattr(runner.ModelEvaluator, "_predict_and_score", broken)

@@ -513,10 +513,10 @@ def test_bad_config_values_are_rejected(name, config, field):
 def test_registered_attributes():
     for name in STAT_METRICS:
         metric = get_metric(name)
-        assert (metric.kind, metric.input, metric.higher_is_better) == ("map_reduce", "preds", True)
+        assert (metric.kind, metric.reads[0], metric.higher_is_better) == ("map_reduce", "prediction", True)
         assert metric.config.average == "micro"
     auroc = get_metric("auroc")
-    assert (auroc.kind, auroc.input, auroc.config.average) == ("global", "logits", "macro")
+    assert (auroc.kind, auroc.reads[0], auroc.config.average) == ("global", "logits", "macro")
 
 
 @pytest.mark.parametrize("name", ["accuracy_score", "precision", "recall", "f1_score"])

@@ -125,7 +125,7 @@ def test_perplexity_degenerate_and_bad_inputs():
 
 def test_perplexity_registration_and_config():
     metric = get_metric("perplexity")
-    assert (metric.kind, metric.input, metric.higher_is_better) == ("map_reduce", "logits", False)
+    assert (metric.kind, metric.reads[0], metric.higher_is_better) == ("map_reduce", "logits", False)
     assert metric.config.ignore_index == -100
     with pytest.raises(ValidationError) as info:
         get_metric("perplexity", {"ignore_idx": -1})

@@ -20,7 +20,7 @@ import pytest
 import scipy.stats
 
 from olive_eval.metrics import get_metric, metric_registry, register_metric, resampling, stats
-from olive_eval.metrics.resampling import Sample
+from olive_eval.metrics.resampling import ExampleStats
 
 SCIPY_METHOD = {"percentile": "percentile", "basic": "basic", "bca": "BCa"}
 EXACT = 1e-12
@@ -171,10 +171,10 @@ def test_mean_interval_equals_scipy_across_chunks(monkeypatch, method):
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
 @pytest.mark.parametrize("aggregation", ["mean", "median"])
 def test_instance_metric_interval_equals_scipy(exact_match, aggregation, method):
-    """The path a user instance metric takes (Sample -> resampling) gives scipy's interval of its aggregation."""
+    """The path a user instance metric takes (ExampleStats -> resampling) gives scipy's interval of its aggregation."""
     x = continuous(120, 5)
     metric = get_metric(exact_match, None, aggregation)
-    sample = Sample(metric, statistics=x)
+    sample = ExampleStats(metric, statistics=x)
     value = metric.reduce(x).value
     ours = resampling.confidence_interval(sample, value, method, 1000, 0.95, 42)
     statistic = np.mean if aggregation == "mean" else median
@@ -195,7 +195,7 @@ def test_median_interval_equals_scipy(n, seed, level, method):
 def test_global_metric_distribution_is_recomputation_on_scipys_draws(unitxt_f1):
     preds, refs = multiclass(50, 4, 2)
     metric = get_metric(unitxt_f1, {"average": "macro"})
-    theta_b = resampling.distribution(Sample(metric, predictions=preds, references=refs), 64, 11)
+    theta_b = resampling.distribution(ExampleStats(metric, fields=(preds, refs)), 64, 11)
     draws = np.random.default_rng(11).integers(0, 50, (64, 50))
     expected = [metric.compute(preds[idx], refs[idx]).value for idx in draws]
     np.testing.assert_allclose(theta_b, expected, rtol=0, atol=EXACT)
@@ -249,7 +249,7 @@ def test_weighted_jackknife_equals_per_example_jackknife():
 # ---------------------------------------------------------------------------- Unitxt's CI vectors
 def test_unitxt_accuracy_instance_metric(exact_match):
     metric = get_metric(exact_match)
-    sample = Sample(metric, predictions=UNITXT_PREDS, references=UNITXT_REFS)
+    sample = ExampleStats(metric, fields=(UNITXT_PREDS, UNITXT_REFS))
     value = metric.compute(UNITXT_PREDS, UNITXT_REFS).value
     assert value == pytest.approx(0.8, abs=EXACT)
     low, high = resampling.confidence_interval(sample, value, "bca", 1000, 0.95, 42)
@@ -261,9 +261,7 @@ def test_unitxt_accuracy_score_with_int_labels():
     preds, refs = encoded(UNITXT_PREDS), encoded(UNITXT_REFS)
     value = metric.compute(preds, refs).value
     assert value == pytest.approx(0.8, abs=EXACT)
-    low, high = resampling.confidence_interval(
-        Sample(metric, predictions=preds, references=refs), value, "bca", 1000, 0.95, 42
-    )
+    low, high = resampling.confidence_interval(ExampleStats(metric, fields=(preds, refs)), value, "bca", 1000, 0.95, 42)
     assert (round(low, 2), round(high, 2)) == UNITXT_ACCURACY_CI
 
 
@@ -283,19 +281,19 @@ def test_unitxt_f1_micro(exact_match):
     """
     preds, refs = encoded(UNITXT_PREDS), encoded(UNITXT_REFS)
     f1 = f1_metric("micro", 5)
-    sample = Sample(f1, predictions=preds, references=refs)
+    sample = ExampleStats(f1, fields=(preds, refs))
     value = f1.compute(preds, refs).value
     assert value == pytest.approx(0.8, abs=EXACT)
     ours = resampling.confidence_interval(sample, value, "bca", 1000, 0.95, 42)
     accuracy = get_metric(exact_match)
     accuracy_ci = resampling.confidence_interval(
-        Sample(accuracy, predictions=UNITXT_PREDS, references=UNITXT_REFS), 0.8, "bca", 1000, 0.95, 42
+        ExampleStats(accuracy, fields=(UNITXT_PREDS, UNITXT_REFS)), 0.8, "bca", 1000, 0.95, 42
     )
     assert (round(ours[0], 2), round(ours[1], 2)) == UNITXT_ACCURACY_CI
     np.testing.assert_allclose(ours, accuracy_ci, rtol=0, atol=EXACT)
 
     reference_classes = sample.statistics[:, np.unique(refs)]
-    restricted = Sample(f1, statistics=reference_classes)
+    restricted = ExampleStats(f1, statistics=reference_classes)
     value = f1.reduce(reference_classes).value
     assert value == pytest.approx(2 * 0.8 / 1.8, abs=EXACT)
     low, high = resampling.confidence_interval(restricted, value, "bca", 1000, 0.95, 42)
@@ -312,12 +310,12 @@ def test_unitxt_global_path_reproduced_exactly(unitxt_f1):
     ):
         metric = get_metric(unitxt_f1, {"average": average})
         value = metric.compute(preds, refs).value
-        sample = Sample(metric, predictions=preds, references=refs)
+        sample = ExampleStats(metric, fields=(preds, refs))
         ours = resampling.confidence_interval(sample, value, "bca", n_resamples, 0.95, 42)
         np.testing.assert_allclose(ours, expected, rtol=0, atol=EXACT)
     metric = get_metric(unitxt_f1, {"average": "micro"})
     assert metric.compute(preds, refs).value == pytest.approx(2 * 0.8 / 1.8, abs=EXACT)
-    sample = Sample(metric, predictions=preds, references=refs)
+    sample = ExampleStats(metric, fields=(preds, refs))
     low, high = resampling.confidence_interval(sample, metric.compute(preds, refs).value, "bca", 1000, 0.95, 42)
     assert (round(low, 2), round(high, 2)) == UNITXT_F1_MICRO_CI
 
@@ -325,9 +323,9 @@ def test_unitxt_global_path_reproduced_exactly(unitxt_f1):
 def test_intervals_do_not_depend_on_call_order(exact_match):
     """Every call seeds its own generator (Unitxt's test_global_metric_confidence_interval property)."""
     preds, refs = encoded(UNITXT_PREDS), encoded(UNITXT_REFS)
-    accuracy = Sample(get_metric(exact_match), predictions=UNITXT_PREDS, references=UNITXT_REFS)
-    f1 = Sample(f1_metric("macro", 5), predictions=preds, references=refs)
-    scores = Sample(get_metric(exact_match), statistics=continuous(80, 0))  # the index path
+    accuracy = ExampleStats(get_metric(exact_match), fields=(UNITXT_PREDS, UNITXT_REFS))
+    f1 = ExampleStats(f1_metric("macro", 5), fields=(preds, refs))
+    scores = ExampleStats(get_metric(exact_match), statistics=continuous(80, 0))  # the index path
 
     def ci(sample):
         return resampling.confidence_interval(sample, 0.8, "bca", 500, 0.95, 42)
@@ -357,7 +355,7 @@ def test_additive_jackknife_of_a_mean_is_leave_one_out(kind):
 def test_map_reduce_jackknife_is_leave_one_out(average):
     preds, refs = multiclass(30, 3, 5, accuracy=0.6)
     metric = f1_metric(average, 3)
-    sample = Sample(metric, predictions=preds, references=refs)
+    sample = ExampleStats(metric, fields=(preds, refs))
     jackknife = resampling.jackknife(sample)
     brute = [metric.compute(np.delete(preds, i), np.delete(refs, i)).value for i in range(len(preds))]
     np.testing.assert_allclose(per_example(jackknife.values, sample.statistics), brute, rtol=0, atol=EXACT)
@@ -379,7 +377,7 @@ def test_sample_jackknife_of_a_median_is_leave_one_out(monkeypatch, n, chunk_ele
 def test_calls_jackknife_is_leave_one_out(unitxt_f1):
     preds, refs = multiclass(20, 3, 8)
     metric = get_metric(unitxt_f1, {"average": "macro"})
-    jackknife = resampling.jackknife(Sample(metric, predictions=preds, references=refs))
+    jackknife = resampling.jackknife(ExampleStats(metric, fields=(preds, refs)))
     brute = [metric.compute(np.delete(preds, i), np.delete(refs, i)).value for i in range(20)]
     np.testing.assert_allclose(jackknife.values, brute, rtol=0, atol=EXACT)
 
@@ -391,7 +389,7 @@ def test_map_reduce_index_path_equals_recomputation(monkeypatch, average):
     monkeypatch.setattr(stats, "_distinct_rows", lambda rows: None)
     preds, refs = multiclass(40, 4, 3)
     metric = f1_metric(average, 4)
-    theta_b = resampling.distribution(Sample(metric, predictions=preds, references=refs), 200, 5)
+    theta_b = resampling.distribution(ExampleStats(metric, fields=(preds, refs)), 200, 5)
     brute = [metric.compute(preds[idx], refs[idx]).value for chunk in stats.index_chunks(40, 200, 5) for idx in chunk]
     np.testing.assert_allclose(theta_b, brute, rtol=0, atol=EXACT)
 
@@ -401,7 +399,7 @@ def test_map_reduce_counts_path_matches_recomputation_statistically():
     n, n_resamples = 60, 2000
     preds, refs = multiclass(n, 3, 6)
     metric = f1_metric("macro", 3)
-    sample = Sample(metric, predictions=preds, references=refs)
+    sample = ExampleStats(metric, fields=(preds, refs))
     assert stats._distinct_rows(sample.statistics.reshape(n, -1)) is not None
     theta_b = resampling.distribution(sample, n_resamples, 42)
     brute = np.array(
@@ -424,11 +422,11 @@ def test_map_reduce_counts_path_matches_recomputation_statistically():
 def test_paired_distribution_of_a_model_with_itself_is_identical(exact_match, unitxt_f1):
     preds, refs = multiclass(50, 3, 9)
     samples = [
-        Sample(f1_metric("macro", 3), predictions=preds, references=refs),  # map/reduce, counts path
-        Sample(get_metric(exact_match), predictions=list(preds), references=list(refs)),  # 0/1 mean
-        Sample(get_metric(exact_match), statistics=continuous(50, 9)),  # mean, index path
-        Sample(get_metric(exact_match, None, "median"), statistics=continuous(50, 9)),  # not additive
-        Sample(get_metric(unitxt_f1, {"average": "macro"}), predictions=preds, references=refs),  # global
+        ExampleStats(f1_metric("macro", 3), fields=(preds, refs)),  # map/reduce, counts path
+        ExampleStats(get_metric(exact_match), fields=(list(preds), list(refs))),  # 0/1 mean
+        ExampleStats(get_metric(exact_match), statistics=continuous(50, 9)),  # mean, index path
+        ExampleStats(get_metric(exact_match, None, "median"), statistics=continuous(50, 9)),  # not additive
+        ExampleStats(get_metric(unitxt_f1, {"average": "macro"}), fields=(preds, refs)),  # global
     ]
     for sample in samples:
         base, candidate = resampling.paired_distribution(sample, sample, 300, 42)
@@ -440,10 +438,10 @@ def test_paired_distribution_of_a_model_with_itself_is_identical(exact_match, un
 @pytest.mark.parametrize("method", ["percentile", "basic", "bca"])
 def test_all_equal_scores_collapse_to_the_value(exact_match, method):
     cases = [
-        (Sample(get_metric(exact_match), statistics=np.full(37, 0.7)), 0.7),  # counts path, one row
-        (Sample(get_metric(exact_match), statistics=np.ones(50)), 1.0),  # 100 % accuracy
-        (Sample(get_metric(exact_match, None, "median"), statistics=np.full(9, 0.3)), 0.3),
-        (Sample(f1_metric("macro", 3), predictions=np.arange(30) % 3, references=np.arange(30) % 3), 1.0),
+        (ExampleStats(get_metric(exact_match), statistics=np.full(37, 0.7)), 0.7),  # counts path, one row
+        (ExampleStats(get_metric(exact_match), statistics=np.ones(50)), 1.0),  # 100 % accuracy
+        (ExampleStats(get_metric(exact_match, None, "median"), statistics=np.full(9, 0.3)), 0.3),
+        (ExampleStats(f1_metric("macro", 3), fields=(np.arange(30) % 3, np.arange(30) % 3)), 1.0),
     ]
     for sample, value in cases:
         low, high = resampling.confidence_interval(sample, value, method, 200, 0.95, 0)
@@ -453,8 +451,8 @@ def test_all_equal_scores_collapse_to_the_value(exact_match, method):
 
 def test_too_small_to_resample_raises(exact_match):
     metric = get_metric(exact_match)
-    one = Sample(metric, statistics=np.array([0.5]))
-    two = Sample(metric, statistics=np.array([0.5, 1.0]))
+    one = ExampleStats(metric, statistics=np.array([0.5]))
+    two = ExampleStats(metric, statistics=np.array([0.5, 1.0]))
     with pytest.raises(ValueError, match="at least 2 examples, got 1"):
         resampling.check_resamplable(1, 1000)
     with pytest.raises(ValueError, match="at least 2 examples, got 0"):

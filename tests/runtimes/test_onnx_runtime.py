@@ -11,10 +11,11 @@ import psutil
 import pytest
 import torch
 
-from olive_eval.config.model import InferenceSettings, ONNXModelConfig
+from olive_eval.data.batch import Batch
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes import BoundCall, InputSpec, create_runtime, runtime_registry
-from olive_eval.runtimes.onnx import OnnxRuntime
+from olive_eval.runtimes.onnx import ONNXModelConfig, OnnxRuntime
+from olive_eval.runtimes.onnx import OnnxSettings as InferenceSettings
 
 from .models import SmallNet, linear_numpy, linear_onnx, two_input_numpy, two_input_onnx
 
@@ -108,11 +109,11 @@ def test_io_bind_on_cpu_matches_plain_run(two_input: Path, via: str) -> None:
     assert bound.describe()["io_bind"] is True
     inputs = {"ids": np.array([[4, 0, 7, 1]]), "scale": np.array([[2.0]])}
     want = plain.run(inputs)
-    call = bound.bind(inputs)
+    call = bound.bind(_batch(inputs))
     assert isinstance(call, BoundCall)
     for _ in range(3):  # a bound call is reusable: the timing loop calls it many times
         call()
-        got = call.outputs()
+        got = list(call.outputs().values())
         assert len(got) == len(want)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g, w)
@@ -124,10 +125,10 @@ def test_io_bind_on_cpu_matches_plain_run(two_input: Path, via: str) -> None:
 def test_plain_bound_call_runs_only_when_called(linear: Path) -> None:
     runtime = OnnxRuntime.load(_config(linear), "cpu", CPU)
     x = np.ones((2, 4), dtype=np.float32)
-    call = runtime.bind({"x": x})
-    assert call.outputs() == []
+    call = runtime.bind(_batch({"x": x}))
+    assert call.outputs() == {}
     call()
-    np.testing.assert_allclose(call.outputs()[0], linear_numpy(x), rtol=1e-6)
+    np.testing.assert_allclose(next(iter(call.outputs().values())), linear_numpy(x), rtol=1e-6)
 
 
 def test_torch_exported_model_matches_the_module(tmp_path: Path, rng: np.random.Generator) -> None:
@@ -261,9 +262,11 @@ def test_unloadable_model_file(tmp_path: Path) -> None:
 
 def test_missing_input_lists_needed_and_given_names(two_input: Path) -> None:
     runtime = OnnxRuntime.load(_config(two_input), "cpu", CPU)
-    with pytest.raises(EvaluationError, match=r"needs input\(s\) scale; given: ids, input_ids"):
-        runtime.bind({"ids": np.zeros((1, 2), dtype=np.int64), "input_ids": np.zeros((1, 2))})
-    with pytest.raises(EvaluationError, match=r"needs input\(s\) ids, scale; given: nothing"):
+    with pytest.raises(
+        EvaluationError, match=r"expects input\(s\) ids, scale; the batch has ids, input_ids \(missing: scale\)"
+    ):
+        runtime.bind(_batch({"ids": np.zeros((1, 2), dtype=np.int64), "input_ids": np.zeros((1, 2))}))
+    with pytest.raises(EvaluationError, match=r"expects input\(s\) ids, scale; the batch has nothing"):
         runtime.run({})
 
 
@@ -276,7 +279,7 @@ def test_cuda_provider_with_io_bind(two_input: Path) -> None:
     assert runtime._io_device() == ("cuda", 0)
     ids = np.array([[1, 0, 3], [9, 2, 0]], dtype=np.int64)
     scale = np.array([[1.0], [0.5]], dtype=np.float32)
-    call = runtime.bind({"ids": ids, "scale": scale})
+    call = runtime.bind(_batch({"ids": ids, "scale": scale}))
     call()
     emb, count = call.outputs()
     want_emb, want_count = two_input_numpy(ids, scale)
@@ -285,3 +288,7 @@ def test_cuda_provider_with_io_bind(two_input: Path) -> None:
     plain = OnnxRuntime.load(_config(two_input), "gpu", cuda)
     for got, want in zip(plain.run({"ids": ids, "scale": scale}), [want_emb, want_count], strict=True):
         np.testing.assert_allclose(got, want)
+
+
+def _batch(columns: dict) -> Batch:
+    return Batch(dict(columns), list(columns))

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from olive_eval.config.model import PyTorchModelConfig
+from olive_eval.data.batch import Batch
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes import BoundCall, InputSpec, create_runtime, runtime_registry
-from olive_eval.runtimes.torch import TorchRuntime
+from olive_eval.runtimes.torch import PyTorchModelConfig, TorchRuntime
 
 from .models import DictNet, SmallNet, TwoInputNet
 
@@ -98,12 +98,12 @@ def test_bound_call_holds_device_tensors_and_is_reusable(tmp_path: Path) -> None
     torch.jit.trace(module, torch.zeros(1, 4)).save(str(path))
     runtime = TorchRuntime.load(_config(model_path=path), "cpu", CPU)
     x = np.ones((2, 4), dtype=np.float32)
-    call = runtime.bind({"x": x})
+    call = runtime.bind(_batch({"x": x}))
     assert isinstance(call, BoundCall)
     assert all(t.device.type == "cpu" and t.dtype == torch.float32 for t in call._tensors.values())
     for _ in range(2):  # the timing loop calls one bound call many times
         call()
-        _assert_close(call.outputs(), _reference(module, torch.from_numpy(x)))
+        _assert_close(list(call.outputs().values()), _reference(module, torch.from_numpy(x)))
 
 
 def test_torch_export_archive(tmp_path: Path, rng: np.random.Generator) -> None:
@@ -133,7 +133,7 @@ def test_torch_export_two_inputs_follow_the_exported_call(tmp_path: Path, style:
     got = runtime.run({"mask": mask.numpy(), "input_ids": ids.numpy(), "labels": np.zeros(2)})
     _assert_close(got, _reference(module, ids, mask))
     with pytest.raises(EvaluationError, match=r"needs input\(s\) mask; given: input_ids"):
-        runtime.bind({"input_ids": ids.numpy()})
+        runtime.bind(_batch({"input_ids": ids.numpy()}))
 
 
 def test_model_loader_in_a_user_script(tmp_path: Path, rng: np.random.Generator) -> None:
@@ -271,10 +271,14 @@ def test_cuda_torchscript_and_export(tmp_path: Path, rng: np.random.Generator) -
     for path in (scripted, exported):
         runtime = TorchRuntime.load(_config(model_path=path), "gpu", CPU)
         assert runtime.describe()["device"] == "cuda"
-        call = runtime.bind({"x": x})
+        call = runtime.bind(_batch({"x": x}))
         assert all(t.is_cuda for t in call._tensors.values())
         call()
-        got = call.outputs()
+        got = list(call.outputs().values())
         assert isinstance(got[0], np.ndarray)
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, atol=1e-5)
+
+
+def _batch(columns: dict) -> Batch:
+    return Batch(dict(columns), list(columns))

@@ -1,0 +1,410 @@
+"""Metric filters: small registered steps applied to a metric's predictions before it scores them.
+
+The model is lm-evaluation-harness's ``filter_list``. A metric config lists
+``"filters": [{"type": "regex", "pattern": "#### (\\-?[0-9\\.\\,]+)"}, {"type": "take_first"}]`` (Olive's
+``{"type": ..., "params": {...}}`` form is accepted too), and :func:`apply_filters` runs them in order.
+
+Data shape: ``predictions`` holds one entry per example. An entry is one prediction (usually a string), or a
+:class:`Repeats` holding several predictions of that example (several generations, for pass@k and maj@k).
+Per-prediction filters (``regex``, ``lowercase``, ``uppercase``, ``strip``, ``remove_punctuation``, ``map``
+and user functions) apply to every prediction inside a Repeats and keep its length; ``take_first`` and
+``majority_vote`` turn a Repeats into one prediction and leave a single prediction as it is.
+
+Where olive-eval differs from lm-evaluation-harness, on purpose:
+- ``regex`` with a ``group_select`` beyond the matches found gives ``fallback`` (lm-eval raises IndexError);
+  a prediction that is not a string is a TypeError naming the example (lm-eval reads it as ``""``).
+- ``map``'s ``default: null`` keeps the prediction unchanged (lm-eval maps it to None).
+- ``majority_vote`` gives the winning prediction itself, not a one-element list, so lm-eval's
+  ``regex, majority_vote, take_first`` chain pastes unchanged (``take_first`` leaves it as it is).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import unicodedata
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import ValidationError, field_validator
+
+from olive_eval.registry import Registry
+from olive_eval.strict_model import StrictModel, unknown_choice_hint
+
+
+class Repeats(list):  # type: ignore[type-arg]
+    """Several predictions of one example (e.g. sampled generations), as opposed to one prediction that
+    happens to be a list (tokens, boxes)."""
+
+    def __repr__(self) -> str:
+        return f"Repeats({list.__repr__(self)})"
+
+
+class FilterParams(StrictModel):
+    """A filter's config: its ``type`` and its own keys (none here; subclasses add theirs)."""
+
+    type: str
+
+
+class Filter:
+    """Base of every filter: ``apply`` maps the list of per-example entries to a list of the same length."""
+
+    name: str = ""
+    Params: ClassVar[type[FilterParams]] = FilterParams
+
+    def __init__(self, params: FilterParams) -> None:
+        self.params = params
+
+    def apply(self, predictions: list[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        keys = self.params.model_dump(exclude={"type"})
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in keys.items())})"
+
+
+def _where(index: int, repeat: int | None) -> str:
+    return f"example {index}" if repeat is None else f"example {index} (repeat {repeat})"
+
+
+class PredictionFilter(Filter):
+    """A filter of each prediction on its own; every prediction of a :class:`Repeats` goes through it.
+
+    ``expects`` is the type a prediction must have and how to say it in an error, or None for any value.
+    """
+
+    expects: ClassVar[tuple[type, str] | None] = None
+
+    def transform(self, prediction: Any) -> Any:
+        raise NotImplementedError
+
+    def apply(self, predictions: list[Any]) -> list[Any]:
+        out: list[Any] = []
+        for index, entry in enumerate(predictions):
+            if isinstance(entry, Repeats):
+                out.append(Repeats(self._one(p, index, r) for r, p in enumerate(entry)))
+            else:
+                out.append(self._one(entry, index, None))
+        return out
+
+    def _one(self, prediction: Any, index: int, repeat: int | None) -> Any:
+        if self.expects is not None and not isinstance(prediction, self.expects[0]):
+            raise TypeError(
+                f"filter '{self.name}': the prediction of {_where(index, repeat)} is of type "
+                f"{type(prediction).__name__}, not {self.expects[1]}"
+            )
+        return self.transform(prediction)
+
+
+class StringFilter(PredictionFilter):
+    expects = (str, "a string")
+
+
+# --------------------------------------------------------------------------------------------- registry
+
+filter_registry: Registry[Any] = Registry("filter type")
+"""Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function."""
+
+F = TypeVar("F")
+
+
+class FunctionFilter(PredictionFilter):
+    """A user's ``f(prediction) -> prediction`` applied to every prediction. Pickles by reference to ``f``."""
+
+    def __init__(self, params: FilterParams, func: Callable[[Any], Any]) -> None:
+        super().__init__(params)
+        self.name = params.type
+        self.func = func
+
+    def transform(self, prediction: Any) -> Any:
+        return self.func(prediction)
+
+
+class FunctionFilterEntry:
+    """What the registry holds for a function: called with the params like a Filter class is."""
+
+    Params: ClassVar[type[FilterParams]] = FilterParams
+
+    def __init__(self, name: str, func: Callable[[Any], Any]) -> None:
+        self.name = name
+        self.func = func
+
+    def __call__(self, params: FilterParams) -> FunctionFilter:
+        return FunctionFilter(params, self.func)
+
+
+def register_filter(name: str) -> Callable[[F], F]:
+    """Register a filter under ``name``, usable as ``{"type": name}`` in a metric's ``filters``.
+
+    On a :class:`Filter` subclass (with its own ``Params`` model and ``apply``); or on a plain function
+    ``f(prediction) -> prediction``, which is applied to every prediction (each one of a Repeats) and takes
+    no parameters. Returns what it decorates unchanged (a class gets its ``name`` set).
+    """
+
+    def wrap(obj: F) -> F:
+        if isinstance(obj, type):
+            if not issubclass(obj, Filter):
+                raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
+            if not issubclass(obj.Params, FilterParams):
+                raise TypeError(f"@register_filter('{name}'): {obj.__name__}.Params must subclass FilterParams")
+            obj.name = name
+            filter_registry.register(name, obj)
+        elif callable(obj):
+            code = getattr(obj, "__code__", None)
+            origin = f"{code.co_filename}:{code.co_firstlineno}" if code else str(getattr(obj, "__module__", "?"))
+            filter_registry.register(name, FunctionFilterEntry(name, obj), origin=origin)
+        else:
+            raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
+        return obj
+
+    return wrap
+
+
+# --------------------------------------------------------------------------------------------- built-ins
+
+
+@register_filter("regex")
+class RegexFilter(StringFilter):
+    """The ``group_select``-th match of ``pattern`` (0: the first, -1: the last), stripped, else ``fallback``.
+
+    As in lm-eval (``re.findall``): without groups a match is the whole matched text; with one group it is
+    that group (possibly empty); with several it is the first non-empty group, and ``fallback`` when all are
+    empty. A ``group_select`` beyond the matches found gives ``fallback``.
+    """
+
+    class Params(FilterParams):
+        pattern: str
+        group_select: int = 0
+        fallback: str = "[invalid]"
+
+        @field_validator("pattern")
+        @classmethod
+        def _compiles(cls, value: str) -> str:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
+            return value
+
+    params: Params
+
+    def __init__(self, params: FilterParams) -> None:
+        super().__init__(params)
+        self._regex = re.compile(self.params.pattern)
+
+    def transform(self, prediction: str) -> str:
+        matches = self._regex.findall(prediction)
+        n, k = len(matches), self.params.group_select
+        if not -n <= k < n:
+            return self.params.fallback
+        match = matches[k]
+        if isinstance(match, tuple):
+            match = next((group for group in match if group), None)
+            if match is None:
+                return self.params.fallback
+        return match.strip()
+
+
+@register_filter("lowercase")
+class LowercaseFilter(StringFilter):
+    def transform(self, prediction: str) -> str:
+        return prediction.lower()
+
+
+@register_filter("uppercase")
+class UppercaseFilter(StringFilter):
+    def transform(self, prediction: str) -> str:
+        return prediction.upper()
+
+
+@register_filter("strip")
+class StripFilter(StringFilter):
+    """Leading and trailing whitespace removed (Unicode whitespace, as ``str.strip``)."""
+
+    def transform(self, prediction: str) -> str:
+        return prediction.strip()
+
+
+class _PunctuationTable(dict):  # type: ignore[type-arg]
+    """A ``str.translate`` table filled on demand: a code point maps to None (deleted) when it is punctuation."""
+
+    def __missing__(self, code: int) -> int | None:
+        char = chr(code)
+        value = None if char in string.punctuation or unicodedata.category(char).startswith("P") else code
+        self[code] = value
+        return value
+
+
+_PUNCTUATION = _PunctuationTable()
+
+
+@register_filter("remove_punctuation")
+class RemovePunctuationFilter(StringFilter):
+    """Deletes every Unicode punctuation character (general category P*: ``¿ « » — 、 。`` ...) and every
+    character of ASCII ``string.punctuation``, whose ``$ + < = > ^ ` | ~`` are Unicode symbols (S*). Other
+    symbols (``€ © ° ✓``) stay, and nothing is replaced by a space."""
+
+    def transform(self, prediction: str) -> str:
+        return prediction.translate(_PUNCTUATION)
+
+
+@register_filter("map")
+class MapFilter(PredictionFilter):
+    """``mapping[prediction]``; a prediction not in the mapping gives ``default``, or itself when ``default``
+    is null. Keys are compared as they are: JSON keys are strings, so ``{"0": ...}`` does not match the int 0."""
+
+    expects = (Hashable, "a hashable value")
+
+    class Params(FilterParams):
+        mapping: dict[Any, Any]
+        default: Any = None
+
+    params: Params
+
+    def transform(self, prediction: Any) -> Any:
+        if prediction in self.params.mapping:
+            return self.params.mapping[prediction]
+        return prediction if self.params.default is None else self.params.default
+
+
+def _each_repeats(
+    flt: Filter, predictions: list[Any], reduce: Callable[[Repeats, int], Any]
+) -> list[Any]:  # one prediction out of each Repeats; a single prediction stays as it is
+    out: list[Any] = []
+    for index, entry in enumerate(predictions):
+        if isinstance(entry, Repeats):
+            if not entry:
+                raise ValueError(f"filter '{flt.name}': example {index} has no predictions (an empty Repeats)")
+            out.append(reduce(entry, index))
+        else:
+            out.append(entry)
+    return out
+
+
+@register_filter("take_first")
+class TakeFirstFilter(Filter):
+    """The first prediction of each Repeats."""
+
+    def apply(self, predictions: list[Any]) -> list[Any]:
+        return _each_repeats(self, predictions, lambda repeats, _: repeats[0])
+
+
+@register_filter("majority_vote")
+class MajorityVoteFilter(Filter):
+    """The most common prediction of each Repeats; on a tie, the one that appears first."""
+
+    def apply(self, predictions: list[Any]) -> list[Any]:
+        return _each_repeats(self, predictions, self._vote)
+
+    def _vote(self, repeats: Repeats, index: int) -> Any:
+        counts: dict[Any, int] = {}
+        for r, prediction in enumerate(repeats):
+            if not isinstance(prediction, Hashable):
+                raise TypeError(
+                    f"filter '{self.name}': the prediction of {_where(index, r)} is of type "
+                    f"{type(prediction).__name__}, not a hashable value"
+                )
+            counts[prediction] = counts.get(prediction, 0) + 1
+        return max(counts, key=counts.__getitem__)  # max keeps the first of equal counts: first seen wins
+
+
+# --------------------------------------------------------------------------------------------- building
+
+#: pydantic's strict type errors → what the JSON should hold there.
+_EXPECTED = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "an object",
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as it reads in JSON (``"1"`` with quotes is a string), shortened."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _error_message(err: Any, params_keys: set[str]) -> tuple[str, str]:
+    """(JSON path below the filter's object, message) for the first pydantic error."""
+    loc = [str(part) for part in err["loc"]]
+    kind = err["type"]
+    if kind == "unknown_key":
+        loc, message = [err["ctx"]["key"]], err["msg"]
+    elif kind == "missing":
+        message = "missing required key"
+    elif kind in _EXPECTED:
+        message = f"expected {_EXPECTED[kind]}, got {_shown(err['input'])}"
+    else:
+        message = err["msg"].removeprefix("Value error, ")
+    if loc and loc[0] in params_keys:
+        loc = ["params", *loc]
+    return ".".join(loc), message
+
+
+def _type_error(name: str) -> str:
+    names = filter_registry.names()
+    hint = unknown_choice_hint(name, names)
+    listed = f" Registered: {', '.join(names)}" if hint.startswith("; did you mean") else ""
+    return f"unknown filter type '{name}'{hint}{listed}"
+
+
+def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Filter:
+    """One filter from ``{"type": ..., **params}`` or ``{"type": ..., "params": {...}}``; a Filter passes through.
+
+    Raises ValueError as ``"<path>.<key>: what is wrong"``.
+    """
+    if isinstance(spec, Filter):
+        return spec
+    if not isinstance(spec, dict):
+        raise ValueError(f"{path}: expected an object with a 'type', got {_shown(spec)}")
+    data = {k: v for k, v in spec.items() if k != "params"}
+    params_keys: set[str] = set()
+    if "params" in spec:
+        if not isinstance(spec["params"], dict):
+            raise ValueError(f"{path}.params: expected an object, got {_shown(spec['params'])}")
+        for key, value in spec["params"].items():
+            if key in data:
+                raise ValueError(f"{path}.params.{key}: '{key}' is given both inline and under 'params'")
+            data[key] = value
+            params_keys.add(key)
+    name = data.get("type")
+    if name is None:
+        raise ValueError(f"{path}.type: missing required key 'type'; registered: {', '.join(filter_registry.names())}")
+    if not isinstance(name, str):
+        raise ValueError(f"{path}.type: expected a string, got {_shown(name)}")
+    if name not in filter_registry:
+        raise ValueError(f"{path}.type: {_type_error(name)}")
+    entry = filter_registry.get(name)
+    try:
+        params = entry.Params.model_validate(data)
+    except ValidationError as exc:
+        where, message = _error_message(exc.errors()[0], params_keys)
+        raise ValueError(f"{path}.{where}: {message}" if where else f"{path}: {message}") from None
+    return entry(params)
+
+
+def build_filters(specs: Sequence[dict[str, Any] | Filter] | None, path: str = "filters") -> list[Filter]:
+    """Every filter of a metric's ``filters`` list, validated; errors name ``path[i].key``."""
+    if specs is None:
+        return []
+    if not isinstance(specs, (list, tuple)):
+        raise ValueError(f"{path}: expected a list of filters, got {_shown(specs)}")
+    return [build_filter(spec, f"{path}[{i}]") for i, spec in enumerate(specs)]
+
+
+def apply_filters(filters: Sequence[Filter], predictions: Sequence[Any]) -> list[Any]:
+    """``predictions`` (one entry per example) through each filter in order; the input is not modified."""
+    out = list(predictions)
+    for flt in filters:
+        n = len(out)
+        out = list(flt.apply(out))
+        if len(out) != n:
+            raise ValueError(f"filter '{flt.name}' returned {len(out)} entries for {n} examples")
+    return out

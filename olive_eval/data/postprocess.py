@@ -1,0 +1,189 @@
+"""Post-processing components (``post_process_data_config``): a batch's model outputs → its predictions.
+
+They run per batch, and may use the model's tokenizer or processor (decoding generated ids). The raw
+output they start from (``output_name``: a name or an index, default the first) is what metrics read as
+``logits``; what they return is ``prediction``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from olive_eval.data.batch import Batch, Column, Outputs, dense, select_output
+from olive_eval.data.components import Component, ComponentParams, register_component
+from olive_eval.data.prepared import PrepareContext
+from olive_eval.errors import EvaluationError
+
+
+class PostParams(ComponentParams):
+    output_name: str | int = Field(0, description="Which model output to start from: its name or index.")
+
+
+class PostProcess(Component):
+    """Base: ``apply(outputs, batch, context)`` gives the batch's predictions (one per example).
+
+    ``generates`` asks the model to generate (``generate()`` for a transformers model) rather than run a
+    forward pass.
+    """
+
+    Params = PostParams
+    generates: bool = False
+
+    def raw(self, outputs: Outputs) -> Column:
+        return select_output(outputs, self.params.output_name)  # type: ignore[attr-defined]
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        return self.raw(outputs)
+
+
+@register_component("post-process", "identity")
+class Identity(PostProcess):
+    """The selected output as it is."""
+
+
+register_component("post-process", "post_process")(Identity)  # Olive's default
+register_component("post-process", "skip_post_process")(Identity)
+register_component("post-process", "text_generation_post_process")(Identity)  # Olive returns the logits
+
+
+class AxisParams(PostParams):
+    axis: int = -1
+
+
+@register_component("post-process", "argmax")
+class Argmax(PostProcess):
+    Params = AxisParams
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        return np.argmax(dense(self.raw(outputs), "the model output"), axis=self.params.axis)  # type: ignore[attr-defined]
+
+
+register_component("post-process", "text_classification_post_process")(Argmax)
+register_component("post-process", "ner_post_process")(Argmax)
+
+
+@register_component("post-process", "softmax")
+class Softmax(PostProcess):
+    Params = AxisParams
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        x = dense(self.raw(outputs), "the model output").astype(np.float64)
+        z = np.exp(x - x.max(axis=self.params.axis, keepdims=True))  # type: ignore[attr-defined]
+        return z / z.sum(axis=self.params.axis, keepdims=True)  # type: ignore[attr-defined]
+
+
+class SigmoidParams(PostParams):
+    threshold: float | None = Field(None, description="Give 0/1 labels: 1 where the probability exceeds it.")
+
+
+@register_component("post-process", "sigmoid")
+class Sigmoid(PostProcess):
+    Params = SigmoidParams
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        x = dense(self.raw(outputs), "the model output").astype(np.float64)
+        p = 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free
+        threshold = self.params.threshold  # type: ignore[attr-defined]
+        return p if threshold is None else (p > threshold).astype(np.int64)
+
+
+class PoolingParams(PostParams):
+    mask: str = Field("attention_mask", description="The column masking padding tokens out of the mean.")
+    normalize: bool = Field(True, description="Scale each embedding to unit length (sentence-transformers' default).")
+
+
+@register_component("post-process", "mean_pooling")
+class MeanPooling(PostProcess):
+    """Sentence embeddings: token states averaged over the real tokens (a bi-encoder's pooling)."""
+
+    Params = PoolingParams
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        states = dense(self.raw(outputs), "the token states").astype(np.float64)
+        mask = dense(batch.columns[self.params.mask], "the attention mask").astype(np.float64)[..., None]  # type: ignore[attr-defined]
+        pooled = (states * mask).sum(axis=1) / np.maximum(mask.sum(axis=1), 1e-9)
+        if self.params.normalize:  # type: ignore[attr-defined]
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled
+
+
+class DecodeParams(PostParams):
+    output_name: str | int = "sequences"
+    skip_special_tokens: bool = True
+    strip: bool = True
+
+
+@register_component("post-process", "decode")
+class Decode(PostProcess):
+    """Generated token ids → text through the tokenizer, the prompt stripped, special tokens skipped.
+
+    A generation that decodes to nothing counts as an empty prediction (never a crash), with a note
+    of how many in the results.
+    """
+
+    Params = DecodeParams
+    generates = True
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        from olive_eval.data.processor import tokenizer_of
+
+        p: DecodeParams = self.params  # type: ignore[assignment]
+        sequences = self.raw(outputs)
+        prompt = outputs.get("prompt_length")
+        rows = [np.asarray(s) for s in sequences]
+        if prompt is not None:
+            rows = [row[int(n) :] for row, n in zip(rows, np.broadcast_to(prompt, len(rows)), strict=True)]
+        tokenizer = tokenizer_of(context.processor())
+        texts = tokenizer.batch_decode([r.tolist() for r in rows], skip_special_tokens=p.skip_special_tokens)
+        texts = [t.strip() if p.strip else t for t in texts]
+        empty = sum(1 for t in texts if not t)
+        if empty:
+            context.note("generations that decoded to empty text (scored as empty predictions)", empty)
+        return texts
+
+
+class CtcParams(PostParams):
+    output_name: str | int = "logits"
+
+
+@register_component("post-process", "ctc_decode")
+class CtcDecode(PostProcess):
+    """CTC logits → text: the best token per frame, repeats collapsed, blanks dropped, through the processor."""
+
+    Params = CtcParams
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        from olive_eval.data.processor import tokenizer_of
+
+        ids = np.argmax(dense(self.raw(outputs), "the CTC logits"), axis=-1)
+        tokenizer = tokenizer_of(context.processor())
+        blank = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        collapsed = []
+        for row in ids:
+            keep = np.ones(len(row), dtype=bool)
+            keep[1:] = row[1:] != row[:-1]
+            collapsed.append([int(t) for t in row[keep] if t != blank])
+        texts = tokenizer.batch_decode(collapsed, skip_special_tokens=True)
+        empty = sum(1 for t in texts if not t.strip())
+        if empty:
+            context.note("transcriptions that decoded to empty text (scored as empty predictions)", empty)
+        return [t.strip() for t in texts]
+
+
+def user_post_process(func: Any, name: str) -> type[PostProcess]:
+    """A user script's function ``f(outputs, batch=..., **params)`` as a post-process component."""
+
+    class UserPostProcess(PostProcess):
+        def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+            result = func(outputs, batch=batch.columns)
+            if len(result) != batch.size:
+                raise EvaluationError(
+                    f"post-process '{name}' returned {len(result)} predictions for {batch.size} examples"
+                )
+            return result
+
+    UserPostProcess.name = name
+    return UserPostProcess

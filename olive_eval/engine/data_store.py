@@ -1,0 +1,90 @@
+"""A run's data: each data config's source opened once, and its prepared data shared between models.
+
+Pre-processing runs once per (data config, tokenizer or processor): models that share a tokenizer share
+the tokenized data, held in memory. Data prepared without one (columns as they are) is not held: it is
+read again, chunk by chunk, for each model, so memory does not grow with the dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from olive_eval.config.data import DataConfig
+from olive_eval.config.run import RunConfig
+from olive_eval.data.batch import Batch
+from olive_eval.data.components import build
+from olive_eval.data.prepared import PrepareContext, Prepared
+from olive_eval.data.sources import DataContext, Source
+from olive_eval.runtimes.base import ModelConfig
+
+
+@dataclass
+class DataView:
+    """What a pass over one data config needs for one model: prepared data, batching, post-processing."""
+
+    config: DataConfig
+    prepared: Prepared
+    dataloader: Any
+    post: Any
+    context: PrepareContext
+
+    def batches(self) -> Iterator[Batch]:
+        return self.dataloader.batches(self.prepared)
+
+    def first_batch(self) -> Batch:
+        batch = next(iter(self.batches()), None)
+        if batch is None:
+            from olive_eval.errors import EvaluationError
+
+            raise EvaluationError(f"data config '{self.config.name}' has no examples")
+        return batch
+
+
+class DataStore:
+    """Sources and prepared data of a run, loaded when first needed and kept for the other models."""
+
+    def __init__(self, run: RunConfig) -> None:
+        self._run = run
+        self._sources: dict[str, Source] = {}
+        self._prepared: dict[tuple[str, str | None], Prepared] = {}
+        #: How many times each (data config, processor) was pre-processed (tests check it is once).
+        self.preparations: dict[tuple[str, str | None], int] = {}
+
+    def source(self, name: str) -> Source:
+        if name not in self._sources:
+            dc = self._run.data_config(name)
+            dataset = build("dataset", dc.load_dataset_config)
+            self._sources[name] = dataset.open(name, DataContext(self._run.allow_download))
+        return self._sources[name]
+
+    def view(self, name: str, model: ModelConfig) -> DataView:
+        """The data config as ``model`` sees it: prepared with its processor, batched, post-processed."""
+        dc = self._run.data_config(name)
+        context = PrepareContext(name, model.processor_folder(), self._run.allow_download)
+        pre = build("pre-process", dc.pre_process_data_config)
+        key = (name, pre.processor_source(context))
+        if key not in self._prepared:
+            prepared = pre.prepare(self.source(name), context)
+            self.preparations[key] = self.preparations.get(key, 0) + 1
+            self._prepared[key] = prepared.cached() if prepared.processor_key is not None else prepared
+        return DataView(
+            dc,
+            self._prepared[key],
+            build("dataloader", dc.dataloader_config),
+            build("post-process", dc.post_process_data_config),
+            context,
+        )
+
+    def preload(self, names: list[str]) -> None:
+        """Open the sources up front (one-time setup is the run's, not the first model's). A source that
+        cannot be opened is left for the metrics that read it to fail on, with its error."""
+        from olive_eval.errors import EvaluationError
+
+        for name in names:
+            if not self._run.data_config(name).is_dummy:
+                try:
+                    self.source(name)
+                except EvaluationError:
+                    continue

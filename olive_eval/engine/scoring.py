@@ -1,0 +1,197 @@
+"""Scoring a prediction pass as it streams: each metric reads its fields batch by batch.
+
+Decomposable metrics (instance, map/reduce) keep only their per-example statistics; sub-types whose
+statistics are the same work (``Metric.shared_key``) compute them once per batch. Global metrics keep the
+fields they read. Per-example records go to the instance file as each batch is scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.data.batch import Column, concat
+from olive_eval.data.filters import apply_filters, build_filters
+from olive_eval.engine.custom import ModelOutput, call_user_function
+from olive_eval.engine.evidence import Evidence
+from olive_eval.errors import EvaluationError
+from olive_eval.instances import InstanceWriter, RecordSink, rows
+from olive_eval.metrics import Score
+from olive_eval.metrics.resampling import ExampleStats
+
+Fields = dict[str, Column]
+
+
+@dataclass
+class Scored:
+    """A sub-type's score on the pass, with the evidence a confidence interval or paired goal resamples."""
+
+    sub: SubType
+    score: Score
+    evidence: Evidence | None = None
+
+
+@dataclass
+class _Sub:
+    sub: SubType
+    metric: Any
+    rows: list[np.ndarray] = field(default_factory=list)
+    fields: list[tuple[Column, ...]] = field(default_factory=list)
+
+
+class MetricScorer:
+    """One metric config of a pass, for one model."""
+
+    def __init__(
+        self,
+        config: MetricConfig,
+        base_dir: Path | None,
+        writer: InstanceWriter | None,
+        model_folder: str,
+    ) -> None:
+        self.config = config
+        self.filters = build_filters(config.filters, "filters")
+        self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
+        self._instances = writer.instances(model_folder, config.name) if writer is not None else None
+        self._samples = (
+            writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
+            if writer is not None and config.sample_log_num
+            else None
+        )
+        self._any_decomposes = any(s.metric.decomposes for s in self._subs)
+
+    def reads(self) -> set[str]:
+        return {name for s in self._subs for name in s.metric.reads}
+
+    def check_fields(self, available: list[str]) -> None:
+        missing = sorted(self.reads() - set(available))
+        if missing:
+            raise EvaluationError(
+                f"metric '{self.config.name}' reads {', '.join(missing)}, which data config '{self.config.data_config}' "
+                f"does not give; it gives: {', '.join(available)}"
+            )
+
+    def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
+        view = self._filtered(fields)
+        scores: dict[str, np.ndarray] = {}
+        for s in self._subs:
+            columns = tuple(view[name] for name in s.metric.reads)
+            if not s.metric.decomposes:
+                s.fields.append(columns)
+                continue
+            key = s.metric.shared_key()
+            cache_key = (tuple(self.config.filters and [repr(self.config.filters)]), s.metric.reads, key)
+            cached = cache.get(cache_key) if key is not None else None
+            if cached is None:
+                stats = s.metric.statistics(*columns)
+                if key is not None:
+                    cache[cache_key] = (stats, s.metric)
+            else:
+                stats, producer = cached
+                s.metric.adopt(producer)
+            s.rows.append(stats)
+            scores[s.sub.name] = s.metric.instance_scores(stats)
+        self._write(view, start, scores)
+
+    def _filtered(self, fields: Fields) -> Fields:
+        if not self.filters:
+            return fields
+        return {**fields, "prediction": apply_filters(self.filters, list(fields["prediction"]))}
+
+    def _write(self, view: Fields, start: int, scores: dict[str, np.ndarray]) -> None:
+        n = len(view["prediction"]) if "prediction" in view else 0
+        if not n:
+            return
+        preds = rows(view["prediction"])
+        refs = rows(view["references"]) if "references" in view else [None] * n
+        if self._instances is not None and (scores or not self._any_decomposes):
+            score_rows = {name: rows(np.asarray(v, dtype=np.float64)) for name, v in scores.items()}
+            self._instances.write(
+                [
+                    {
+                        "index": start + i,
+                        "prediction": preds[i],
+                        "references": refs[i],
+                        **{k: v[i] for k, v in score_rows.items()},
+                    }
+                    for i in range(n)
+                ]
+            )
+        if self._samples is not None and not self._samples.full:
+            self._samples.write([{"index": start + i, "prediction": preds[i], "target": refs[i]} for i in range(n)])
+
+    def finish(self) -> list[Scored]:
+        out = []
+        for s in self._subs:
+            if s.metric.decomposes:
+                stats = s.metric.concat_statistics(s.rows)
+                score = s.metric.reduce(stats)
+                out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
+            else:
+                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
+                score = s.metric.compute(*columns)
+                out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, fields=columns))))
+        self.close()
+        return out
+
+    def close(self) -> None:
+        for sink in (self._instances, self._samples):
+            if sink is not None:
+                sink.close()
+        self._instances = self._samples = None
+
+    def discard(self) -> None:
+        for sink in (self._instances, self._samples):
+            if sink is not None:
+                sink.discard()
+        self._instances = self._samples = None
+
+
+class CustomScorer:
+    """Olive's ``metric_func(model_output, targets, **kwargs)``: it needs the whole pass at once."""
+
+    def __init__(self, config: MetricConfig, model_name: str, writer: InstanceWriter | None, model_folder: str) -> None:
+        self.config = config
+        self.model_name = model_name
+        self._parts: dict[str, list[Column]] = {"prediction": [], "logits": [], "references": []}
+        self._samples: RecordSink | None = (
+            writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
+            if writer is not None and config.sample_log_num
+            else None
+        )
+
+    def check_fields(self, available: list[str]) -> None:
+        if "references" not in available:
+            raise EvaluationError(
+                f"custom metric '{self.config.name}' needs references: set the data config's label_col"
+            )
+
+    def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
+        for name, parts in self._parts.items():
+            parts.append(fields[name])
+        if self._samples is not None and not self._samples.full:
+            preds, refs = rows(fields["prediction"]), rows(fields["references"])
+            self._samples.write(
+                [{"index": start + i, "prediction": preds[i], "target": refs[i]} for i in range(len(preds))]
+            )
+
+    def finish(self) -> list[Scored]:
+        joined = {name: concat(parts) for name, parts in self._parts.items()}
+        if self._samples is not None:
+            self._samples.close()
+            self._samples = None
+        uc = self.config.user_config
+        output = ModelOutput(joined["prediction"], joined["logits"])
+        values = call_user_function(
+            self.config, self.model_name, "metric_func", (output, joined["references"]), uc.metric_func_kwargs
+        )
+        return [Scored(sub, Score(values[sub.name])) for sub in self.config.sub_types]
+
+    def discard(self) -> None:
+        if self._samples is not None:
+            self._samples.discard()
+            self._samples = None

@@ -1,0 +1,284 @@
+"""``HfModel``: a transformers model from a local folder, or a name found in the local Hugging Face cache.
+
+The task picks the model class and how it is called: a forward pass (logits, hidden states), or
+``generate()`` when the post-processing decodes text (text generation, speech recognition with a
+sequence-to-sequence model, image-text-to-text). It runs on cpu, or on cuda when the run's ``device``
+is gpu, and records the dtype and device it ran with.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field, PrivateAttr
+
+from olive_eval.data.batch import Batch, Outputs
+from olive_eval.data.sources import hf_cache_root, offline
+from olive_eval.errors import EvaluationError
+from olive_eval.lazy import LazyModule
+from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.providers import ProviderSpec
+from olive_eval.strict_model import StrictModel
+
+torch = LazyModule("torch")
+transformers = LazyModule("transformers")
+
+
+@dataclass(frozen=True)
+class Task:
+    """How a task loads and calls its model: ``classes`` are tried in order; ``generates`` by default."""
+
+    classes: tuple[str, ...]
+    generates: bool = False
+
+
+TASKS: dict[str, Task] = {
+    "text-classification": Task(("AutoModelForSequenceClassification",)),
+    "token-classification": Task(("AutoModelForTokenClassification",)),
+    "feature-extraction": Task(("AutoModel",)),
+    "text-generation": Task(("AutoModelForCausalLM",)),
+    "automatic-speech-recognition": Task(("AutoModelForSpeechSeq2Seq", "AutoModelForCTC")),
+    "image-classification": Task(("AutoModelForImageClassification",)),
+    "image-text-to-text": Task(("AutoModelForImageTextToText", "AutoModelForVision2Seq"), generates=True),
+}
+
+
+class HfLoadKwargs(StrictModel):
+    torch_dtype: Literal["auto", "float32", "float16", "bfloat16"] | None = None
+    trust_remote_code: bool = False
+    revision: str | None = None
+    attn_implementation: str | None = None
+
+
+class HfModelConfig(ModelConfig):
+    type: Literal["HfModel"]
+    model_path: str = Field(description="A local model folder, or a hub name found in the local Hugging Face cache.")
+    task: str = Field("text-generation", description=f"One of: {', '.join(TASKS)}.")
+    load_kwargs: HfLoadKwargs = Field(default_factory=HfLoadKwargs)
+    generation_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to generate().")
+    model_attributes: dict[str, Any] | None = None
+    _allow_download: bool = PrivateAttr(False)
+
+    def display_name(self) -> str:
+        return self.name or Path(self.model_path).name
+
+    def resolve_paths(self, base: Path) -> None:
+        if not Path(self.model_path).is_absolute() and (base / self.model_path).exists():
+            self.model_path = str(base / self.model_path)
+
+    def folder(self) -> Path | None:
+        """The model's files: the folder given, or the cached snapshot of a hub name (None when not cached)."""
+        local = Path(self.model_path)
+        if local.is_dir():
+            return local
+        try:
+            from huggingface_hub import try_to_load_from_cache
+
+            found = try_to_load_from_cache(self.model_path, "config.json", revision=self.load_kwargs.revision)
+        except Exception:  # not a valid repo id
+            return None
+        return Path(found).parent if isinstance(found, str) else None
+
+    def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
+        if self.task not in TASKS:
+            return "task", f"unknown task '{self.task}'; HfModel tasks: {', '.join(TASKS)}"
+        folder = self.folder()
+        if folder is None:
+            if os.sep in self.model_path or self.model_path.startswith("."):
+                return "model_path", f"folder not found: {self.model_path}"
+            if allow_download:
+                return None
+            return "model_path", (
+                f"'{self.model_path}' is not a local folder nor in the local Hugging Face cache "
+                f"({hf_cache_root() / 'hub'}); point model_path at a model folder, or allow downloads with "
+                '"allow_download": true or --allow-download'
+            )
+        config_file = folder / "config.json"
+        if not config_file.is_file():
+            return "model_path", f"{folder} has no config.json: it is not a transformers model folder"
+        config = json.loads(config_file.read_text())
+        if "auto_map" in config and not self.load_kwargs.trust_remote_code:
+            return "load_kwargs.trust_remote_code", (
+                f"{self.model_path} ships its own model code (auto_map in config.json); set "
+                "load_kwargs.trust_remote_code to true if you trust it"
+            )
+        return None
+
+    def files(self) -> list[Path]:
+        folder = self.folder()
+        return [p for p in folder.rglob("*") if p.is_file()] if folder is not None else []
+
+    def processor_folder(self) -> Path | None:
+        return self.folder() or Path(self.model_path)
+
+
+class _Call(BoundCall):
+    def __init__(self, runtime: HfRuntime, tensors: dict[str, Any], generate: bool) -> None:
+        self._runtime, self._tensors, self._generate = runtime, tensors, generate
+        self._outputs: Outputs = {}
+
+    def __call__(self) -> None:
+        self._result = self._runtime._call(self._tensors, self._generate)
+
+    def outputs(self) -> Outputs:
+        return self._runtime._outputs(self._result, self._tensors, self._generate)
+
+
+class HfRuntime(Runtime):
+    """A transformers model. Its ``handle`` offers Olive's ``prepare_session`` / ``run_session`` too."""
+
+    model_type = "HfModel"
+    Config = HfModelConfig
+    settings_key = "hf"
+
+    def __init__(self, model: Any, config: HfModelConfig, device: Any) -> None:
+        self.model = model
+        self.config = config
+        self.device = device
+        self.task = TASKS[config.task]
+
+    @classmethod
+    def load(
+        cls,
+        model_config: Any,
+        device: Device,
+        execution_providers: list[ProviderSpec],
+        settings: StrictModel | None = None,
+    ) -> HfRuntime:
+        config: HfModelConfig = model_config
+        if device == "gpu" and not torch.cuda.is_available():
+            raise EvaluationError("device gpu was requested but torch has no CUDA device")
+        target = torch.device("cuda" if device == "gpu" else "cpu")
+        kwargs: dict[str, Any] = {
+            "trust_remote_code": config.load_kwargs.trust_remote_code,
+            "local_files_only": not config._allow_download,
+        }
+        if config.load_kwargs.torch_dtype is not None:
+            kwargs["dtype"] = (
+                config.load_kwargs.torch_dtype
+                if config.load_kwargs.torch_dtype == "auto"
+                else getattr(torch, config.load_kwargs.torch_dtype)
+            )
+        for key in ("revision", "attn_implementation"):
+            if getattr(config.load_kwargs, key) is not None:
+                kwargs[key] = getattr(config.load_kwargs, key)
+        source = str(config.folder() or config.model_path)
+        errors = []
+        with offline(config._allow_download):
+            previous = transformers.logging.get_verbosity()
+            transformers.logging.set_verbosity_error()
+            try:
+                for class_name in TASKS[config.task].classes:
+                    auto = getattr(transformers, class_name, None)
+                    if auto is None:
+                        continue
+                    try:
+                        model = auto.from_pretrained(source, **kwargs)
+                        break
+                    except (ValueError, KeyError) as exc:  # the config does not fit this class: try the next
+                        errors.append(f"{class_name}: {_first_line(exc)}")
+                    except OSError as exc:
+                        raise EvaluationError(f"cannot load {config.model_path}: {_first_line(exc)}") from exc
+                else:
+                    raise EvaluationError(f"cannot load {config.model_path} for {config.task}: {'; '.join(errors)}")
+            finally:
+                transformers.logging.set_verbosity(previous)
+        return cls(model.to(target).eval(), config, target)
+
+    # ------------------------------------------------------------------ calls
+    def _tensors(self, batch: Batch) -> dict[str, Any]:
+        dtype = next(self.model.parameters()).dtype
+        tensors = {}
+        for name, column in batch.model_inputs().items():
+            array = np.asarray(column)
+            if array.dtype == object:
+                raise EvaluationError(
+                    f"input '{name}' holds rows of different shapes; pad them (the dataloader pads token ids)"
+                )
+            tensor = torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+            tensors[name] = tensor.to(dtype) if tensor.is_floating_point() else tensor
+        return tensors
+
+    def _call(self, tensors: dict[str, Any], generate: bool) -> Any:
+        with torch.inference_mode():
+            if generate:
+                result = self.model.generate(**tensors, **self.config.generation_kwargs)
+            else:
+                result = self.model(**tensors)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        return result
+
+    def _outputs(self, result: Any, tensors: dict[str, Any], generate: bool) -> Outputs:
+        if generate:
+            sequences = result if isinstance(result, torch.Tensor) else result.sequences
+            out: Outputs = {"sequences": sequences.cpu().numpy()}
+            if not self.model.config.is_encoder_decoder and "input_ids" in tensors:
+                out["prompt_length"] = np.full(len(sequences), tensors["input_ids"].shape[1])
+            return out
+        named = {k: v for k, v in result.items() if isinstance(v, torch.Tensor)}
+        order = [k for k in ("logits", "last_hidden_state") if k in named] + [
+            k for k in named if k not in ("logits", "last_hidden_state")
+        ]
+        return {k: _to_numpy(named[k]) for k in order}
+
+    def _generates(self, batch: Batch) -> bool:
+        return bool(batch.extra.get("generate", self.task.generates))
+
+    def predict(self, batch: Batch) -> Outputs:
+        tensors = self._tensors(batch)
+        generate = self._generates(batch)
+        return self._outputs(self._call(tensors, generate), tensors, generate)
+
+    def bind(self, batch: Batch) -> BoundCall:
+        return _Call(self, self._tensors(batch), self._generates(batch))
+
+    # ------------------------------------------------------------------ Olive's model handler API
+    @property
+    def inference_settings(self) -> dict[str, Any]:
+        return {}
+
+    def prepare_session(
+        self, inference_settings: Any = None, device: str = "cpu", execution_providers: Any = None, rank: Any = None
+    ) -> Any:
+        return self.model
+
+    def run_session(self, session: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
+        with torch.inference_mode():
+            return (session or self.model)(**inputs, **kwargs)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "runtime": "transformers",
+            "version": transformers.__version__,
+            "task": self.config.task,
+            "class": type(self.model).__name__,
+            "device": str(self.device),
+            "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
+            "threads": torch.get_num_threads(),
+        }
+
+    def close(self) -> None:
+        self.model = None
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+def _to_numpy(tensor: Any) -> np.ndarray:
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        tensor = tensor.float()
+    return tensor.cpu().numpy()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+runtime_registry.register("HfModel", HfRuntime)
