@@ -42,6 +42,7 @@ def evaluate(
     *,
     output_dir: str | Path | None = None,
     progress: Progress = _quiet,
+    allow_download: bool | None = None,
 ) -> RunResult:
     """Evaluate the baseline and every candidate, check goals, rank, and write results.json.
 
@@ -49,10 +50,11 @@ def evaluate(
     The output directory is checked and held for the run before any model runs. results.json is
     rewritten atomically after each model, so an interrupted run keeps what it had. A model that
     fails is recorded with its error; the others still run. Ctrl-C raises :class:`RunInterrupted`.
+    ``allow_download`` overrides the config's ``allow_download`` (the CLI's ``--allow-download``).
     """
     started_at = datetime.now(timezone.utc)
     clock = time.perf_counter()
-    run = load_run_config(config)
+    run = load_run_config(config, allow_download=allow_download)
     plan = make_plan(run)
     out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
     models = run.models()

@@ -32,6 +32,11 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         help="where results.json goes (default: the config's output_dir, else ./olive-eval-output)",
     )
+    parser.add_argument(
+        "--allow-download",
+        action="store_true",
+        help="let datasets, models and tokenizers missing from the local Hugging Face cache be downloaded",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
@@ -78,7 +83,9 @@ def main(argv: list[str] | None = None) -> int:
         from olive_eval.report.console import render
 
         progress = (lambda model, message: None) if args.quiet else _StderrProgress()
-        result = evaluate(args.config, output_dir=args.output_dir, progress=progress)
+        result = evaluate(
+            args.config, output_dir=args.output_dir, progress=progress, allow_download=args.allow_download or None
+        )
     except ConfigError as exc:
         if args.debug:
             raise

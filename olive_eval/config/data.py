@@ -19,7 +19,7 @@ from olive_eval.strict_model import LaxPath, StrictModel
 
 
 def _component(kind: str) -> Any:
-    return Annotated[ComponentParams, Registered(registries[kind], what=f"{kind} component")]
+    return Annotated[ComponentParams, Registered(registries[kind])]
 
 
 class DataConfig(StrictModel):

@@ -99,7 +99,9 @@ def find_non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
     return None
 
 
-def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True) -> RunConfig:
+def load_run_config(
+    config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True, allow_download: bool | None = None
+) -> RunConfig:
     """Validate ``config`` (a path, a dict or a RunConfig) and check the files it names exist."""
     if isinstance(config, RunConfig):
         return config
@@ -112,6 +114,8 @@ def load_run_config(config: RunConfig | dict[str, Any] | str | Path, *, check_fi
         raise TypeError(f"config must be a path, a dict or a RunConfig, not {type(config).__name__}")
     if not isinstance(data, dict):
         raise ConfigError("the config must be a JSON object", source=source)
+    if allow_download is not None:
+        data = {**data, "allow_download": allow_download}
     found = find_non_finite(data)
     if found is not None:
         where, value = found
@@ -191,9 +195,8 @@ def check_references(run: RunConfig) -> None:
         if problem is not None:
             key, message = problem
             raise ConfigError(message, path=f"{where}.{key}")
-        loader = getattr(model, "model_loader", None)
-        if loader is not None:
-            _check_function(model.model_script, loader, model.script_dir, f"{where}.model_loader")
+        for key, script, name, script_dir in model.user_functions():
+            _check_function(script, name, script_dir, f"{where}.{key}")
     for i, metric in enumerate(run.all_metrics):
         uc = metric.user_config
         where = f"{'evaluator.metrics' if run.evaluator else 'metrics'}[{i}].user_config"

@@ -31,7 +31,7 @@ class PreProcess(Component):
         raise NotImplementedError
 
 
-def _check_columns(source: Source, wanted: list[str], key: str) -> None:
+def check_columns(source: Source, wanted: list[str], key: str) -> None:
     missing = [c for c in wanted if c not in source.columns]
     if missing:
         raise EvaluationError(
@@ -104,9 +104,9 @@ class HuggingfacePreProcess(PreProcess):
             mapping = dict(p.input_cols)
         else:
             mapping = {c: c for c in p.input_cols}
-        _check_columns(source, list(mapping), "input column")
+        check_columns(source, list(mapping), "input column")
         if label is not None:
-            _check_columns(source, [label], "label column")
+            check_columns(source, [label], "label column")
         return mapping, label
 
     def prepare(self, source: Source, context: PrepareContext) -> Prepared:
@@ -213,7 +213,7 @@ class SkipPreProcess(PreProcess):
     def prepare(self, source: Source, context: PrepareContext) -> Prepared:
         p: SkipParams = self.params  # type: ignore[assignment]
         inputs = p.input_cols or [c for c in source.columns if c != p.label_col]
-        _check_columns(source, [*inputs, *([p.label_col] if p.label_col else [])], "column")
+        check_columns(source, [*inputs, *([p.label_col] if p.label_col else [])], "column")
 
         def chunks() -> Iterator[Columns]:
             for table in source.chunks():
@@ -261,7 +261,7 @@ class TextGenerationPreProcess(PreProcess):
         if len(p.input_cols) != 1:
             raise EvaluationError("text_generation_huggingface_pre_process takes one prompt column in input_cols")
         prompt_col = p.input_cols[0]
-        _check_columns(source, [prompt_col, *([p.label_col] if p.label_col else [])], "column")
+        check_columns(source, [prompt_col, *([p.label_col] if p.label_col else [])], "column")
         tokenizer = tokenizer_of(context.processor(p.model_name, trust_remote_code=p.trust_remote_code))
         templated = p.chat_template and getattr(tokenizer, "chat_template", None)
         pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else (tokenizer.eos_token_id or 0)
@@ -326,7 +326,7 @@ class ImageClassificationPreProcess(PreProcess):
         from olive_eval.data.images import decode_image_column
 
         p: ImageClassificationParams = self.params  # type: ignore[assignment]
-        _check_columns(source, [p.image_col, *([p.label_col] if p.label_col else [])], "column")
+        check_columns(source, [p.image_col, *([p.label_col] if p.label_col else [])], "column")
         processor = context.processor(p.model_name)
 
         def chunks() -> Iterator[Columns]:

@@ -49,8 +49,8 @@ class PassRecord:
         return {
             "examples": self.examples,
             "batches": len(self.batches),
-            "model_seconds": round(sum(b.model_seconds for b in self.batches), 6),
-            "seconds": round(sum(b.seconds for b in self.batches), 6),
+            "model_seconds": round(sum(b.model_seconds for b in self.batches), 9),
+            "seconds": round(sum(b.seconds for b in self.batches), 9),
             **({"notes": dict(self.notes)} if self.notes else {}),
         }
 

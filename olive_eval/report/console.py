@@ -131,9 +131,7 @@ def measurement_footer(result: RunResult) -> str | None:
     schedule = f"interleaved in {timing.rounds} rounds" if timing.interleaved else "one model after the other"
     loop = "back to back" if timing.loop == "back_to_back" else "yielding between runs"
     threads = []
-    for runtime in result.models[result.baseline].runtimes or next(
-        (m.runtimes for m in result.models.values() if m.runtimes), []
-    ):
+    for runtime in (r for m in result.models.values() for r in m.runtimes):
         if "intra_op_threads" in runtime:
             spin = "spinning" if runtime.get("allow_spinning") else "no spinning"
             threads.append(f"onnxruntime {runtime['intra_op_threads']} intra-op threads, {spin}")

@@ -67,6 +67,11 @@ class ModelConfig(StrictModel):
         """The model's files on disk (for ``size_on_disk``)."""
         return []
 
+    def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
+        """Functions the model needs from user scripts, checked before any model runs:
+        ``(config key, script, function name, script_dir)``."""
+        return []
+
     def processor_folder(self) -> Path | None:
         """The folder of the tokenizer or processor that pre- and post-processing use with this model."""
         return None

@@ -89,13 +89,13 @@ class HfModelConfig(ModelConfig):
             return "task", f"unknown task '{self.task}'; HfModel tasks: {', '.join(TASKS)}"
         folder = self.folder()
         if folder is None:
-            if os.sep in self.model_path or self.model_path.startswith("."):
+            if not _is_repo_id(self.model_path):
                 return "model_path", f"folder not found: {self.model_path}"
             if allow_download:
                 return None
             return "model_path", (
                 f"'{self.model_path}' is not a local folder nor in the local Hugging Face cache "
-                f"({hf_cache_root() / 'hub'}); point model_path at a model folder, or allow downloads with "
+                f"({_hub_cache()}); point model_path at a model folder, or allow downloads with "
                 '"allow_download": true or --allow-download'
             )
         config_file = folder / "config.json"
@@ -118,12 +118,12 @@ class HfModelConfig(ModelConfig):
 
 
 class _Call(BoundCall):
-    def __init__(self, runtime: HfRuntime, tensors: dict[str, Any], generate: bool) -> None:
-        self._runtime, self._tensors, self._generate = runtime, tensors, generate
+    def __init__(self, runtime: HfRuntime, tensors: dict[str, Any], generate: bool, where: str) -> None:
+        self._runtime, self._tensors, self._generate, self._where = runtime, tensors, generate, where
         self._outputs: Outputs = {}
 
     def __call__(self) -> None:
-        self._result = self._runtime._call(self._tensors, self._generate)
+        self._result = self._runtime._call(self._tensors, self._generate, self._where)
 
     def outputs(self) -> Outputs:
         return self._runtime._outputs(self._result, self._tensors, self._generate)
@@ -204,15 +204,34 @@ class HfRuntime(Runtime):
             tensors[name] = tensor.to(dtype) if tensor.is_floating_point() else tensor
         return tensors
 
-    def _call(self, tensors: dict[str, Any], generate: bool) -> Any:
-        with torch.inference_mode():
-            if generate:
-                result = self.model.generate(**tensors, **self.config.generation_kwargs)
-            else:
-                result = self.model(**tensors)
+    def _call(self, tensors: dict[str, Any], generate: bool, where: str = "the batch") -> Any:
+        try:
+            with torch.inference_mode():
+                if generate:
+                    result = self.model.generate(**tensors, **self.config.generation_kwargs)
+                else:
+                    result = self.model(**tensors)
+        except torch.cuda.OutOfMemoryError:
+            raise
+        except (RuntimeError, ValueError, IndexError) as exc:  # what torch and transformers raise on bad shapes
+            raise EvaluationError(self._rejected(tensors, where, exc)) from exc
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
         return result
+
+    def _rejected(self, tensors: dict[str, Any], where: str, exc: BaseException) -> str:
+        """Why the model refused a batch: the inputs whose shapes do not fit the model's config, or all shapes."""
+        expected = _expected_shapes(self.model.config)
+        misfits = [
+            f"input '{name}' has shape {list(t.shape)}; the model expects [{', '.join(map(str, expected[name][0]))}] "
+            f"({expected[name][1]})"
+            for name, t in tensors.items()
+            if name in expected and not _fits(tuple(t.shape), expected[name][0])
+        ]
+        shapes = ", ".join(f"{n} {list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for n, t in tensors.items())
+        detail = "; ".join(misfits) if misfits else f"inputs: {shapes}"
+        cause = f"{type(exc).__name__}: {_first_line(exc)}"
+        return f"model '{self.config.display_name()}' rejected {where}: {detail} ({cause})"
 
     def _outputs(self, result: Any, tensors: dict[str, Any], generate: bool) -> Outputs:
         if generate:
@@ -225,7 +244,20 @@ class HfRuntime(Runtime):
         order = [k for k in ("logits", "last_hidden_state") if k in named] + [
             k for k in named if k not in ("logits", "last_hidden_state")
         ]
-        return {k: _to_numpy(named[k]) for k in order}
+        out = {k: _to_numpy(named[k]) for k in order}
+        lengths = self._frame_lengths(tensors)
+        if lengths is not None and "logits" in out:
+            out["output_lengths"] = lengths
+        return out
+
+    def _frame_lengths(self, tensors: dict[str, Any]) -> np.ndarray | None:
+        """Each clip's number of output frames, for an audio encoder called on a padded batch (a CTC model):
+        the frames past it come from padding, and decoding them would add text to the shorter clips."""
+        lengths_of = getattr(self.model, "_get_feat_extract_output_lengths", None)
+        mask = tensors.get("attention_mask")
+        if lengths_of is None or mask is None or "input_values" not in tensors:
+            return None
+        return lengths_of(mask.sum(-1)).cpu().numpy().astype(np.int64)
 
     def _generates(self, batch: Batch) -> bool:
         return bool(batch.extra.get("generate", self.task.generates))
@@ -233,10 +265,10 @@ class HfRuntime(Runtime):
     def predict(self, batch: Batch) -> Outputs:
         tensors = self._tensors(batch)
         generate = self._generates(batch)
-        return self._outputs(self._call(tensors, generate), tensors, generate)
+        return self._outputs(self._call(tensors, generate, _where(batch)), tensors, generate)
 
     def bind(self, batch: Batch) -> BoundCall:
-        return _Call(self, self._tensors(batch), self._generates(batch))
+        return _Call(self, self._tensors(batch), self._generates(batch), _where(batch))
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property
@@ -267,6 +299,74 @@ class HfRuntime(Runtime):
         self.model = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
+
+
+@dataclass(frozen=True)
+class _AtMost:
+    limit: int
+
+    def __str__(self) -> str:
+        return f"<={self.limit}"
+
+
+Dim = int | str | _AtMost
+
+
+def _expected_shapes(config: Any) -> dict[str, tuple[tuple[Dim, ...], str]]:
+    """The input shapes a model's config fixes, with the config keys that fix them (for error messages)."""
+    out: dict[str, tuple[tuple[Dim, ...], str]] = {}
+    positions = getattr(config, "max_position_embeddings", None)  # GPT-2's n_positions answers to this name too
+    if isinstance(positions, int) and not config.is_encoder_decoder:
+        why = f"max_position_embeddings {positions}; truncate with pre_process_data_config.max_length"
+        for name in ("input_ids", "attention_mask", "token_type_ids", "position_ids"):
+            out[name] = (("batch", _AtMost(positions)), why)
+    size, channels = getattr(config, "image_size", None), getattr(config, "num_channels", None)
+    if isinstance(size, int) and isinstance(channels, int):
+        out["pixel_values"] = (("batch", channels, size, size), f"num_channels {channels}, image_size {size}")
+    mels, sources = getattr(config, "num_mel_bins", None), getattr(config, "max_source_positions", None)
+    if isinstance(mels, int) and isinstance(sources, int):
+        out["input_features"] = (
+            ("batch", mels, 2 * sources),
+            f"num_mel_bins {mels}, max_source_positions {sources}: frames of the feature extractor's padding",
+        )
+    return out
+
+
+def _fits(shape: tuple[int, ...], expected: tuple[Dim, ...]) -> bool:
+    if len(shape) != len(expected):
+        return False
+    for got, want in zip(shape, expected, strict=True):
+        if isinstance(want, _AtMost) and got > want.limit:
+            return False
+        if isinstance(want, int) and got != want:
+            return False
+    return True
+
+
+def _where(batch: Batch) -> str:
+    return f"the batch of examples {batch.start}..{batch.start + batch.size - 1}"
+
+
+def _is_repo_id(name: str) -> bool:
+    """A hub name (``name`` or ``org/name``), not a path: "org/name" holds a slash but is no folder."""
+    if name.startswith((".", "~", os.sep)) or (os.altsep and name.startswith(os.altsep)):
+        return False
+    try:
+        from huggingface_hub.utils import validate_repo_id
+
+        validate_repo_id(name)
+    except Exception:  # not a valid repo id (or huggingface_hub is missing): a path
+        return False
+    return True
+
+
+def _hub_cache() -> str:
+    try:
+        from huggingface_hub import constants
+
+        return str(constants.HF_HUB_CACHE)
+    except ImportError:
+        return str(hf_cache_root() / "hub")
 
 
 def _to_numpy(tensor: Any) -> np.ndarray:

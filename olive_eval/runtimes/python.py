@@ -46,6 +46,9 @@ class PythonModelConfig(ModelConfig):
     def processor_folder(self) -> Path | None:
         return self.processor_path
 
+    def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
+        return [("model_loader", self.user_script, self.model_loader, self.script_dir)]
+
 
 class _Call(BoundCall):
     def __init__(self, runtime: PythonRuntime, batch: Batch) -> None:

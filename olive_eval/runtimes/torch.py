@@ -76,6 +76,11 @@ class PyTorchModelConfig(ModelConfig):
     def files(self) -> list[Path]:
         return [p for p in (self.model_path, self.model_script) if p is not None]
 
+    def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
+        if self.model_loader is None or self.model_script is None:
+            return []
+        return [("model_loader", self.model_script, self.model_loader, self.script_dir)]
+
 
 #: ``io_config.input_types`` names → (numpy dtype the engine should produce, torch dtype the model takes).
 #: bfloat16 has no numpy dtype: the data comes as float32 and is converted on the way in.

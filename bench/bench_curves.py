@@ -1,0 +1,125 @@
+"""ROC AUC, average precision and F1 on binary scores: olive-eval's kernels against scikit-learn.
+
+Every figure is a ratio ours / scikit-learn measured in the same process, the best of ``--repeat``
+interleaved runs (the machine is shared, the best run is the least disturbed one). Values must agree to
+1e-12, or the script exits with status 1.
+
+* ROC AUC            ``classification_curves.binary_roc_auc``      vs ``sklearn.metrics.roc_auc_score``
+* average precision  ``classification_curves.binary_average_precision`` vs ``average_precision_score``
+* F1 at 0.5          ``classification_curves.binary_f1`` (``score >= 0.5``) vs ``f1_score(y, s >= 0.5)``
+* all three          one ``binary_curve`` (one sort) feeding all three vs the three scikit-learn calls
+
+For information, the existing registered kernels: ``classification_kernels.binary_auroc`` and the
+``stat_scores`` + ``reduce_stat_scores`` F1 path (torchmetrics' strict ``score > 0.5``).
+
+Run: ``python bench/bench_curves.py`` (10M scores, a few minutes on 2 cores); ``--n 1000000`` to shrink,
+``--ties`` for scores rounded to 3 decimals (many tied scores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sklearn.metrics as skm
+
+from olive_eval.metrics import classification_curves as CC
+from olive_eval.metrics import classification_kernels as K
+
+TOL = 1e-12
+
+
+def best_of(funcs: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Best wall time of each function over ``repeat`` rounds, run interleaved; and each one's result."""
+    times = {name: float("inf") for name in funcs}
+    results: dict[str, Any] = {}
+    for _ in range(repeat):
+        for name, func in funcs.items():
+            start = time.perf_counter()
+            results[name] = func()
+            times[name] = min(times[name], time.perf_counter() - start)
+    return times, results
+
+
+def all_three(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float, float]:
+    curve = CC.binary_curve(scores, targets == 1)
+    at = np.searchsorted(-curve.thresholds, -0.5, side="right") - 1  # last distinct score >= 0.5
+    tp = int(curve.tps[at]) if at >= 0 else 0
+    fp = int(curve.fps[at]) if at >= 0 else 0
+    fn = curve.positives - tp
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return CC.curve_roc_auc(curve), CC.curve_average_precision(curve), f1
+
+
+def sklearn_three(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float, float]:
+    return (
+        skm.roc_auc_score(targets, scores),
+        skm.average_precision_score(targets, scores),
+        skm.f1_score(targets, scores >= 0.5),
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=10_000_000, help="number of scores (default 10M)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds; the best time counts")
+    parser.add_argument("--ties", action="store_true", help="round scores to 3 decimals (many ties)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(args.seed)
+    targets = (rng.random(args.n) < 0.3).astype(np.int64)
+    scores = 1.0 / (1.0 + np.exp(-rng.normal(0.8 * targets, 1.0)))
+    if args.ties:
+        scores = np.round(scores, 3)
+    print(f"== binary scores: n={args.n:,}, {targets.mean():.1%} positive, ties={args.ties}, best of {args.repeat}")
+
+    cases = {
+        "ROC AUC": (lambda: CC.binary_roc_auc(scores, targets), lambda: skm.roc_auc_score(targets, scores)),
+        "average precision": (
+            lambda: CC.binary_average_precision(scores, targets),
+            lambda: skm.average_precision_score(targets, scores),
+        ),
+        "F1 @ 0.5": (lambda: CC.binary_f1(scores, targets, 0.5), lambda: skm.f1_score(targets, scores >= 0.5)),
+        "all three (one sort)": (lambda: all_three(scores, targets), lambda: sklearn_three(scores, targets)),
+    }
+    failed = False
+    print(f"{'metric':<22} {'ours [s]':>9} {'sklearn [s]':>11} {'ours/sklearn':>12}  {'max |diff|':>10}")
+    for name, (ours, reference) in cases.items():
+        times, results = best_of({"ours": ours, "sklearn": reference}, args.repeat)
+        diff = float(np.max(np.abs(np.subtract(results["ours"], results["sklearn"]))))
+        failed |= not diff <= TOL
+        ratio = times["ours"] / times["sklearn"]
+        print(f"{name:<22} {times['ours']:>9.3f} {times['sklearn']:>11.3f} {ratio:>12.3f}  {diff:>10.1e}")
+
+    print("-- for information: the existing registered kernels (classification_kernels)")
+    binary = lambda: K.reduce_stat_scores(  # noqa: E731
+        K.stat_scores(scores, targets, task="binary", threshold=0.5), "f1", "micro", task="binary"
+    )
+    times, results = best_of(
+        {
+            "binary_auroc": lambda: K.binary_auroc(scores, targets),
+            "stat_scores f1 (> 0.5)": binary,
+            "sklearn f1 (> 0.5)": lambda: skm.f1_score(targets, scores > 0.5),
+        },
+        max(1, args.repeat - 1),
+    )
+    print(
+        f"classification_kernels.binary_auroc    {times['binary_auroc']:.3f} s (value {results['binary_auroc']:.15f})"
+    )
+    f1_ratio = times["stat_scores f1 (> 0.5)"] / times["sklearn f1 (> 0.5)"]
+    f1_diff = abs(results["stat_scores f1 (> 0.5)"] - results["sklearn f1 (> 0.5)"])
+    print(
+        f"stat_scores + reduce F1 (> 0.5)        {times['stat_scores f1 (> 0.5)']:.3f} s, ratio {f1_ratio:.3f}, |diff| {f1_diff:.1e}"
+    )
+    if failed:
+        print("VALUES DIFFER from scikit-learn by more than 1e-12", file=sys.stderr)
+    return int(failed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

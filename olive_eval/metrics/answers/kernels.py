@@ -1,0 +1,253 @@
+"""Answer-matching kernels for vision and document QA: one float64 score per example.
+
+Every kernel takes ``predictions`` (strings) and ``references`` (per example, the acceptable answers: a list of
+strings, a ``|``-joined string, or an :class:`~olive_eval.metrics.answers.references.Answers`) and returns a
+float64 array of shape ``[N]``; an example scores the best of its alternatives. The metric value is the mean
+(:func:`mean_score`, which is 0.0 for no examples, as in Olive).
+
+* :func:`exact_match_scores` -- Olive: ``" ".join(s.strip().lower().split())`` equal to an alternative. No
+  punctuation stripping ("paris." is not "paris").
+* :func:`relaxed_accuracy_scores` -- ChartQA's numeric tolerance, three rules (:mod:`.numbers`).
+* :func:`word_sort_ratio_scores` -- Olive's word overlap: words of ``s.strip().lower().split()``;
+  ``|pred words ∩ ref words|`` (as multisets) over the larger word count; an empty reference scores 1.0 against an
+  empty prediction and 0.0 otherwise. Or rapidfuzz's ``fuzz.token_sort_ratio / 100`` with a stated processor.
+* :func:`anls_scores` -- DocVQA's Average Normalized Levenshtein Similarity (below).
+* :func:`vqa_accuracy_scores` -- VQA v2 consensus accuracy over the human answers (:mod:`.vqa`).
+
+ANLS: both answers normalized as the official DocVQA / InfographicVQA scorer does (``" ".join(s.strip().lower()
+.split())``); ``NL = levenshtein / max(len)`` on the normalized strings (0 when both are empty); an alternative
+scores ``1 - NL`` when ``NL <= threshold``, else 0. The boundary is inclusive as in the official scorer, which
+zeroes a question only when ``1 - NL < 0.5`` (so NL exactly 0.5 scores 0.5; the paper's equation writes ``NL <
+τ``), and as in pix2struct. The official scorer divides by the longer *raw* answer (before stripping and collapsing
+whitespace); here it is the longer normalized one, the only way NL stays within [0, 1] and equals
+``rapidfuzz.distance.Levenshtein.normalized_distance``.
+
+Strings are processed as whole lists (:mod:`.text`, rapidfuzz's ``process.cpdist``), in blocks of examples, never
+one Python call per example, except where a rule is inherently per string (pix2struct, mistral, VQA normalization:
+once per distinct string).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+import numpy as np
+
+from olive_eval.metrics.answers import numbers
+from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
+from olive_eval.metrics.answers.text import Segments, dense_ids
+from olive_eval.metrics.answers.vqa import consensus_scores, vqa_normalize
+
+__all__ = [
+    "anls_scores",
+    "exact_match_scores",
+    "mean_score",
+    "relaxed_accuracy_scores",
+    "vqa_accuracy_scores",
+    "word_sort_ratio_scores",
+]
+
+References = Sequence[str] | Sequence[Sequence[str]] | Answers
+Rule = Literal["olive", "pix2struct", "mistral"]
+Method = Literal["olive", "token_sort_ratio"]
+Processor = Literal["default", "none"]
+PROCESSORS = ("default", "none")
+_BLOCK = 1 << 14  # examples processed together (8-16k measured fastest at 1M)
+
+
+def mean_score(scores: np.ndarray) -> float:
+    """The metric value: the mean score, and 0.0 when there are no examples (Olive's value for empty input)."""
+    scores = np.asarray(scores, np.float64)
+    return float(scores.mean()) if scores.size else 0.0
+
+
+def _inputs(predictions: Sequence[str], references: References, metric: str) -> tuple[list[str], Answers]:
+    preds = check_predictions(predictions)
+    answers = to_answers(references)
+    check_lengths(len(preds), len(answers), metric)
+    return preds, answers
+
+
+def _by_block(preds: list[str], answers: Answers, score: Callable[[list[str], Answers], np.ndarray]) -> np.ndarray:
+    """``score`` over blocks of examples, concatenated.
+
+    Blocks keep every buffer a few MB: one built for a million answers is tens of MB, which the allocator maps
+    fresh from the OS each time, and the page faults then cost more than the work (3-5x per byte here).
+    """
+    if len(preds) <= _BLOCK:
+        return score(preds, answers)
+    out = []
+    for lo in range(0, len(preds), _BLOCK):
+        hi = min(lo + _BLOCK, len(preds))
+        a, b = int(answers.offsets[lo]), int(answers.offsets[hi])
+        out.append(score(preds[lo:hi], Answers(answers.texts[a:b], answers.offsets[lo : hi + 1] - a)))
+    return np.concatenate(out)
+
+
+def _pairs(n: int, answers: Answers) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into ``preds + answers.texts``: the prediction and the alternative of every pair."""
+    return answers.owner(), np.arange(n, n + len(answers.texts))
+
+
+def exact_match_scores(predictions: Sequence[str], references: References) -> np.ndarray:
+    """1.0 where the normalized prediction equals a normalized alternative, else 0.0."""
+    preds, answers = _inputs(predictions, references, "exact_match")
+    if not preds:
+        return np.zeros(0)
+    return _by_block(preds, answers, _exact_match)
+
+
+def _exact_match(preds: list[str], answers: Answers) -> np.ndarray:
+    seg = Segments.of(preds + answers.texts)
+    return answers.best(seg.equal(*_pairs(len(preds), answers)))
+
+
+def relaxed_accuracy_scores(
+    predictions: Sequence[str], references: References, *, tolerance: float = 0.05, rule: Rule = "olive"
+) -> np.ndarray:
+    """1.0 where the prediction is within ``tolerance`` (relative) of an alternative, by ``rule``, else 0.0."""
+    if not tolerance >= 0:  # also rejects nan
+        raise ValueError(f"relaxed_accuracy tolerance must be >= 0, got {tolerance}")
+    if rule not in numbers.RULES:
+        raise ValueError(f"relaxed_accuracy rule must be one of {list(numbers.RULES)}, got {rule!r}")
+    preds, answers = _inputs(predictions, references, "relaxed_accuracy")
+    if not preds:
+        return np.zeros(0)
+    if rule != "olive":
+        relaxed = numbers.pix2struct_relaxed if rule == "pix2struct" else numbers.mistral_relaxed
+        return answers.best(relaxed([preds[i] for i in answers.owner().tolist()], answers.texts, tolerance))
+    return _by_block(preds, answers, lambda p, a: _olive_relaxed(p, a, tolerance))
+
+
+def _olive_relaxed(preds: list[str], answers: Answers, tolerance: float) -> np.ndarray:
+    left, right = _pairs(len(preds), answers)
+    seg = Segments.of(preds + answers.texts)
+    parsed, value = numbers.parse_floats(seg, drop=",%")
+    both, close = numbers.olive_relaxed(parsed[left], value[left], parsed[right], value[right], tolerance)
+    match = close & both
+    text = np.flatnonzero(~both)  # Olive compares strings only where a side is not a number
+    if text.size:
+        match[text] = seg.equal(left[text], right[text])
+    return answers.best(match)
+
+
+def word_sort_ratio_scores(
+    predictions: Sequence[str],
+    references: References,
+    *,
+    method: Method = "olive",
+    processor: Processor = "default",
+) -> np.ndarray:
+    """Word overlap of prediction and reference, in [0, 1] (method ``olive``, or ``token_sort_ratio``).
+
+    ``processor`` applies to ``token_sort_ratio`` only: ``"default"`` is ``rapidfuzz.utils.default_process``
+    (lowercase, non-alphanumerics to spaces, trimmed: fuzzywuzzy's behaviour), ``"none"`` compares the strings as
+    they are (rapidfuzz >= 3's own default).
+    """
+    if method not in ("olive", "token_sort_ratio"):
+        raise ValueError(f"word_sort_ratio method must be 'olive' or 'token_sort_ratio', got {method!r}")
+    if processor not in PROCESSORS:
+        raise ValueError(f"word_sort_ratio processor must be one of {list(PROCESSORS)}, got {processor!r}")
+    preds, answers = _inputs(predictions, references, "word_sort_ratio")
+    if not preds:
+        return np.zeros(0)
+    if method == "token_sort_ratio":
+        from rapidfuzz import fuzz, process, utils
+
+        scores = process.cpdist(
+            preds if answers.single else [preds[i] for i in answers.owner().tolist()],
+            answers.texts,
+            scorer=fuzz.token_sort_ratio,
+            processor=utils.default_process if processor == "default" else None,
+            dtype=np.float64,
+        )
+        return answers.best(scores / 100.0)
+    return _by_block(preds, answers, lambda p, a: a.best(_word_overlap(p, a)))
+
+
+def _word_overlap(preds: list[str], answers: Answers) -> np.ndarray:
+    """Olive's ratio for every (prediction, alternative) pair, from one sort of (pair, word id, side) keys."""
+    n, pairs = len(preds), len(answers.texts)
+    left = answers.owner()
+    seg = Segments.of(preds + answers.texts)
+    starts, ends, string_of = seg.words()
+    ids = seg.word_ids(starts, ends)
+    id_bits = max(int(ids.max(initial=0)).bit_length(), 1)
+    if pairs.bit_length() + id_bits + 1 > 63:  # renumber the words densely so that the keys fit 64 bits
+        ids, vocab = dense_ids(ids.astype(np.uint64))
+        id_bits = max(vocab.bit_length(), 1)
+        if pairs.bit_length() + id_bits + 1 > 63:
+            raise ValueError("word_sort_ratio: too many (pair, word) combinations to key in 64 bits")
+    per_string = np.bincount(string_of, minlength=n + pairs)
+    n_pred, n_ref = per_string[left], per_string[n:]
+    split = int(np.searchsorted(string_of, n))  # words are in string order: the predictions' come first
+    if answers.single:
+        pred_pair, pred_ids = string_of[:split], ids[:split]
+    else:  # every prediction's words once for each of its alternatives
+        first = np.concatenate(([0], np.cumsum(per_string[:n])))[left]
+        pred_pair = np.repeat(np.arange(pairs), n_pred)
+        pred_ids = ids[np.repeat(first - np.cumsum(n_pred) + n_pred, n_pred) + np.arange(pred_pair.size)]
+    ref_pair, ref_ids = string_of[split:] - n, ids[split:]
+    keys = np.concatenate((((pred_pair << id_bits) | pred_ids) << 1, (((ref_pair << id_bits) | ref_ids) << 1) | 1))
+    keys.sort()
+    # a run of one (pair, word): its prediction entries (side 0) first, then its reference entries (side 1)
+    word = keys >> 1
+    run = np.flatnonzero(np.concatenate(([True], word[1:] != word[:-1]))) if keys.size else keys
+    in_ref = np.add.reduceat(keys & 1, run) if run.size else run
+    in_pred = np.diff(np.append(run, keys.size)) - in_ref
+    common = np.bincount(word[run] >> id_bits, weights=np.minimum(in_pred, in_ref), minlength=pairs)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = common / np.maximum(n_pred, n_ref)
+    return np.where(n_ref == 0, (n_pred == 0).astype(np.float64), ratio)
+
+
+def anls_scores(predictions: Sequence[str], references: References, *, threshold: float = 0.5) -> np.ndarray:
+    """Average Normalized Levenshtein Similarity per example (before the average): best alternative's 1 - NL."""
+    if not 0 <= threshold <= 1:
+        raise ValueError(f"anls threshold must lie in [0, 1], got {threshold}")
+    preds, answers = _inputs(predictions, references, "anls")
+    if not preds:
+        return np.zeros(0)
+    return _by_block(preds, answers, lambda p, a: _anls(p, a, threshold))
+
+
+def _anls(preds: list[str], answers: Answers, threshold: float) -> np.ndarray:
+    from rapidfuzz import process
+    from rapidfuzz.distance import Levenshtein
+
+    seg = Segments.of(preds + answers.texts)
+    left, right = _pairs(len(preds), answers)
+    nl = np.zeros(left.size)  # equal normalized strings: NL = 0
+    rest = np.flatnonzero(~seg.equal(left, right))
+    if rest.size:
+        normalized = seg.strings()
+        pick = normalized.__getitem__
+        nl[rest] = process.cpdist(
+            list(map(pick, left[rest].tolist())),
+            list(map(pick, right[rest].tolist())),
+            scorer=Levenshtein.normalized_distance,
+            dtype=np.float64,
+        )
+    return answers.best(np.where(nl <= threshold, 1.0 - nl, 0.0))
+
+
+def vqa_accuracy_scores(predictions: Sequence[str], references: References) -> np.ndarray:
+    """VQA v2 accuracy: ``references`` are the human answers of each question (usually 10)."""
+    preds, answers = _inputs(predictions, references, "vqa_accuracy")
+    if not preds:
+        return np.zeros(0)
+    table: dict[str, int] = {}  # normalized answer -> id; each distinct raw string is normalized once
+    seen: dict[str, int] = {}
+
+    def ident(s: str) -> int:
+        found = seen.get(s)
+        if found is None:
+            found = seen[s] = table.setdefault(vqa_normalize(s), len(table))
+        return found
+
+    pred_ids = np.fromiter(map(ident, preds), np.int64, len(preds))
+    ref_ids = np.fromiter(map(ident, answers.texts), np.int64, len(answers.texts))
+    same = (pred_ids[answers.owner()] == ref_ids).astype(np.int64)
+    matches = np.add.reduceat(same, answers.offsets[:-1]) if same.size else same
+    return consensus_scores(matches, answers.counts)

@@ -1,0 +1,222 @@
+"""``convention="valor"``: valor-lite's object-detection metrics (``Evaluator.compute_precision_recall``).
+
+Where it differs from COCO (see the peer study, section 2.2):
+
+* no ``maxDets`` cap, no area ranges, no crowd or ignore handling (a crowd box is an ordinary box);
+* every prediction is first tied to its single best ground truth of the same label (highest IoU >= 1e-9,
+  the first one on equal IoUs); predictions are ranked by score, then that IoU, then input order; a
+  ground truth is credited, at IoU threshold ``t``, to the first ranked prediction tied to it whose IoU
+  reaches ``t``. A prediction whose best ground truth was taken does not fall back to another one;
+* precision at each true positive is ``tp / rank`` within the label, recall ``tp / #gt``; recall is
+  binned by ``floor(100 * recall)``, the best precision of each bin is carried right to left, and AP is
+  the sum over the 101 bins / 101;
+* mAP averages over **every label seen**, predictions-only labels included (their AP is 0), where COCO
+  leaves labels without ground truth out; precision, recall and F1 are 0 where undefined;
+* predictions with score <= 1e-9 are neither true nor false positives.
+
+Boxes are compared with valor's IoU arithmetic on ``[x1, x2, y1, y2]`` (``x2 = x + w`` of the internal
+``xywh``); masks with the plain intersection over union.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from olive_eval.metrics.detection.boxes import check_scores
+from olive_eval.metrics.detection.inputs import DetectionSet
+from olive_eval.metrics.detection.masks import mask_iou_pairs
+from olive_eval.metrics.detection.matching import group_pairs
+
+EPSILON = 1e-9
+N_BINS = 101
+
+
+@dataclass(frozen=True)
+class ValorResult:
+    labels: np.ndarray  # [L] category ids: every label with a ground truth or a prediction, ascending
+    iou_thresholds: np.ndarray  # [T]
+    score_thresholds: np.ndarray  # [S]
+    ap: np.ndarray  # [T, L]
+    map: np.ndarray  # [T]
+    ap_averaged_over_ious: np.ndarray  # [L]
+    map_averaged_over_ious: float
+    ar: np.ndarray  # [S, L]: recall averaged over the IoU thresholds
+    mar: np.ndarray  # [S]
+    ar_averaged_over_scores: np.ndarray  # [L]
+    mar_averaged_over_scores: float
+    tp: np.ndarray  # [T, S, L] int64
+    fp: np.ndarray  # [T, S, L]
+    fn: np.ndarray  # [T, S, L]
+    precision: np.ndarray  # [T, S, L]
+    recall: np.ndarray  # [T, S, L]
+    f1: np.ndarray  # [T, S, L]
+    pr_curve: np.ndarray  # [T, L, 101, 2]: best precision and score per recall bin, carried right to left
+
+
+def valor_box_iou_pairs(dt: np.ndarray, gt: np.ndarray, dt_index: np.ndarray, gt_index: np.ndarray) -> np.ndarray:
+    """valor-lite's ``compute_bbox_iou`` for pairs of xywh boxes: corners ``x + w``, IoU 0 when the union is
+    below 1e-9. Only overlapping pairs are computed (the rest are 0, as valor's ``max(0, ...)`` gives)."""
+    dx1, dy1, gx1, gy1 = dt[:, 0], dt[:, 1], gt[:, 0], gt[:, 1]
+    dx2, dy2, gx2, gy2 = dx1 + dt[:, 2], dy1 + dt[:, 3], gx1 + gt[:, 2], gy1 + gt[:, 3]
+    d_area, g_area = (dx2 - dx1) * (dy2 - dy1), (gx2 - gx1) * (gy2 - gy1)
+    out = np.zeros(len(dt_index), np.float64)
+    iw = np.minimum(gx2[gt_index], dx2[dt_index]) - np.maximum(gx1[gt_index], dx1[dt_index])
+    p = np.flatnonzero(iw > 0)
+    d, g = dt_index[p], gt_index[p]
+    ih = np.minimum(gy2[g], dy2[d]) - np.maximum(gy1[g], dy1[d])
+    keep = ih > 0
+    p, d, g, inter = p[keep], d[keep], g[keep], iw[p[keep]] * ih[keep]
+    union = g_area[g] + d_area[d] - inter
+    out[p] = np.divide(inter, union, out=np.zeros(len(p)), where=union >= EPSILON)
+    return out
+
+
+def _first_of_runs(keys: np.ndarray) -> np.ndarray:
+    return np.concatenate([[True], keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, bool)
+
+
+def evaluate_valor(
+    data: DetectionSet,
+    *,
+    iou_type: str = "bbox",
+    iou_thresholds: Sequence[float] = (0.5, 0.75),
+    score_thresholds: Sequence[float] = (0.5,),
+) -> ValorResult:
+    """valor-lite's precision/recall family (AP, mAP, AR, mAR, counts, P/R/F1, PR curves) on flat arrays."""
+    data.require(iou_type)
+    ious_t = np.asarray(iou_thresholds, np.float64).reshape(-1)
+    scores_t = np.asarray(score_thresholds, np.float64).reshape(-1)
+    if not len(ious_t) or not len(scores_t):
+        raise ValueError("valor needs at least one IoU threshold and one score threshold")
+    scores = check_scores(
+        data.dt_scores,
+        score_thresholds=score_thresholds,
+        name=lambda i: f"detection {i} (image {int(data.image_ids[data.dt_image[i]])})",
+    )
+    cats = np.unique(np.concatenate([data.gt_category, data.dt_category]))
+    label_of = np.full(len(data.category_ids), -1, np.int64)
+    label_of[cats] = np.arange(len(cats))
+    n_lab, n_det = len(cats), len(scores)
+    g_lab, d_lab = label_of[data.gt_category], label_of[data.dt_category]
+    n_gt = np.bincount(g_lab, minlength=n_lab)
+
+    # every overlapping (prediction, ground truth) pair of an image, any labels
+    p_det, p_gt, p_pos = group_pairs(data.dt_image, data.gt_image)
+    if iou_type == "bbox":
+        iou = valor_box_iou_pairs(data.dt_boxes, data.gt_boxes, p_det, p_gt)
+    else:
+        iou = mask_iou_pairs(data.dt_masks, p_det, data.gt_masks, p_gt, np.zeros(len(p_det), bool))
+    keep = iou >= EPSILON
+    p_det, p_gt, p_pos, iou = p_det[keep], p_gt[keep], p_pos[keep], iou[keep]
+
+    # each prediction's best same-label ground truth (first on ties); its ranking IoU falls back to any label
+    same = g_lab[p_gt] == d_lab[p_det]
+    best_gt = np.full(n_det, -1, np.int64)
+    rank_iou = np.zeros(n_det, np.float64)
+    np.maximum.at(rank_iou, p_det, iou)
+    o = np.lexsort((p_pos[same], -iou[same], p_det[same]))
+    sd, sg, si = p_det[same][o], p_gt[same][o], iou[same][o]
+    head = _first_of_runs(sd)
+    best_gt[sd[head]] = sg[head]
+    rank_iou[sd[head]] = si[head]
+    best_iou = np.where(best_gt >= 0, rank_iou, 0.0)
+
+    # ranking: score, then IoU, descending; then images in evaluation order, predictions in input order
+    pd_id = np.empty(n_det, np.int64)
+    pd_id[np.argsort(data.dt_image, kind="stable")] = np.arange(n_det)
+    ranked = np.lexsort((pd_id, -rank_iou, -scores))
+    position = np.empty(n_det, np.int64)
+    position[ranked] = np.arange(n_det)
+
+    # TP at threshold t: the first ranked prediction tied to a ground truth whose IoU reaches t
+    cand = np.flatnonzero((best_gt >= 0) & (scores > EPSILON))
+    cand = cand[np.lexsort((position[cand], best_gt[cand]))]
+    tp = np.zeros((len(ious_t), n_det), bool)
+    for ti, t in enumerate(ious_t):
+        c = cand[best_iou[cand] >= t]
+        tp[ti, c[_first_of_runs(best_gt[c])]] = True
+
+    ap, pr_curve = _average_precision(tp, ranked, d_lab, scores, n_gt, n_lab)
+    tp_c, fp_c = _counts(tp, scores, d_lab, scores_t, n_lab)
+    fn_c = n_gt - tp_c
+    precision, recall, f1 = (np.zeros(tp_c.shape) for _ in range(3))
+    np.divide(tp_c, tp_c + fp_c, where=(tp_c + fp_c) > 0, out=precision)
+    np.divide(tp_c, np.broadcast_to(n_gt, tp_c.shape), where=np.broadcast_to(n_gt > 0, tp_c.shape), out=recall)
+    np.divide(2 * np.multiply(precision, recall), precision + recall, where=(precision + recall) > EPSILON, out=f1)
+    ar = recall.mean(axis=0)
+    mar = ar.mean(axis=-1) if n_lab else np.zeros(len(scores_t))  # no labels at all: 0, as valor's mAP
+    mean_ap = ap.mean(axis=1) if n_lab else np.zeros(len(ious_t))
+    return ValorResult(
+        labels=data.category_ids[cats],
+        iou_thresholds=ious_t,
+        score_thresholds=scores_t,
+        ap=ap,
+        map=mean_ap,
+        ap_averaged_over_ious=ap.mean(axis=0),
+        map_averaged_over_ious=float(mean_ap.mean()),
+        ar=ar,
+        mar=mar,
+        ar_averaged_over_scores=ar.mean(axis=0),
+        mar_averaged_over_scores=float(mar.mean()),
+        tp=tp_c,
+        fp=fp_c,
+        fn=fn_c,
+        precision=precision,
+        recall=recall,
+        f1=f1,
+        pr_curve=pr_curve,
+    )
+
+
+def _average_precision(
+    tp: np.ndarray, ranked: np.ndarray, label: np.ndarray, scores: np.ndarray, n_gt: np.ndarray, n_lab: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """AP ``[T, L]`` by floor binning of recall onto 101 points, and the binned PR curve ``[T, L, 101, 2]``."""
+    n_thr = tp.shape[0]
+    by_label = ranked[np.argsort(label[ranked], kind="stable")]  # ranked order within each label
+    lab = label[by_label]
+    starts = np.flatnonzero(_first_of_runs(lab))
+    seen = np.arange(len(lab)) - np.repeat(starts, np.diff(np.append(starts, len(lab)))) + 1
+    curve = np.zeros((n_thr, n_lab, N_BINS, 2))
+    gts = n_gt[lab].astype(np.float64)
+    for ti in range(n_thr):
+        hit = tp[ti, by_label]
+        running = np.cumsum(hit)
+        running = running - np.repeat(running[starts] - hit[starts], np.diff(np.append(starts, len(lab))))
+        running = np.where(hit, running, 0)
+        precision = running / seen
+        recall = np.zeros(len(lab))
+        np.divide(running, gts, out=recall, where=gts > 0)
+        bins = lab * N_BINS + np.floor(recall * 100).astype(np.int64)
+        best_p, best_s = np.zeros(n_lab * N_BINS), np.zeros(n_lab * N_BINS)
+        np.maximum.at(best_p, bins, precision)
+        np.maximum.at(best_s, bins, scores[by_label])
+        curve[ti, :, :, 0] = best_p.reshape(n_lab, N_BINS)
+        curve[ti, :, :, 1] = best_s.reshape(n_lab, N_BINS)
+    ap = np.zeros((n_thr, n_lab))
+    run_p, run_s = np.zeros((n_thr, n_lab)), np.zeros((n_thr, n_lab))
+    for b in range(N_BINS - 1, -1, -1):  # right to left, summed in this order as valor does
+        run_p = np.maximum(curve[:, :, b, 0], run_p)
+        run_s = np.maximum(curve[:, :, b, 1], run_s)
+        curve[:, :, b, 0], curve[:, :, b, 1] = run_p, run_s
+        ap += run_p
+    return ap / 101.0, curve
+
+
+def _counts(
+    tp: np.ndarray, scores: np.ndarray, label: np.ndarray, thresholds: np.ndarray, n_lab: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """TP and FP per (IoU threshold, score threshold, label): predictions scoring at least the threshold."""
+    n_thr, n_s = tp.shape[0], len(thresholds)
+    scored = scores > EPSILON
+    tp_c = np.zeros((n_thr, n_s, n_lab), np.int64)
+    fp_c = np.zeros((n_thr, n_s, n_lab), np.int64)
+    for si, s in enumerate(thresholds):
+        above = scores >= s
+        for ti in range(n_thr):
+            tp_c[ti, si] = np.bincount(label[tp[ti] & above], minlength=n_lab)
+            fp_c[ti, si] = np.bincount(label[scored & ~tp[ti] & above], minlength=n_lab)
+    return tp_c, fp_c

@@ -1,0 +1,1 @@
+"""Speech-recognition error rates: text normalizers and alignment-count kernels (pure, no I/O)."""
