@@ -222,14 +222,20 @@ class HfRuntime(Runtime):
     def _rejected(self, tensors: dict[str, Any], where: str, exc: BaseException) -> str:
         """Why the model refused a batch: the inputs whose shapes do not fit the model's config, or all shapes."""
         expected = _expected_shapes(self.model.config)
-        misfits = [
-            f"input '{name}' has shape {list(t.shape)}; the model expects [{', '.join(map(str, expected[name][0]))}] "
-            f"({expected[name][1]})"
-            for name, t in tensors.items()
-            if name in expected and not _fits(tuple(t.shape), expected[name][0])
-        ]
-        shapes = ", ".join(f"{n} {list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for n, t in tensors.items())
-        detail = "; ".join(misfits) if misfits else f"inputs: {shapes}"
+        misfit = next(
+            (name for name, t in tensors.items() if name in expected and not _fits(tuple(t.shape), expected[name][0])),
+            None,
+        )
+        if misfit is not None:
+            shape, why = expected[misfit]
+            detail = (
+                f"input '{misfit}' has shape {list(tensors[misfit].shape)}; the model expects "
+                f"[{', '.join(map(str, shape))}] ({why})"
+            )
+        else:
+            detail = "inputs: " + ", ".join(
+                f"{n} {list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for n, t in tensors.items()
+            )
         cause = f"{type(exc).__name__}: {_first_line(exc)}"
         return f"model '{self.config.display_name()}' rejected {where}: {detail} ({cause})"
 
