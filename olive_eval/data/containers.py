@@ -2,14 +2,15 @@
 
 A data config names a container (``type``, default ``HuggingfaceContainer``) and may give any component
 itself; the ones it leaves out come from the container, and Olive's ``params.task`` of the pre-process
-picks task-specific ones, as Olive's container does.
+picks task-specific ones, as Olive's container does. ``RawDataContainer`` lives in :mod:`olive_eval.data.raw`,
+the transformers dummy containers in :mod:`olive_eval.data.dummy_text`.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from olive_eval.data.components import Component, ComponentParams, not_built, register_component
+from olive_eval.data.components import Component, ComponentParams, register_component
 
 COMPONENT_KEYS = {
     "load_dataset_config": "dataset",
@@ -50,7 +51,10 @@ class HuggingfaceContainer(Container):
             "pre_process_data_config": "text_generation_huggingface_pre_process",
             "post_process_data_config": "decode",
         },
-        "audio-classification": {"pre_process_data_config": "audio_classification_pre_process"},
+        "audio-classification": {
+            "pre_process_data_config": "audio_classification_pre_process",
+            "post_process_data_config": "text_classification_post_process",
+        },
         "image-classification": {
             "pre_process_data_config": "image_classification_pre_process",
             "post_process_data_config": "text_classification_post_process",
@@ -93,12 +97,3 @@ class ImageDataContainer(Container):
         "post_process_data_config": "text_classification_post_process",
         "dataloader_config": "default_dataloader",
     }
-
-
-not_built("container", "RawDataContainer", "raw binary inputs; put the arrays in a parquet file instead")
-for _name in (
-    "TransformersDummyDataContainer",
-    "TransformersPromptDummyDataContainer",
-    "TransformersTokenDummyDataContainer",
-):
-    not_built("container", _name, "use DummyDataContainer with input_names, input_shapes and input_types")

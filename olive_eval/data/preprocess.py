@@ -14,7 +14,7 @@ from pydantic import Field, model_validator
 
 from olive_eval.data.arrow import table_columns
 from olive_eval.data.batch import GROUP_SEP, Columns, num_rows
-from olive_eval.data.components import Component, ComponentParams, not_built, register_component
+from olive_eval.data.components import Component, ComponentParams, register_component
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import Source
 from olive_eval.errors import EvaluationError
@@ -206,20 +206,22 @@ class SkipParams(ComponentParams):
 
 @register_component("pre-process", "skip_pre_process")
 class SkipPreProcess(PreProcess):
-    """Olive's ``pre_process`` / ``skip_pre_process``: every column as it is; all but the label feed the model."""
+    """Olive's ``pre_process`` / ``skip_pre_process``: every column as it is; all but the label feed the model.
+    The label is ``label_col``, else the column the dataset names as its references (raw_dataset's annotations)."""
 
     Params = SkipParams
 
     def prepare(self, source: Source, context: PrepareContext) -> Prepared:
         p: SkipParams = self.params  # type: ignore[assignment]
-        inputs = p.input_cols or [c for c in source.columns if c != p.label_col]
-        check_columns(source, [*inputs, *([p.label_col] if p.label_col else [])], "column")
+        label = p.label_col or source.label
+        inputs = p.input_cols or [c for c in source.columns if c != label]
+        check_columns(source, [*inputs, *([label] if label else [])], "column")
 
         def chunks() -> Iterator[Columns]:
             for table in source.chunks():
                 yield table_columns(table)
 
-        return Prepared(source.name, chunks, inputs, p.label_col, list(source.columns), num_rows=source.num_rows)
+        return Prepared(source.name, chunks, inputs, label, list(source.columns), num_rows=source.num_rows)
 
 
 register_component("pre-process", "pre_process")(SkipPreProcess)
@@ -358,10 +360,6 @@ class ImageClassificationPreProcess(PreProcess):
             num_rows=None,
             processor_key=self.processor_source(context),
         )
-
-
-not_built("pre-process", "ner_huggingface_preprocess", "token classification labels are not aligned to tokens yet")
-not_built("pre-process", "audio_classification_pre_process", "audio classification is not built yet; use a PythonModel")
 
 
 def _limited_tables(source: Source, max_samples: int | None) -> Iterator[Any]:

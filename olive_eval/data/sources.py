@@ -5,7 +5,9 @@
   table), a folder saved with ``save_to_disk``, or a hub name found in the local Hugging Face cache. Nothing
   is downloaded unless the run allows it.
 * ``dummy_dataset``: random inputs of fixed shapes (for latency).
-* ``local_dataset`` and ``raw_dataset``: Olive's; refused by name (see :func:`not_built`).
+* ``raw_dataset`` (:mod:`olive_eval.data.raw`) and the transformers dummy datasets
+  (:mod:`olive_eval.data.dummy_text`) are Olive's, in their own modules.
+* ``local_dataset``: Olive registers it but leaves it unimplemented (it returns nothing); refused by name.
 
 ``limit`` (N rows, or a fraction with ``shuffle.seed``) and ``shuffle`` select a reproducible subset.
 """
@@ -51,6 +53,8 @@ class Source:
 
     name: str
     columns: list[str]
+    #: The column that holds the references, when the dataset itself says which (raw_dataset's annotations).
+    label: str | None = None
 
     def chunks(self) -> Iterator[pa.Table]:
         raise NotImplementedError
@@ -99,7 +103,7 @@ class FileSource(Source):
         if self.builder == "parquet":
             import pyarrow.parquet as pq  # read_table would go through pyarrow.dataset, which imports pandas
 
-            reader = pq.ParquetFile(path)
+            reader = pq.ParquetFile(path, pre_buffer=False)  # pre-buffering would keep every row group read
             if schema_only:
                 yield pa.Table.from_batches([], schema=reader.schema_arrow)
                 return
@@ -264,13 +268,29 @@ class DummyDataset(Component):
     Params = DummyDatasetParams
 
 
-not_built("dataset", "local_dataset", "Olive leaves it unimplemented too; use huggingface_dataset with local files")
-not_built("dataset", "raw_dataset", "use huggingface_dataset with a parquet or json file of the arrays")
-for _name in ("transformers_dummy_dataset", "transformers_prompt_dummy_dataset", "transformers_token_dummy_dataset"):
-    not_built("dataset", _name, "use dummy_dataset with input_names, input_shapes and input_types")
+not_built(
+    "dataset",
+    "local_dataset",
+    "Olive 0.13 registers it but leaves it unimplemented: it returns no data; use huggingface_dataset with "
+    "local files, or raw_dataset for raw arrays",
+)
 
 
 # ---------------------------------------------------------------------------------------------- helpers
+def arrow_column(values: np.ndarray) -> pa.Array:
+    """An array whose first axis is the examples as an Arrow column (nested fixed-size lists for the other
+    axes), which :func:`olive_eval.data.arrow.column` reads back as the same dense array."""
+    flat: pa.Array = pa.array(np.ascontiguousarray(values).reshape(-1))
+    for axis in range(values.ndim - 1, 0, -1):
+        size = values.shape[axis]
+        if size:
+            flat = pa.FixedSizeListArray.from_arrays(flat, size)
+        else:  # Arrow's fixed-size lists cannot be empty: lists of length 0
+            rows = int(np.prod(values.shape[:axis]))
+            flat = pa.ListArray.from_arrays(pa.array(np.zeros(rows + 1, np.int32)), flat)
+    return flat
+
+
 def packaged_builders() -> list[str]:
     """The ``datasets`` builders that read local files (json, csv, parquet, text, imagefolder, ...)."""
     try:

@@ -153,6 +153,14 @@ def _score(value: float | np.ndarray, per_class: np.ndarray | None, task: str) -
     )
 
 
+def _binary_as_two_classes(part: np.ndarray) -> np.ndarray:
+    """Binary stat scores ``[N, 1, 4]`` (class 1 positive) as multiclass ones over classes 0 and 1: class 0's
+    true positives are class 1's true negatives, its false positives class 1's false negatives, and so on."""
+    one = part[:, 0, :]
+    zero = one[:, [K.TN, K.FN, K.FP, K.TP]]  # in the order TP, FP, FN, TN
+    return np.stack([zero, one], axis=1)
+
+
 class _StatScoresMetric(Metric):
     """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see classification_kernels).
 
@@ -176,6 +184,8 @@ class _StatScoresMetric(Metric):
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         c = self.config
         task = K.resolve_task(predictions, references, c.task, c.ignore_index)
+        if c.task is None and task == "binary" and self._inferred_task == "multiclass":
+            task = "multiclass"  # a pass streams in batches: once a label above 1 was seen, stay multiclass
         stats = K.stat_scores(
             predictions,
             references,
@@ -200,6 +210,8 @@ class _StatScoresMetric(Metric):
         """Batches whose class count was inferred differently (labels rather than scores, a class missing
         from a batch) are widened to the largest: an example is a true negative of every added class."""
         width = max((p.shape[1] for p in parts), default=0)
+        if width > 1 and self.config.task is None:  # batches inferred binary before a later one was multiclass
+            parts = [_binary_as_two_classes(p) if p.shape[1] == 1 else p for p in parts]
         widened = []
         for part in parts:
             if part.shape[1] < width:

@@ -227,11 +227,11 @@ def test_an_empty_data_file_is_named(base, tmp_path):
 
 
 # ------------------------------------------------------------------------------ item 24: not implemented is refused
-def test_an_unbuilt_pre_process_type_is_refused_not_ignored(base):
-    config = changed(base, "data_configs[0].pre_process_data_config.type", "ner_huggingface_preprocess")
+def test_an_unbuilt_olive_component_is_refused_not_ignored(base):
+    config = changed(base, "data_configs[0].load_dataset_config.type", "local_dataset")
     message = error_of(config)
     assert message.startswith(
-        "<config>: data_configs[0].pre_process_data_config: pre-process 'ner_huggingface_preprocess' is Olive's, but "
-        "olive-eval does not have it (token classification labels are not aligned to tokens yet); available: "
+        "<config>: data_configs[0].load_dataset_config: dataset 'local_dataset' is Olive's, but olive-eval does not "
+        "have it (Olive 0.13 registers it but leaves it unimplemented"
     )
-    assert "huggingface_pre_process" in message and "ner_huggingface_preprocess" not in message.split("available: ")[1]
+    assert "huggingface_dataset" in message and "local_dataset" not in message.split("available: ")[1]
