@@ -173,6 +173,12 @@ class MetricConfig(StrictModel):
                     mtype.check_sub_type(sub.name)
                 except (ValueError, RegistryError) as exc:
                     raise nested_error(f"{where}.name", str(exc)) from None
+            if not hf_backend and (sub.priority > 0 or sub.goal is not None) and not mtype.is_scalar(sub.name):
+                raise nested_error(
+                    f"{where}.{'priority' if sub.priority > 0 else 'goal'}",
+                    f"sub-type '{sub.name}' is a structured value (a curve or a matrix), not a number, so it cannot "
+                    "be ranked or carry a goal; leave out its priority and goal",
+                )
             if sub.higher_is_better is None:
                 sub.higher_is_better = True if hf_backend else mtype.default_higher_is_better(sub.name)
             if sub.higher_is_better is None and (sub.priority > 0 or sub.goal is not None):

@@ -59,6 +59,10 @@ class MetricType:
     def unit_of(self, sub_type: str) -> str | None:
         return self.unit
 
+    def is_scalar(self, sub_type: str) -> bool:
+        """False for a sub-type whose value is a structure (a curve, a matrix): it cannot be ranked."""
+        return True
+
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         """Validate a sub-type's metric_config; raises ValueError / pydantic.ValidationError."""
         if raw:
@@ -97,6 +101,9 @@ class AccuracyType(MetricType):
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         return metric_registry.get(sub_type).Config.model_validate(raw or {})
+
+    def is_scalar(self, sub_type: str) -> bool:
+        return metric_registry.get(sub_type).scalar
 
 
 class _TimingType(MetricType):

@@ -1,0 +1,211 @@
+"""Classification metrics over the class scores of the whole set: the rest of the classification family.
+
+``roc_auc`` and ``average_precision`` (one-vs-rest per class, macro mean over the classes that have a
+value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification_curves`), and the
+structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` and
+``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
+Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
+
+They read ``prediction``: class scores ``[N, C]`` (use the ``softmax`` post-process on logits; ``[N]``
+scores of a binary model become ``[1 - s, s]``) and ``references``: integer labels ``[N]`` (``-1``: no
+reference label). Class names (``class_names``) name the per-class values and the matrix rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field, field_validator
+
+from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.classification_curves import (
+    DEFAULT_THRESHOLDS,
+    average_precision,
+    detailed_pr_curve,
+    macro_average,
+    pr_curve,
+    roc_auc,
+)
+from olive_eval.metrics.classification_thresholds import threshold_confusion_matrix, threshold_metrics
+from olive_eval.metrics.confusion import class_names_or_indices
+from olive_eval.metrics.registry import register_metric
+from olive_eval.strict_model import StrictModel
+
+__all__ = ["AveragePrecision", "ConfusionMatrix", "DetailedPRCurve", "PRCurve", "RocAuc", "ThresholdMetrics"]
+
+STRUCTURED = "a structured value (see details), not a number"
+
+
+def class_scores(predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``[N, C]`` float scores and ``[N]`` labels; ``[N]`` binary scores become two columns."""
+    s = np.asarray(predictions)
+    if s.dtype == object:
+        raise ValueError("class scores must be a dense numeric array [N, C] (one score per class)")
+    if s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 1):
+        s = s.reshape(-1).astype(np.float64)
+        s = np.stack([1.0 - s, s], axis=1)
+    y = np.asarray(references)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.reshape(-1)
+    return s, y
+
+
+class SweepConfig(StrictModel):
+    """metric_config of roc_auc and average_precision."""
+
+    class_names: list[str] | None = Field(None, description="One name per score column.")
+
+
+class ThresholdConfig(SweepConfig):
+    """metric_config of the sub-types decided at score thresholds."""
+
+    score_thresholds: list[float] = Field(
+        default_factory=lambda: DEFAULT_THRESHOLDS.tolist(), description="A label is predicted at score >= t."
+    )
+    hardmax: bool = Field(False, description="Only each example's highest-scoring label can be predicted.")
+
+    @field_validator("score_thresholds")
+    @classmethod
+    def _check(cls, value: list[float]) -> list[float]:
+        if not value or any(not 0.0 <= v <= 1.0 for v in value):
+            raise ValueError(f"score_thresholds must be a non-empty list of values in [0, 1], got {value}")
+        return value
+
+
+class ConfusionConfig(SweepConfig):
+    score_threshold: float = Field(0.0, ge=0.0, le=1.0, description="A label is predicted at score >= this.")
+    hardmax: bool = Field(True, description="Only each example's highest-scoring label can be predicted.")
+
+
+class ValorThresholdConfig(ThresholdConfig):
+    """Valor's defaults for its classification metrics: one threshold at 0, hardmax on."""
+
+    score_thresholds: list[float] = Field(default_factory=lambda: [0.0], description="A label qualifies at score >= t.")
+    hardmax: bool = Field(True, description="Only each example's highest-scoring label can qualify.")
+
+
+class DetailedConfig(ThresholdConfig):
+    pr_curve_max_examples: int = Field(1, ge=0, le=1000, description="Example indices kept per kind of error.")
+
+
+def _names(config: Any, num_classes: int) -> list[str]:
+    return class_names_or_indices(config.class_names, num_classes)
+
+
+class _PerClassMean(Metric):
+    higher_is_better = True
+    kind = Kind.GLOBAL
+    reads = ("prediction", "references")
+    Config: ClassVar[type[StrictModel]] = SweepConfig
+
+    def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        s, y = class_scores(predictions, references)
+        values = self.per_class(s, y)
+        names = _names(self.config, len(values))
+        value = macro_average(values)
+        undefined = None
+        if np.isnan(value):
+            undefined = f"no class has {self.needs} among the references"
+        return Score(
+            value,
+            per_class=[float(v) for v in values],
+            undefined=undefined,
+            details={"per_class": {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, values, strict=True)}},
+        )
+
+
+@register_metric
+class RocAuc(_PerClassMean):
+    """One-vs-rest ROC AUC per class (ties collapsed, trapezoid) and its macro mean: scikit-learn's
+    ``roc_auc_score(multi_class="ovr", average="macro")``; a class without positives or negatives is left out."""
+
+    name = "roc_auc"
+    needs = "both positives and negatives"
+
+    def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        return roc_auc(scores, labels)
+
+
+@register_metric
+class AveragePrecision(_PerClassMean):
+    """One-vs-rest average precision per class (step-wise sum) and its macro mean over classes with positives."""
+
+    name = "average_precision"
+    needs = "positives"
+
+    def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        return average_precision(scores, labels)
+
+
+class _Structured(Metric):
+    higher_is_better = True
+    kind = Kind.GLOBAL
+    reads = ("prediction", "references")
+    scalar = False
+
+    def details(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        s, y = class_scores(predictions, references)
+        return Score(float("nan"), undefined=STRUCTURED, details=self.details(s, y))
+
+
+@register_metric
+class ConfusionMatrix(_Structured):
+    """Rows: reference class, columns: predicted class, with the class names (Valor's form); with ``hardmax``
+    it is scikit-learn's ``confusion_matrix(labels, argmax(scores))``. Unmatched references predicted nothing."""
+
+    name = "confusion_matrix"
+    Config: ClassVar[type[StrictModel]] = ConfusionConfig
+
+    def details(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        c = self.config
+        matrix = threshold_confusion_matrix(scores, labels, score_thresholds=[c.score_threshold], hardmax=c.hardmax)
+        return matrix.to_dict(_names(c, scores.shape[1]))[0]
+
+
+@register_metric
+class PRCurve(_Structured):
+    """tp, fp, fn, tn, precision, recall and F1 per label at each score threshold (one-vs-rest)."""
+
+    name = "pr_curve"
+    Config: ClassVar[type[StrictModel]] = ThresholdConfig
+
+    def details(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        c = self.config
+        curve = pr_curve(scores, labels, thresholds=c.score_thresholds, hardmax=c.hardmax)
+        return curve.to_dict(_names(c, scores.shape[1]))
+
+
+@register_metric
+class DetailedPRCurve(_Structured):
+    """:class:`PRCurve` with false positives split into misclassifications and hallucinations, false negatives
+    into misclassifications and no predictions, each with up to ``pr_curve_max_examples`` example indices."""
+
+    name = "detailed_pr_curve"
+    Config: ClassVar[type[StrictModel]] = DetailedConfig
+
+    def details(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        c = self.config
+        curve = detailed_pr_curve(
+            scores, labels, thresholds=c.score_thresholds, hardmax=c.hardmax, max_examples=c.pr_curve_max_examples
+        )
+        return curve.to_dict(_names(c, scores.shape[1]))
+
+
+@register_metric
+class ThresholdMetrics(_Structured):
+    """Valor's counts, precision, recall, F1 per label and accuracy at each score threshold."""
+
+    name = "threshold_metrics"
+    Config: ClassVar[type[StrictModel]] = ValorThresholdConfig
+
+    def details(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        c = self.config
+        result = threshold_metrics(scores, labels, score_thresholds=c.score_thresholds, hardmax=c.hardmax)
+        return result.to_dict(_names(c, scores.shape[1]))

@@ -1,0 +1,171 @@
+"""Semantic segmentation sub-types: mean_iou, pixel_accuracy, per-class precision/recall/F1, the confusion matrix.
+
+Each reads ``prediction`` and ``references``: one integer label map per image (``[H, W]``; use the
+``argmax`` post-process with ``axis: 1`` on ``[N, C, H, W]`` logits). The per-image statistics are the
+image's ``[C, C]`` pixel confusion matrix (:mod:`olive_eval.metrics.segmentation`), computed once per batch
+for every sub-type of a metric; matrices add up, so the sub-types are map/reduce metrics with bootstrap
+intervals and paired goals for free. ``num_classes`` is required; pixels whose reference is
+``ignore_index`` (default 255) count nowhere.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.confusion import class_names_or_indices, confusion_dict
+from olive_eval.metrics.registry import register_metric
+from olive_eval.metrics.segmentation import (
+    confusion_matrices,
+    iou,
+    mean_iou,
+    pixel_accuracy,
+    precision_recall_f1,
+)
+from olive_eval.strict_model import StrictModel
+
+__all__ = ["SegmentationConfig"]
+
+
+class SegmentationConfig(StrictModel):
+    num_classes: int = Field(ge=1, le=65536, description="Classes of the label maps (labels 0..num_classes-1).")
+    ignore_index: int | None = Field(255, description="Reference label of pixels that count nowhere; null: none.")
+    class_names: list[str] | None = Field(None, description="One name per class, for the per-class details.")
+
+    @model_validator(mode="after")
+    def _check_names(self) -> SegmentationConfig:
+        if self.class_names is not None:
+            class_names_or_indices(self.class_names, self.num_classes)  # ValueError on a wrong count or repeats
+        return self
+
+
+def _named(config: SegmentationConfig, values: np.ndarray) -> dict[str, float | None]:
+    names = class_names_or_indices(config.class_names, config.num_classes)
+    return {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, values, strict=True)}
+
+
+class _Segmentation(Metric):
+    higher_is_better = True
+    kind = Kind.MAP_REDUCE
+    reads = ("prediction", "references")
+    Config: ClassVar[type[StrictModel]] = SegmentationConfig
+
+    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        c: SegmentationConfig = self.config  # type: ignore[assignment]
+        return confusion_matrices(predictions, references, c.num_classes, ignore_index=c.ignore_index)
+
+    def shared_key(self) -> Any:
+        c: SegmentationConfig = self.config  # type: ignore[assignment]
+        return ("segmentation_confusion", c.num_classes, c.ignore_index)
+
+    def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
+        n = self.config.num_classes  # type: ignore[attr-defined]
+        return np.concatenate(parts, axis=0) if parts else np.zeros((0, n, n), np.int64)
+
+    def values(self, totals: np.ndarray) -> np.ndarray:
+        """The metric of each summed matrix ``[B, C, C]`` -> ``[B]``."""
+        raise NotImplementedError
+
+    def per_class(self, total: np.ndarray) -> np.ndarray | None:
+        return None
+
+    def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
+        return np.atleast_1d(np.asarray(self.values(np.asarray(totals)), dtype=np.float64))
+
+    def reduce(self, statistics: np.ndarray) -> Score:
+        total = np.asarray(statistics).sum(axis=0)
+        value = float(self.finalize_totals(total[None])[0])
+        per_class = self.per_class(total)
+        undefined = "no pixel counts (every reference pixel is ignored)" if np.isnan(value) else None
+        if per_class is None:
+            return Score(value, undefined=undefined)
+        return Score(
+            value,
+            per_class=[float(v) for v in per_class],
+            undefined=undefined,
+            details={"per_class": _named(self.config, per_class)},  # type: ignore[arg-type]
+        )
+
+
+@register_metric
+class MeanIou(_Segmentation):
+    """Mean over the classes present in the reference or the prediction of ``tp / (tp + fp + fn)``."""
+
+    name = "mean_iou"
+
+    def values(self, totals: np.ndarray) -> np.ndarray:
+        return mean_iou(totals, ignore_index=self.config.ignore_index)  # type: ignore[attr-defined,return-value]
+
+    def per_class(self, total: np.ndarray) -> np.ndarray:
+        return iou(total, ignore_index=self.config.ignore_index)  # type: ignore[attr-defined]
+
+
+@register_metric
+class PixelAccuracy(_Segmentation):
+    """Correctly labelled pixels over counted pixels."""
+
+    name = "pixel_accuracy"
+
+    def values(self, totals: np.ndarray) -> np.ndarray:
+        return pixel_accuracy(totals)  # type: ignore[return-value]
+
+
+class _PerClassRatio(_Segmentation):
+    part: ClassVar[int]
+
+    def per_class(self, total: np.ndarray) -> np.ndarray:
+        return precision_recall_f1(total, ignore_index=self.config.ignore_index)[self.part]  # type: ignore[attr-defined]
+
+    def values(self, totals: np.ndarray) -> np.ndarray:
+        v = precision_recall_f1(totals, ignore_index=self.config.ignore_index)[self.part]  # type: ignore[attr-defined]
+        defined = ~np.isnan(v)
+        total = np.where(defined, v, 0.0).sum(axis=-1)
+        count = defined.sum(axis=-1)
+        return np.divide(total, count, out=np.full(np.shape(total), np.nan), where=count > 0)
+
+
+@register_metric
+class SegmentationPrecision(_PerClassRatio):
+    """Per-class ``tp / (tp + fp)``; the value is their mean over the classes ever predicted."""
+
+    name = "segmentation_precision"
+    part = 0
+
+
+@register_metric
+class SegmentationRecall(_PerClassRatio):
+    """Per-class ``tp / (tp + fn)``; the value is their mean over the classes in the reference."""
+
+    name = "segmentation_recall"
+    part = 1
+
+
+@register_metric
+class SegmentationF1(_PerClassRatio):
+    """Per-class ``2tp / (2tp + fp + fn)``; the value is their mean over the classes present on either side."""
+
+    name = "segmentation_f1"
+    part = 2
+
+
+@register_metric
+class SegmentationConfusionMatrix(_Segmentation):
+    """The pixel confusion matrix ``{reference class: {predicted class: pixels}}``: a structured value."""
+
+    name = "segmentation_confusion_matrix"
+    scalar = False
+
+    def values(self, totals: np.ndarray) -> np.ndarray:
+        return np.full(len(totals), np.nan)
+
+    def reduce(self, statistics: np.ndarray) -> Score:
+        total = np.asarray(statistics).sum(axis=0)
+        names = class_names_or_indices(self.config.class_names, self.config.num_classes)  # type: ignore[attr-defined]
+        return Score(
+            float("nan"),
+            undefined="a structured value (see details), not a number",
+            details={"confusion_matrix": confusion_dict(total, names)},
+        )
