@@ -12,6 +12,7 @@ error that says so (split it, or set ``max_duration`` to skip longer clips).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -58,7 +59,15 @@ class SpeechTranscription(PreProcess):
         processor = context.processor(p.model_name) if self.processor_source(context) else None
         feature_extractor = getattr(processor, "feature_extractor", processor)
         max_seconds = getattr(feature_extractor, "chunk_length", None)
+        accepted = getattr(feature_extractor, "sampling_rate", None)
+        if accepted is not None and int(accepted) != p.sample_rate:
+            raise EvaluationError(
+                f"data config '{source.name}': the model's processor takes {int(accepted)} Hz audio, but "
+                f"pre_process_data_config.sample_rate is {p.sample_rate}; set it to {int(accepted)}"
+            )
         metadata = [c for c in source.columns if c not in (p.audio_col, p.text_col)]
+
+        data_dirs = _data_dirs(source)
 
         def chunks() -> Iterator[Columns]:
             whole = _limited(source, p)
@@ -67,7 +76,7 @@ class SpeechTranscription(PreProcess):
 
         def chunk(table: pa.Table, start: int) -> Iterator[Columns]:
             raw = table_columns(table)
-            audio_values = _audio_values(table, p.audio_col)
+            audio_values = _audio_values(table, p.audio_col, data_dirs)
             names = [f"example {start + i}" for i in range(table.num_rows)]
             from olive_eval.data.audio import decode_audio_column
 
@@ -131,9 +140,31 @@ def _limited(source: Source, p: SpeechParams) -> pa.Table:
     return table if keep is None else table.take(pa.array(keep, type=pa.int64()))
 
 
-def _audio_values(table: pa.Table, column: str) -> list[Any]:
-    """Audio cells as plain values: paths, bytes, or ``{"path", "bytes"}`` / ``{"array", "sampling_rate"}``."""
-    return table.column(column).to_pylist()
+def _data_dirs(source: Source) -> list[Path]:
+    """The folders of a file source's data files (relative audio paths are looked up there first)."""
+    return list(dict.fromkeys(Path(f).resolve().parent for f in getattr(source, "files", None) or []))
+
+
+def _audio_values(table: pa.Table, column: str, data_dirs: list[Path]) -> list[Any]:
+    """Audio cells as plain values: paths, bytes, or ``{"path", "bytes"}`` / ``{"array", "sampling_rate"}``.
+
+    A relative path is taken relative to the data file's folder when the clip is there (as an audio folder's
+    ``metadata.jsonl`` lists its clips), else relative to the working directory.
+    """
+    values = table.column(column).to_pylist()
+    if not data_dirs:
+        return values
+    return [_resolve(v, data_dirs) if isinstance(v, str) else v for v in values]
+
+
+def _resolve(path: str, data_dirs: list[Path]) -> str:
+    if Path(path).is_absolute():
+        return path
+    for folder in data_dirs:
+        candidate = folder / path
+        if candidate.exists():
+            return str(candidate)
+    return path
 
 
 def _features(extractor: Any, clips: list[np.ndarray], sample_rate: int) -> Columns:
