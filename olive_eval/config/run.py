@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.metrics.answers.tasks import check_vision_task
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
@@ -217,6 +218,13 @@ class RunConfig(StrictModel):
                 # Olive times dummy inputs from the model's static shapes; the one dataset there is works for
                 # models with dynamic shapes too, and is what the user measures the model on.
                 metric.data_config = datasets[0]
+            if metric.type == "accuracy" and metric.backend == "torch_metrics" and metric.data_config in defined:
+                # Olive's vision task check: the answer sub-types must suit the pre-process's task
+                task = getattr(self.data_config(metric.data_config).pre_process_data_config, "task", None)
+                try:
+                    check_vision_task([sub.name for sub in metric.sub_types], task)
+                except ValueError as exc:
+                    raise nested_error(f"{self._metrics_key}[{i}].sub_types", str(exc)) from None
 
     def _check_priorities(self) -> None:
         subs = [(metric, sub) for metric in self.all_metrics for sub in metric.sub_types]

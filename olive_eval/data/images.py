@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from olive_eval.errors import MissingDependencyError
+from olive_eval.errors import EvaluationError, MissingDependencyError
 
 if TYPE_CHECKING:
     from PIL import Image as PILImage
@@ -35,8 +35,12 @@ __all__ = ["ImageDecodeError", "decode_image", "decode_image_column", "image_siz
 _WHITE = (255, 255, 255, 255)
 
 
-class ImageDecodeError(ValueError):
-    """An image could not be decoded. The message is one line: the example, then the reason."""
+class ImageDecodeError(EvaluationError, ValueError):
+    """An image could not be decoded. The message is one line: the example, then the reason.
+
+    An :class:`EvaluationError`, so a run reports it as the data's fault in one line (not as an unforeseen
+    failure with a source location); a ``ValueError`` for callers that catch that.
+    """
 
     def __init__(self, where: str, reason: str) -> None:
         self.where = where
@@ -67,7 +71,8 @@ def decode_image_column(
 
     With ``on_error="raise"`` the first undecodable image raises :class:`ImageDecodeError`; with ``"skip"`` it
     is left out and its one-line message is returned. ``names`` (one per example) label the examples in the
-    messages; without them a path found in the value is used.
+    messages (a batch of a dataset passes "example 130", its place in the data); without them the label is the
+    position in ``values``, with a path found in the value.
     """
     if on_error not in ("raise", "skip"):
         raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
@@ -207,7 +212,7 @@ def _clip(where: str, name: str | None, kind: str) -> str:
 
 def _example_label(index: int, value: Any, names: Sequence[str] | None) -> str:
     if names is not None:
-        return f"example {index} ({names[index]})"
+        return names[index]
     if isinstance(value, (str, os.PathLike)):
         return f"example {index} ({value})"
     if isinstance(value, Mapping) and value.get("path"):

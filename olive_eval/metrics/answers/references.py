@@ -106,22 +106,25 @@ def _type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _check_strings(values: Sequence[object], what: str, offsets: np.ndarray | None = None) -> None:
-    """TypeError naming the first value that is not a string, and its example (found through ``offsets``)."""
+def _check_strings(values: Sequence[object], what: str, offsets: np.ndarray | None = None, start: int = 0) -> None:
+    """TypeError naming the first value that is not a string, and its example (found through ``offsets``).
+
+    ``start`` is the number of the first example (a batch's examples are numbered from there).
+    """
     types = set(map(type, values))
     if types <= {str} or all(issubclass(t, str) for t in types):
         return
     k = next(k for k, v in enumerate(values) if not isinstance(v, str))
     example = k if offsets is None else int(np.searchsorted(offsets, k, side="right")) - 1
-    raise TypeError(f"{what} of example {example} is {_type_name(values[k])}, expected str")
+    raise TypeError(f"{what} of example {start + example} is {_type_name(values[k])}, expected str")
 
 
-def check_predictions(predictions: Sequence[object]) -> list[str]:
-    """The predictions as a list, after checking that every one is a string."""
+def check_predictions(predictions: Sequence[object], *, start: int = 0) -> list[str]:
+    """The predictions as a list, after checking that every one is a string (examples numbered from ``start``)."""
     if isinstance(predictions, str):
         raise TypeError("predictions must be a sequence of strings, got a single str")
     predictions = list(predictions)
-    _check_strings(predictions, "prediction")
+    _check_strings(predictions, "prediction", start=start)
     return predictions
 
 
@@ -134,13 +137,13 @@ def check_lengths(n_predictions: int, n_references: int, metric: str) -> None:
         )
 
 
-def _from_lists(column: Sequence[Sequence[str]]) -> Answers:
+def _from_lists(column: Sequence[Sequence[str]], start: int) -> Answers:
     counts = np.fromiter(map(len, column), np.int64, len(column))
     if counts.size and counts.min() == 0:
-        raise ValueError(f"example {int(np.argmin(counts))} has an empty list of reference answers")
+        raise ValueError(f"example {start + int(np.argmin(counts))} has an empty list of reference answers")
     texts = list(chain.from_iterable(column))
     offsets = np.concatenate(([0], np.cumsum(counts)))
-    _check_strings(texts, "a reference answer", offsets)
+    _check_strings(texts, "a reference answer", offsets, start)
     return Answers(texts, offsets)
 
 
@@ -156,8 +159,11 @@ def _from_joined(column: Sequence[str]) -> Answers:
     return Answers(text.replace("\x00", "|").split("|"), offsets)
 
 
-def to_answers(column: Sequence[object] | Answers) -> Answers:
-    """Parse a reference column: a list of strings (``|``-joined alternatives) or a list of lists of strings."""
+def to_answers(column: Sequence[object] | Answers, *, start: int = 0) -> Answers:
+    """Parse a reference column: a list of strings (``|``-joined alternatives) or a list of lists of strings.
+
+    Errors number the examples from ``start`` (the first example of a batch).
+    """
     if isinstance(column, Answers):
         return column
     if isinstance(column, str):
@@ -168,17 +174,18 @@ def to_answers(column: Sequence[object] | Answers) -> Answers:
     first = column[0]
     kind = str if isinstance(first, str) else _LIST_TYPES if isinstance(first, _LIST_TYPES) else None
     if kind is None:
-        raise TypeError(f"reference of example 0 is {_type_name(first)}, expected a str or a list of str")
+        raise TypeError(f"reference of example {start} is {_type_name(first)}, expected a str or a list of str")
     types = set(map(type, column))
     if not all(issubclass(t, kind) for t in types):
         i = next(i for i, v in enumerate(column) if not isinstance(v, kind))
         bad = column[i]
         if isinstance(bad, (str, *_LIST_TYPES)):
             raise ValueError(
-                f"reference column mixes types: example 0 is {_type_name(first)}, example {i} is {_type_name(bad)}; "
+                f"reference column mixes types: example {start} is {_type_name(first)}, example {start + i} is "
+                f"{_type_name(bad)}; "
                 "use strings (alternatives joined by '|') or lists of strings throughout"
             )
-        raise TypeError(f"reference of example {i} is {_type_name(bad)}, expected a str or a list of str")
+        raise TypeError(f"reference of example {start + i} is {_type_name(bad)}, expected a str or a list of str")
     if kind is str:
         return _from_joined(column)
-    return _from_lists(column)
+    return _from_lists(column, start)
