@@ -161,6 +161,21 @@ def test_a_latency_goal_with_confidence_is_a_paired_test_over_rounds(clock, lab)
     assert not outcome[False].met
 
 
+def test_a_confident_latency_goal_is_met_only_by_a_model_that_is_faster(clock, lab):
+    model, config = lab
+    goal = {"type": "percent-min-improvement", "value": 20, "confidence": 0.95}
+    result = evaluate(
+        config(
+            model("base", 1e-3, wobble=0.05),
+            [model("faster", 0.5e-3, wobble=0.05), model("same", 1e-3, wobble=0.05)],
+            [avg(goal=goal, repeat_test_num=30)],
+        )
+    )
+    faster, same = (result.models[name].metrics["lat-avg"].goal for name in ("faster", "same"))
+    assert faster.met and faster.probability > 0.95
+    assert not same.met and same.probability < 0.05
+
+
 # ------------------------------------------------------------------------------ keep_loaded, load, first_call
 def test_reloading_per_round_times_load_and_first_call_apart(clock, lab):
     model, config = lab
