@@ -7,6 +7,7 @@ metric with no sub-types. Every config model here inherits from :class:`StrictMo
 from __future__ import annotations
 
 import difflib
+import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,28 @@ from pydantic_core import PydanticCustomError
 
 #: A path field: JSON has no path type, so a string is accepted here even though models are strict.
 LaxPath = Annotated[Path, Strict(False)]
+
+
+#: pydantic's strict type errors → what the JSON should hold there.
+EXPECTED_JSON = {
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "string_type": "a string",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "tuple_type": "a list",
+    "finite_number": "a finite number",
+}
+
+
+def shown_json(value: Any) -> str:
+    """A value as it reads in JSON (``"64"`` with quotes is a string, ``true`` a boolean), shortened."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def closest(word: str, choices: list[str] | set[str] | tuple[str, ...]) -> str | None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 
 from olive_eval.errors import ConfigError
+from olive_eval.strict_model import EXPECTED_JSON, shown_json
 
 #: Locations pydantic inserts for tagged unions; they are not part of the user's JSON.
 _UNION_TAGS = {"ONNXModel", "PyTorchModel", "HuggingfaceContainer", "DummyDataContainer"}
@@ -25,28 +25,6 @@ def json_path(loc: tuple[Any, ...]) -> str:
     return out
 
 
-#: pydantic's strict type errors → what the JSON should hold there.
-_EXPECTED = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "bool_type": "true or false",
-    "string_type": "a string",
-    "list_type": "a list",
-    "dict_type": "an object",
-    "tuple_type": "a list",
-    "finite_number": "a finite number",
-}
-
-
-def _shown(value: Any) -> str:
-    """A value as it reads in JSON (``"64"`` with quotes is a string, ``true`` a boolean)."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def describe_error(err: Any) -> tuple[str, str]:
     """(extra path below pydantic's location, message) for one pydantic error."""
     kind, ctx = err["type"], err.get("ctx") or {}
@@ -60,8 +38,8 @@ def describe_error(err: Any) -> tuple[str, str]:
         return "type", f"unknown type '{ctx['tag']}'; valid: {ctx['expected_tags']}"
     if kind == "union_tag_not_found":
         return "", f"missing required key '{ctx.get('discriminator', 'type').strip(chr(39))}'"
-    if kind in _EXPECTED:
-        return "", f"expected {_EXPECTED[kind]}, got {_shown(err['input'])}"
+    if kind in EXPECTED_JSON:
+        return "", f"expected {EXPECTED_JSON[kind]}, got {shown_json(err['input'])}"
     if kind == "literal_error":
         return "", f"got {err['input']!r}; expected {ctx['expected']}"
     return "", err["msg"].removeprefix("Value error, ")

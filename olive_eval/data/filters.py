@@ -20,7 +20,6 @@ Where olive-eval differs from lm-evaluation-harness, on purpose:
 
 from __future__ import annotations
 
-import json
 import re
 import string
 import unicodedata
@@ -30,7 +29,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import ValidationError, field_validator
 
 from olive_eval.registry import Registry
-from olive_eval.strict_model import StrictModel, unknown_choice_hint
+from olive_eval.strict_model import EXPECTED_JSON, StrictModel, shown_json, unknown_choice_hint
 
 
 class Repeats(list):  # type: ignore[type-arg]
@@ -311,25 +310,6 @@ class MajorityVoteFilter(Filter):
 
 # --------------------------------------------------------------------------------------------- building
 
-#: pydantic's strict type errors → what the JSON should hold there.
-_EXPECTED = {
-    "int_type": "an integer",
-    "float_type": "a number",
-    "bool_type": "true or false",
-    "string_type": "a string",
-    "list_type": "a list",
-    "dict_type": "an object",
-}
-
-
-def _shown(value: Any) -> str:
-    """A value as it reads in JSON (``"1"`` with quotes is a string), shortened."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
 
 def _error_message(err: Any, params_keys: set[str]) -> tuple[str, str]:
     """(JSON path below the filter's object, message) for the first pydantic error."""
@@ -339,8 +319,8 @@ def _error_message(err: Any, params_keys: set[str]) -> tuple[str, str]:
         loc, message = [err["ctx"]["key"]], err["msg"]
     elif kind == "missing":
         message = "missing required key"
-    elif kind in _EXPECTED:
-        message = f"expected {_EXPECTED[kind]}, got {_shown(err['input'])}"
+    elif kind in EXPECTED_JSON:
+        message = f"expected {EXPECTED_JSON[kind]}, got {shown_json(err['input'])}"
     else:
         message = err["msg"].removeprefix("Value error, ")
     if loc and loc[0] in params_keys:
@@ -363,12 +343,12 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
     if isinstance(spec, Filter):
         return spec
     if not isinstance(spec, dict):
-        raise ValueError(f"{path}: expected an object with a 'type', got {_shown(spec)}")
+        raise ValueError(f"{path}: expected an object with a 'type', got {shown_json(spec)}")
     data = {k: v for k, v in spec.items() if k != "params"}
     params_keys: set[str] = set()
     if "params" in spec:
         if not isinstance(spec["params"], dict):
-            raise ValueError(f"{path}.params: expected an object, got {_shown(spec['params'])}")
+            raise ValueError(f"{path}.params: expected an object, got {shown_json(spec['params'])}")
         for key, value in spec["params"].items():
             if key in data:
                 raise ValueError(f"{path}.params.{key}: '{key}' is given both inline and under 'params'")
@@ -378,7 +358,7 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
     if name is None:
         raise ValueError(f"{path}.type: missing required key 'type'; registered: {', '.join(filter_registry.names())}")
     if not isinstance(name, str):
-        raise ValueError(f"{path}.type: expected a string, got {_shown(name)}")
+        raise ValueError(f"{path}.type: expected a string, got {shown_json(name)}")
     if name not in filter_registry:
         raise ValueError(f"{path}.type: {_type_error(name)}")
     entry = filter_registry.get(name)
@@ -395,7 +375,7 @@ def build_filters(specs: Sequence[dict[str, Any] | Filter] | None, path: str = "
     if specs is None:
         return []
     if not isinstance(specs, (list, tuple)):
-        raise ValueError(f"{path}: expected a list of filters, got {_shown(specs)}")
+        raise ValueError(f"{path}: expected a list of filters, got {shown_json(specs)}")
     return [build_filter(spec, f"{path}[{i}]") for i, spec in enumerate(specs)]
 
 
