@@ -6,15 +6,17 @@ on the side the pre-processing asked for (left for generation), with the pad val
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pydantic import Field
 
-from olive_eval.data.batch import Batch, Columns, num_rows, take
+from olive_eval.data.batch import Batch, Column, Columns, num_rows, take
 from olive_eval.data.components import Component, ComponentParams, register_component
 from olive_eval.data.prepared import Prepared
+from olive_eval.errors import EvaluationError
 
 
 class DataloaderParams(ComponentParams):
@@ -56,34 +58,102 @@ class DefaultDataloader(Component):
         for name, value in data.pad.items():
             if name in columns:
                 columns[name] = pad(columns[name], value, data.padding_side, multiple)
-        inputs = [c for c in data.inputs if c in columns and c not in self.ignored]
-        return Batch(columns, inputs, start)
-
-    ignored: tuple[str, ...] = ()
+        return Batch(columns, [c for c in data.inputs if c in columns], start)
 
 
 class IgnoredFieldsParams(DataloaderParams):
-    ignore_batch_fields: list[str] = Field(default_factory=list, description="Columns kept away from the model.")
+    fields_no_batch: str | list[str] = Field(
+        "step",
+        description="Olive's: model inputs passed unbatched, as the value of the batch's first example (a scalar "
+        "'step' for a decoder's token-generation call)",
+    )
+
+
+@dataclass
+class UnbatchedFieldsBatch(Batch):
+    """A batch some of whose model inputs hold one value for the whole batch rather than one per example."""
+
+    unbatched: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return num_rows({k: v for k, v in self.columns.items() if k not in self.unbatched})
+
+    def select(self, index: Sequence[int] | np.ndarray) -> Batch:
+        columns = {k: v if k in self.unbatched else take(v, index) for k, v in self.columns.items()}
+        return UnbatchedFieldsBatch(columns, list(self.inputs), self.start, dict(self.extra), self.unbatched)
 
 
 @register_component("dataloader", "dataloader_with_ignored_batch_fields")
 class IgnoredFieldsDataloader(DefaultDataloader):
+    """Olive's: batches as ``default_dataloader`` makes them, except that each model input named in
+    ``fields_no_batch`` is not batched: the batch carries its first example's single value as a scalar (Olive
+    takes ``value[0].item()``), not a ``[batch]`` array. A field of several values per example is an error."""
+
     Params = IgnoredFieldsParams
 
-    @property
-    def ignored(self) -> tuple[str, ...]:  # type: ignore[override]
-        return tuple(self.params.ignore_batch_fields)  # type: ignore[attr-defined]
+    def _batch(self, columns: Columns, data: Prepared, start: int) -> Batch:
+        batch = super()._batch(columns, data, start)
+        fields = self.params.fields_no_batch  # type: ignore[attr-defined]
+        names = tuple(n for n in ([fields] if isinstance(fields, str) else fields) if n in batch.inputs)
+        for name in names:
+            first = np.asarray(batch.columns[name][0])
+            if first.size != 1:
+                raise EvaluationError(
+                    f"data config '{data.name}': fields_no_batch '{name}' holds {first.size} values per example "
+                    f"(shape {list(first.shape)}); only a single value can be passed unbatched"
+                )
+            batch.columns[name] = first.reshape(())
+        return UnbatchedFieldsBatch(batch.columns, batch.inputs, batch.start, batch.extra, names)
 
 
-class SingleParams(ComponentParams):
-    pass
+class NoAutoBatchParams(ComponentParams):
+    batch_size: int | None = Field(None, description="Olive's: ignored (each dataset item is already a batch)")
+    drop_last: bool | None = Field(None, description="Olive's: ignored")
 
 
 @register_component("dataloader", "no_auto_batch_dataloader")
 class NoAutoBatchDataloader(DefaultDataloader):
-    """Olive's: one example at a time."""
+    """Olive's: each dataset item is already a batch and is passed through as it is, with no batch axis added
+    (``raw_dataset``'s files hold their batch dimension). A reference or metadata value that is a scalar is
+    the batch's one example's. An item whose columns do not hold the same number of rows is an error."""
 
-    Params = SingleParams
+    Params = NoAutoBatchParams
+
+    @property
+    def batch_size(self) -> int:
+        return 1
+
+    def batches(self, data: Prepared) -> Iterator[Batch]:
+        start = 0
+        for chunk in data.chunks():
+            for i in range(num_rows(chunk)):
+                item = {k: v[i] for k, v in chunk.items()}
+                columns: Columns = {k: v if k in data.inputs or _sized(v) else _one_row(v) for k, v in item.items()}
+                try:
+                    rows = num_rows(columns) if all(_sized(v) for v in columns.values()) else None
+                except ValueError:
+                    rows = None
+                if rows is None:
+                    shapes = ", ".join(f"{k}: {np.shape(v) if _sized(v) else 'a scalar'}" for k, v in item.items())
+                    raise EvaluationError(
+                        f"data config '{data.name}': no_auto_batch_dataloader passes each dataset item unchanged as "
+                        f"one batch (Olive's: the dataset returns batches), but item {start} is not a batch: its "
+                        f"columns hold different numbers of rows ({shapes}); use default_dataloader to batch examples"
+                    )
+                yield Batch(columns, [c for c in data.inputs if c in columns], start)
+                start += rows
+
+
+def _sized(value: Any) -> bool:
+    """Whether ``value`` has rows (an array with an axis, a list); a string or a number is a scalar."""
+    if isinstance(value, np.ndarray):
+        return value.ndim > 0
+    return isinstance(value, list | tuple)
+
+
+def _one_row(value: Any) -> Column:
+    return np.asarray([value]) if isinstance(value, np.generic | int | float | bool) else [value]
 
 
 class VqaDataloaderParams(DataloaderParams):

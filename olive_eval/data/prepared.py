@@ -28,7 +28,8 @@ class PrepareContext:
 
             raise EvaluationError(
                 f"data config '{self.data_config}' needs a tokenizer or processor: give the model's folder "
-                "(HfModel model_path, ONNXModel processor_path) or pre_process_data_config.model_name"
+                "(HfModel model_path, ONNXModel processor_path) or pre_process_data_config.model_name; a model "
+                "that takes the raw columns (a PythonModel) wants pre_process_data_config.type 'skip_pre_process'"
             )
         return load_processor(source, allow_download=self.allow_download, trust_remote_code=trust_remote_code)
 

@@ -8,10 +8,11 @@ taken in the order of ``input_order_file`` (a file name a line, in ``data_dir``)
 those of the first input's folder ending in ``input_suffix``. ``annotations_file`` (a ``.npy`` in
 ``data_dir``) holds one label per file: it becomes the ``label`` column, the references.
 
-Olive's shapes include the batch dimension: a file of shape ``[n, ...]`` is ``n`` examples of shape
-``[...]``, so the container's ``no_auto_batch_dataloader`` (one example a call) calls the model on exactly
-the file's shape when ``n`` is 1, as Olive does; with ``default_dataloader`` and ``batch_size`` ``n``, each
-call is one file. Olive's placeholder label 0 is not made up: without annotations there are no references.
+Olive's shapes include the batch dimension, and so does each item here: one file, of its ``input_shapes``
+shape, with its annotation. The container's ``no_auto_batch_dataloader`` passes each file as it is, so the
+model is called on exactly the file's shape, as Olive does; ``default_dataloader`` stacks ``batch_size`` files
+on a new first axis, as Olive's does. Olive's placeholder label 0 is not made up: without annotations there
+are no references.
 """
 
 from __future__ import annotations
@@ -95,25 +96,19 @@ class RawSource(Source):
 
     @property
     def num_rows(self) -> int:
-        return len(self.files) * self.p.input_shapes[0][0]
+        return len(self.files)
 
     def chunks(self) -> Iterator[pa.Table]:
         for start in range(0, len(self.files), FILES_PER_CHUNK):
             names = self.files[start : start + FILES_PER_CHUNK]
             columns = {
-                input_name: np.concatenate([self._read(folder / f, shape, dtype) for f in names])
+                input_name: np.stack([self._read(folder / f, shape, dtype) for f in names])
                 for input_name, folder, shape, dtype in zip(
                     self.p.input_names, self.dirs, self.p.input_shapes, self.types, strict=True
                 )
             }
-            counts = {len(v) for v in columns.values()}
-            if len(counts) > 1:
-                raise EvaluationError(
-                    f"data config '{self.name}': the inputs' shapes give different numbers of examples per file "
-                    f"(first dimensions {[s[0] for s in self.p.input_shapes]}); they must agree"
-                )
             if self.annotations is not None:
-                columns[LABEL] = self._labels(start, len(names), counts.pop())
+                columns[LABEL] = self.annotations[start : start + len(names)]
             yield pa.table({k: arrow_column(v) for k, v in columns.items()})
 
     def _order(self, where: str) -> list[str]:
@@ -143,18 +138,6 @@ class RawSource(Source):
                 f"{where}: {path.name} holds {count} annotations for {len(self.files)} input files; one per file is needed"
             )
         return annotations
-
-    def _labels(self, start: int, files: int, examples: int) -> np.ndarray:
-        labels = self.annotations[start : start + files]  # type: ignore[index]
-        per_file = examples // files
-        if per_file == 1:
-            return labels
-        if labels.ndim >= 2 and labels.shape[1] == per_file:  # a label per example of each file
-            return labels.reshape(examples, *labels.shape[2:])
-        raise EvaluationError(
-            f"data config '{self.name}': each file holds {per_file} examples (the batch dimension of input_shapes) but "
-            f"the annotations give {labels.shape[1:] or 'one label'} per file; give shape [files, {per_file}, ...]"
-        )
 
     def _read(self, path: Path, shape: list[int], dtype: np.dtype) -> np.ndarray:
         where = f"data config '{self.name}'"

@@ -18,7 +18,8 @@ Sufficient statistics (:func:`stat_scores`) are an ``int8`` array of shape ``[N,
 ``(tp, fp, fn, tn)`` of every example for every class (``C = 1`` for binary, ``C = num_labels`` for
 multilabel). An ignored row (or multilabel entry) keeps its place with all-zero counts, so row ``i`` is
 always example ``i`` and resampling can index the array directly. Sum with ``np.sum`` (which widens
-small integers to int64) or pass it straight to :func:`reduce_stat_scores`.
+small integers to int64) or pass it straight to :func:`reduce_stat_scores`. Multiclass inputs with extra
+dimensions (a label per token) give ``int32`` rows: each example's counts summed over its positions.
 """
 
 from __future__ import annotations
@@ -95,8 +96,14 @@ def infer_task(preds: object, targets: object, ignore_index: int | None = None) 
     """Multilabel when targets are 2-D with the preds' shape; multiclass when preds have > 2 score columns
     or an integer label exceeds 1; binary otherwise."""
     p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
-    if t.ndim == 2 and p.shape == t.shape:
-        return "multilabel"
+    if t.ndim >= 2 and p.ndim == t.ndim + 1:
+        return "multiclass"  # scores [N, C, ...] for labels [N, ...]
+    valid = t[_valid_mask(t, ignore_index)]
+    if t.ndim == 2 and p.shape == t.shape:  # multilabel, unless a label exceeds 1 (per-token classes)
+        above = (valid.size and valid.max() > 1) or (not _is_float(p) and p.size and p.max() > 1)
+        return "multiclass" if above else "multilabel"
+    if t.ndim > 2 and p.shape == t.shape:
+        return "multiclass"
     if p.ndim == 2 and p.shape[1] > 2:
         return "multiclass"
     labels = [t[_valid_mask(t, ignore_index)]]
@@ -197,6 +204,8 @@ def stat_scores(
         raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
+    if resolve_task(preds, targets, task, ignore_index) == "multiclass" and np.ndim(targets) >= 2:
+        return _multidim_stat_scores(preds, targets, num_classes, top_k, ignore_index)
     p, t, task, valid = _prepare(preds, targets, task, ignore_index)
     if top_k > 1 and task != "multiclass":
         raise ValueError(f"top_k applies to multiclass inputs only, but the task is {task}")
@@ -233,6 +242,30 @@ def stat_scores(
         rank = (p > own).sum(axis=1) + ((p == own) & (np.arange(n_cls) < tgt_labels[:, None])).sum(axis=1)
         pred = _one_hot(np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1)), n_cls)
     return _confusion(pred, _one_hot(tgt_labels, n_cls), valid[:, None])
+
+
+def _multidim_stat_scores(
+    preds: object, targets: object, num_classes: int | None, top_k: int, ignore_index: int | None
+) -> np.ndarray:
+    """Multiclass with extra dimensions (torchmetrics' ``[N, ...]`` labels or ``[N, C, ...]`` scores for
+    ``[N, ...]`` targets, e.g. a label per token): every position is scored as one prediction, and each
+    example's counts are summed over its positions, so row ``i`` stays example ``i`` (``int32`` ``[N, C, 4]``).
+    Global sums equal torchmetrics' ``multidim_average="global"``."""
+    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
+    n, positions = t.shape[0], int(np.prod(t.shape[1:]))
+    if p.shape == t.shape:
+        flat_p = p.reshape(-1)
+    elif p.ndim == t.ndim + 1 and p.shape[0] == n and p.shape[2:] == t.shape[1:]:
+        flat_p = np.moveaxis(p, 1, -1).reshape(-1, p.shape[1])
+    else:
+        raise ValueError(
+            f"multiclass preds must be labels [N, ...] or scores [N, C, ...] for targets [N, ...], got preds "
+            f"{list(p.shape)} and targets {list(t.shape)}"
+        )
+    flat = stat_scores(
+        flat_p, t.reshape(-1), task="multiclass", num_classes=num_classes, top_k=top_k, ignore_index=ignore_index
+    )
+    return flat.reshape(n, positions, *flat.shape[1:]).sum(axis=1, dtype=np.int32)
 
 
 def _safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

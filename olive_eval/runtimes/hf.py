@@ -44,6 +44,7 @@ TASKS: dict[str, Task] = {
     "text-generation": Task(("AutoModelForCausalLM",)),
     "automatic-speech-recognition": Task(("AutoModelForSpeechSeq2Seq", "AutoModelForCTC")),
     "image-classification": Task(("AutoModelForImageClassification",)),
+    "audio-classification": Task(("AutoModelForAudioClassification",)),
     "image-text-to-text": Task(("AutoModelForImageTextToText", "AutoModelForVision2Seq"), generates=True),
 }
 
@@ -200,7 +201,7 @@ class HfRuntime(Runtime):
                 raise EvaluationError(
                     f"input '{name}' holds rows of different shapes; pad them (the dataloader pads token ids)"
                 )
-            tensor = torch.from_numpy(np.ascontiguousarray(array)).to(self.device)
+            tensor = torch.from_numpy(np.require(array, requirements="C")).to(self.device)
             tensors[name] = tensor.to(dtype) if tensor.is_floating_point() else tensor
         return tensors
 

@@ -213,8 +213,8 @@ def _cast(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
     """
     array = np.asarray(value)
     if array.dtype == dtype:
-        return np.ascontiguousarray(array)
-    cast = np.ascontiguousarray(array, dtype=dtype)
+        return np.require(array, requirements="C")  # keeps a 0-d input (a scalar ``step``) 0-d
+    cast = np.require(array, dtype=dtype, requirements="C")
     lossy = dtype.kind in "biu" and not np.can_cast(array.dtype, dtype, casting="safe")
     if lossy and not np.array_equal(cast, array):
         raise EvaluationError(f"input '{name}' has dtype {array.dtype} with values that do not fit the model's {dtype}")

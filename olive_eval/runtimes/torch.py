@@ -380,7 +380,7 @@ class TorchRuntime(Runtime):
             )
         tensors = {}
         for name in needed or list(inputs):
-            array = np.ascontiguousarray(inputs[name])
+            array = np.require(inputs[name], requirements="C")  # keeps a 0-d input (a scalar step) 0-d
             if not array.flags.writeable:  # torch.from_numpy warns on read-only memory
                 array = array.copy()
             dtype = self._torch_dtypes.get(name)

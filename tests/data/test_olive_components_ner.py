@@ -150,9 +150,8 @@ def metric_name(request):
         metric_registry.unregister(name)
 
 
-def test_evaluate_token_classification_bert(tmp_path, metric_name):
-    """A tiny BertForTokenClassification as HfModel: per-sentence accuracy over word-first tokens equals
-    scikit-learn's on the model's own logits at those positions (the aligned labels reach the metric)."""
+def tiny_ner(tmp_path: Path) -> tuple[Any, Any, list[dict[str, Any]], dict[str, Any]]:
+    """A tiny BertForTokenClassification with its tokenizer, random rows, and the HfModel + data config."""
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForTokenClassification
 
@@ -171,55 +170,90 @@ def test_evaluate_token_classification_bert(tmp_path, metric_name):
     model = BertForTokenClassification(config).eval()
     model.save_pretrained(folder)
     rows = random_rows(17, seed=2)
-    script = tmp_path / "metrics.py"
-    script.write_text(METRIC_SCRIPT.format(name=metric_name))
     data = write_rows(tmp_path / "d.jsonl", rows)
-    result = evaluate(
-        {
-            "input_model": {
-                "type": "HfModel",
-                "name": "bert",
-                "model_path": str(folder),
-                "task": "token-classification",
-            },
-            "data_configs": [
-                {
-                    "name": "ner",
-                    "load_dataset_config": {"data_name": "json", "data_files": str(data)},
-                    "pre_process_data_config": {
-                        "params": {
-                            "input_cols": ["tokens"],
-                            "label_col": "ner_tags",
-                            "task": "ner",
-                            "label_alignment": "first_subtoken",
-                        }
-                    },
-                    "dataloader_config": {"batch_size": 5},
-                }
-            ],
-            "metrics": [
-                {
-                    "name": "acc",
-                    "type": "accuracy",
-                    "sub_types": [{"name": metric_name}],
-                    "user_config": {"user_script": str(script)},
-                }
-            ],
-            "output_dir": str(tmp_path / "out"),
-        }
-    )
-    bert = result.models["bert"]
-    assert bert.status == "ok", bert.error
-    per_sentence = []
+    run = {
+        "input_model": {"type": "HfModel", "name": "bert", "model_path": str(folder), "task": "token-classification"},
+        "data_configs": [
+            {
+                "name": "ner",
+                "load_dataset_config": {"data_name": "json", "data_files": str(data)},
+                "pre_process_data_config": {
+                    "params": {
+                        "input_cols": ["tokens"],
+                        "label_col": "ner_tags",
+                        "task": "ner",
+                        "label_alignment": "first_subtoken",
+                    }
+                },
+                "dataloader_config": {"batch_size": 5},
+            }
+        ],
+        "output_dir": str(tmp_path / "out"),
+    }
+    return tokenizer, model, rows, run
+
+
+def word_first_tokens(tokenizer: Any, model: Any, rows: list[dict[str, Any]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each sentence's labels and the model's own predictions at its words' first tokens."""
+    import torch
+
+    out = []
     with torch.no_grad():
         for row in rows:
             enc = tokenizer(row["tokens"], is_split_into_words=True, add_special_tokens=False, return_tensors="pt")
             logits = model(**enc).logits[0].numpy()
-            want = expected_labels(tokenizer, row["tokens"], row["ner_tags"], "first_subtoken", False)
-            keep = np.array(want) != -100
+            want = np.array(expected_labels(tokenizer, row["tokens"], row["ner_tags"], "first_subtoken", False))
+            keep = want != -100
             assert keep.sum() == len(row["tokens"])
-            per_sentence.append(accuracy_score(np.array(want)[keep], logits.argmax(-1)[keep]))
+            out.append((want[keep], logits.argmax(-1)[keep]))
+    return out
+
+
+def test_evaluate_token_classification_bert(tmp_path, metric_name):
+    """A tiny BertForTokenClassification as HfModel: per-sentence accuracy over word-first tokens equals
+    scikit-learn's on the model's own logits at those positions (the aligned labels reach the metric)."""
+    tokenizer, model, rows, run = tiny_ner(tmp_path)
+    script = tmp_path / "metrics.py"
+    script.write_text(METRIC_SCRIPT.format(name=metric_name))
+    metric = {
+        "name": "acc",
+        "type": "accuracy",
+        "sub_types": [{"name": metric_name}],
+        "user_config": {"user_script": str(script)},
+    }
+    result = evaluate({**run, "metrics": [metric]})
+    bert = result.models["bert"]
+    assert bert.status == "ok", bert.error
+    per_sentence = [accuracy_score(y, p) for y, p in word_first_tokens(tokenizer, model, rows)]
     assert bert.metrics[f"acc-{metric_name}"].value == pytest.approx(np.mean(per_sentence))
+
+
+@pytest.mark.parametrize("task", [{"task": "multiclass", "num_classes": NUM_LABELS}, {}], ids=["explicit", "inferred"])
+def test_builtin_accuracy_scores_ner_per_token(tmp_path, task):
+    """The built-in accuracy_score and f1_score (macro) over per-token predictions with ignore_index -100:
+    scikit-learn's over every word-first token of the data (torchmetrics' global multidim average)."""
+    from sklearn.metrics import f1_score
+
+    tokenizer, model, rows, run = tiny_ner(tmp_path)
+    config = {"ignore_index": -100, **task}
+    metric = {
+        "name": "acc",
+        "type": "accuracy",
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1, "metric_config": config},
+            {"name": "f1_score", "priority": 2, "metric_config": {**config, "average": "macro"}},
+        ],
+    }
+    result = evaluate({**run, "metrics": [metric]})
+    bert = result.models["bert"]
+    assert bert.status == "ok", bert.error
+    pairs = word_first_tokens(tokenizer, model, rows)
+    labels = np.concatenate([y for y, _ in pairs])
+    predicted = np.concatenate([p for _, p in pairs])
+    assert len(set(predicted.tolist())) > 1
+    assert bert.metrics["acc-accuracy_score"].value == pytest.approx(accuracy_score(labels, predicted))
+    want_f1 = f1_score(labels, predicted, average="macro")  # over the classes that occur, as torchmetrics
+    assert bert.metrics["acc-f1_score"].value == pytest.approx(want_f1)
 
 
 def test_bad_input(tmp_path):

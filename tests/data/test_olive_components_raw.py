@@ -87,9 +87,19 @@ def test_order_file_suffix_and_npy_files(tmp_path):
             "dataloader_config": {"type": "default_dataloader", "batch_size": 2},
         }
     )
-    # a file of shape [2, 2] is two examples of [2] (the first dimension is the batch); batch_size 2 = one file a call
+    # default_dataloader stacks files on a new first axis, as Olive's does: [2 files, 2, 2], then the last file
+    assert [b.columns["x"].shape for b in batches] == [(2, 2, 2), (1, 2, 2)]
+    np.testing.assert_array_equal(np.concatenate([b.columns["x"] for b in batches]), data)
+    _, batches = prepare(
+        {
+            "type": "RawDataContainer",
+            "load_dataset_config": {"data_dir": str(npy), "input_names": ["x"], "input_shapes": [[2, 2]]},
+        }
+    )
+    # the container's no_auto_batch_dataloader: each file is passed as it is, no batch axis added (Olive's)
     for i, batch in enumerate(batches):
         np.testing.assert_array_equal(batch.columns["x"], data[i])
+        assert batch.size == 2
 
 
 def test_evaluate_accuracy_on_raw_files(tmp_path):

@@ -564,3 +564,44 @@ def test_batched_perplexity_equals_reducing_each_resample():
         [metric.reduce(stats[i]).value for i in resamples],
         rtol=1e-13,
     )
+
+
+# ---------------------------------------------------------------------------- multiclass with extra dimensions
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("scores", [False, True], ids=["labels", "scores"])
+def test_multidim_multiclass_matches_torchmetrics_with_ignore_index(seed, scores):
+    """A label per token: preds [N, S] (or scores [N, C, S]) for targets [N, S] padded with -100, as
+    torchmetrics' multiclass functions take them (global average over every position)."""
+    import torch
+    from torchmetrics.functional.classification import (
+        multiclass_accuracy,
+        multiclass_f1_score,
+        multiclass_precision,
+        multiclass_recall,
+    )
+
+    from olive_eval.metrics.classification import accuracy, f1_score, precision, recall
+    from olive_eval.metrics.classification_kernels import stat_scores
+
+    rng = np.random.default_rng(seed)
+    n, s, c = 5, 9, 4
+    t = rng.integers(0, c, (n, s))
+    t[rng.random((n, s)) < 0.3] = -100
+    p = rng.standard_normal((n, c, s)) if scores else rng.integers(0, c, (n, s))
+    pairs = ((accuracy, multiclass_accuracy), (precision, multiclass_precision), (recall, multiclass_recall))
+    for ours, theirs in (*pairs, (f1_score, multiclass_f1_score)):
+        for average in ("micro", "macro", "weighted"):
+            for task in ({"task": "multiclass", "num_classes": c}, {}):
+                got = ours(p, t, ignore_index=-100, average=average, **task)
+                want = theirs(torch.tensor(p), torch.tensor(t), num_classes=c, ignore_index=-100, average=average)
+                assert got == pytest.approx(want.item(), abs=1e-6), (ours.__name__, average, task)
+    stats = stat_scores(p, t, task="multiclass", num_classes=c, ignore_index=-100)
+    assert stats.shape == (n, c, 4)  # one row per example: its tokens' counts summed
+    assert (stats[:, :, 0].sum(axis=1) + stats[:, :, 2].sum(axis=1) == (t != -100).sum(axis=1)).all()
+
+
+def test_multidim_multiclass_bad_shapes():
+    from olive_eval.metrics.classification import accuracy
+
+    with pytest.raises(ValueError, match=r"labels \[N, \.\.\.\] or scores \[N, C, \.\.\.\].*\[2, 3, 4\].*\[2, 5\]"):
+        accuracy(np.zeros((2, 3, 4)), np.zeros((2, 5), int), task="multiclass")

@@ -422,6 +422,55 @@ def test_vit_image_classification_matches_the_direct_model(tmp_path, vit):
     assert result.models["vit"].metrics["acc-accuracy_score"].value == pytest.approx(accuracy_score(labels, direct))
 
 
+# ---------------------------------------------------------------------------------------------- audio classification
+def test_wav2vec2_audio_classification_matches_the_direct_model(tmp_path):
+    """Olive's audio_classification_pre_process feeding an HfModel (task audio-classification): the
+    predictions are the model's own argmax on the clip decoded, resampled (soxr) and featurized directly."""
+    from transformers import AutoFeatureExtractor, AutoModelForAudioClassification
+
+    from tests.data.test_olive_components_audio import LABELS, build_model
+
+    names = ["yes", "no", "up", "up", "yes", "no", "no", "yes", "up", "no"]
+    rows = []
+    for i, name in enumerate(names):  # tones of different pitch and length, at 8 kHz
+        clip = hf_models.sine_clip(0.2 + 0.05 * i, 150.0 * (i + 1), rate=8000, seed=i)
+        soundfile.write(tmp_path / f"clip{i}.wav", clip, 8000)
+        rows.append({"audio": str(tmp_path / f"clip{i}.wav"), "label": name})
+    data_file = write_jsonl(tmp_path / "clips.jsonl", rows)
+    folder = build_model(tmp_path / "w2v2_cls")
+    extractor = AutoFeatureExtractor.from_pretrained(folder)
+    model = AutoModelForAudioClassification.from_pretrained(folder).eval()
+
+    def direct_logits() -> torch.Tensor:
+        out = []
+        for i in range(len(names)):
+            samples, rate = soundfile.read(tmp_path / f"clip{i}.wav", dtype="float32")
+            resampled = soxr.resample(samples, rate, 16000, quality="HQ").astype(np.float32)
+            with torch.inference_mode():
+                out.append(model(**extractor(resampled, sampling_rate=16000, return_tensors="pt")).logits[0])
+        return torch.stack(out)
+
+    with torch.no_grad():  # a random head gives every clip one class: centre its logits over the clips
+        model.classifier.bias.sub_(direct_logits().mean(0))
+    model.save_pretrained(folder)
+    direct = direct_logits().argmax(-1).tolist()
+    assert len(set(direct)) > 1
+
+    models = [{"type": "HfModel", "name": "w2v2", "model_path": str(folder), "task": "audio-classification"}]
+    data = {
+        "name": "clips",
+        "type": "HuggingfaceContainer",
+        "load_dataset_config": {"data_name": "json", "data_files": str(data_file)},
+        "pre_process_data_config": {"input_cols": ["audio"], "label_col": "label", "task": "audio-classification"},
+        "dataloader_config": {"batch_size": 1},
+    }
+    result = run(tmp_path, models, [data], [accuracy("acc", "clips", 1)])
+    ok(result)
+    assert predictions(tmp_path, "w2v2", "acc") == direct
+    label_ids = [{v: k for k, v in LABELS.items()}[n] for n in names]
+    assert result.models["w2v2"].metrics["acc-accuracy_score"].value == pytest.approx(accuracy_score(label_ids, direct))
+
+
 # ---------------------------------------------------------------------------------------------- speech
 TRANSCRIBER_SCRIPT = """
 import torch
@@ -662,7 +711,8 @@ def test_an_onnx_model_without_a_processor_on_text_data(tmp_path, bert_onnx):
     result = text_run(tmp_path, {"type": "ONNXModel", "name": "onnx", "model_path": str(bert_onnx)})
     assert result.models["onnx"].metrics["acc-accuracy_score"].error == (
         "data config 'd' needs a tokenizer or processor: give the model's folder (HfModel model_path, ONNXModel "
-        "processor_path) or pre_process_data_config.model_name"
+        "processor_path) or pre_process_data_config.model_name; a model that takes the raw columns (a PythonModel) "
+        "wants pre_process_data_config.type 'skip_pre_process'"
     )
 
 
@@ -715,7 +765,7 @@ def test_an_unknown_task(tmp_path, bert):
     assert str(caught.value) == (
         "<config>: input_model.task: unknown task 'text-clasification'; HfModel tasks: text-classification, "
         "token-classification, feature-extraction, text-generation, automatic-speech-recognition, "
-        "image-classification, image-text-to-text"
+        "image-classification, audio-classification, image-text-to-text"
     )
 
 
