@@ -18,7 +18,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -47,11 +46,13 @@ class TesseractReader:
             self.options += ["-c", "tessedit_do_invert=0", "-c", "load_system_dawg=0", "-c", "load_freq_dawg=0"]
         self.env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
 
-    def __call__(self, batch: dict[str, Any]) -> list[str]:
+    def __call__(self, batch: dict[str, Any]) -> list[str | None]:
+        """One answer per example; None where Tesseract could not read the image (olive-eval scores it as an
+        empty prediction and counts it)."""
         texts = self.read(batch["image"])
-        return [answer(q, t) for q, t in zip(batch["question"], texts, strict=True)]
+        return [None if t is None else answer(q, t) for q, t in zip(batch["question"], texts, strict=True)]
 
-    def read(self, images: list[Any]) -> list[str]:
+    def read(self, images: list[Any]) -> list[str | None]:
         scale = self.settings["scale"]
         with tempfile.TemporaryDirectory() as tmp:
             paths = []
@@ -76,12 +77,9 @@ class TesseractReader:
             return None
         return done.stdout.decode("utf-8", "replace").split("\f")[: len(paths)]
 
-    def _one(self, path: Path, tmp: Path) -> str:
+    def _one(self, path: Path, tmp: Path) -> str | None:
         pages = self._run([path], tmp)
-        if pages is None or len(pages) != 1:
-            warnings.warn(f"tesseract could not read {path.name}; scored as an empty prediction", stacklevel=2)
-            return ""
-        return pages[0]
+        return None if pages is None or len(pages) != 1 else pages[0]
 
 
 def answer(question: str, text: str) -> str:

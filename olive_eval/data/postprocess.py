@@ -41,7 +41,18 @@ class PostProcess(Component):
 
 @register_component("post-process", "identity")
 class Identity(PostProcess):
-    """The selected output as it is."""
+    """The selected output as it is. A model that returns ``None`` for an example (a ``PythonModel`` whose
+    generation failed there) gets an empty prediction for it, counted in the pass's notes, as Olive counts
+    failed generations."""
+
+    def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        column = self.raw(outputs)
+        if isinstance(column, list):
+            failed = sum(value is None for value in column)
+            if failed:
+                context.note("generations that failed (None from the model; scored as empty predictions)", failed)
+                return ["" if value is None else value for value in column]
+        return column
 
 
 register_component("post-process", "post_process")(Identity)  # Olive's default

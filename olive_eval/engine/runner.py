@@ -261,6 +261,7 @@ class ModelEvaluator:
                 consumer.discard()
             raise
         ctx.result.passes[job.data_config] = record.summary()
+        ctx.result.warnings.extend(f"{count} {note} on '{job.data_config}'" for note, count in record.notes.items())
         self.progress(ctx.model_name, f"finishing the scores of {len(consumers)} metric(s) on '{job.data_config}'")
         for consumer in consumers:
             metric = consumer.metric

@@ -32,6 +32,13 @@ MODELS = textwrap.dedent(
         return call
 
 
+    def load_failing(path):
+        # generation fails (None) on every example whose number is a multiple of 4
+        def call(batch):
+            return [None if int(t) % 4 == 0 else t for t in batch["truth"]]
+        return call
+
+
     def load_numbers(path):
         def call(batch):
             return [7 if "4" in t else t for t in batch["truth"]]
@@ -134,6 +141,21 @@ def test_intervals_and_paired_goals_come_with_the_per_example_scores(local):
     records = [json.loads(line) for line in lines]
     assert [r["exact_match"] for r in records[:4]] == [0.0, 1.0, 0.0, 1.0]
     assert records[1]["references"] == ["1", "1.0"]
+
+
+def test_failed_generations_are_empty_predictions_counted_and_warned(local):
+    result = evaluate(qa_config(local, "load_failing"))
+    failing = result.models["load_failing"]
+    assert failing.status == "ok"
+    assert failing.metrics["vqa-exact_match"].value == pytest.approx(9 / 12)  # 0, 4 and 8 failed
+    note = "generations that failed (None from the model; scored as empty predictions)"
+    assert failing.passes["qa"]["notes"] == {note: 3}
+    assert failing.warnings == [f"3 {note} on 'qa'"]
+    written = json.loads((local["tmp"] / "out" / "results.json").read_text())
+    assert written["models"]["load_failing"]["passes"]["qa"]["notes"] == {note: 3}
+    lines = (local["tmp"] / "out" / "instances" / "load_failing" / "vqa.jsonl").read_text().splitlines()
+    assert [json.loads(line)["prediction"] for line in lines][:5] == ["", "1", "2", "3", ""]
+    assert result.models["load_reader"].warnings == []
 
 
 def test_a_prediction_that_is_not_a_string_names_the_example_and_the_type(local):
