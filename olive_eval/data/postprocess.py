@@ -162,22 +162,35 @@ class CtcParams(PostParams):
 
 @register_component("post-process", "ctc_decode")
 class CtcDecode(PostProcess):
-    """CTC logits → text: the best token per frame, repeats collapsed, blanks dropped, through the processor."""
+    """CTC logits → text: the best token per frame over the clip's own frames (a padded clip's extra frames are
+    left out when the model gives ``output_lengths``), then repeats grouped and blanks dropped.
+
+    A CTC tokenizer (one whose decoding groups tokens, as transformers' Wav2Vec2CTCTokenizer does) decodes the
+    frame ids itself, exactly as transformers documents CTC decoding: grouping first, so a letter repeated across
+    a blank stays doubled. Another tokenizer gets the ids already grouped, blanks removed.
+    """
 
     Params = CtcParams
 
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
+        import inspect
+
         from olive_eval.data.processor import tokenizer_of
 
         ids = np.argmax(dense(self.raw(outputs), "the CTC logits"), axis=-1)
+        lengths = outputs.get("output_lengths") if isinstance(outputs, dict) else None
+        rows = [row if lengths is None else row[: int(lengths[i])] for i, row in enumerate(ids)]
         tokenizer = tokenizer_of(context.processor())
-        blank = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        collapsed = []
-        for row in ids:
-            keep = np.ones(len(row), dtype=bool)
-            keep[1:] = row[1:] != row[:-1]
-            collapsed.append([int(t) for t in row[keep] if t != blank])
-        texts = tokenizer.batch_decode(collapsed, skip_special_tokens=True)
+        if "group_tokens" in inspect.signature(tokenizer._decode).parameters:
+            texts = [tokenizer.decode([int(t) for t in row], skip_special_tokens=False) for row in rows]
+        else:
+            blank = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+            collapsed = []
+            for row in rows:
+                keep = np.ones(len(row), dtype=bool)
+                keep[1:] = row[1:] != row[:-1]
+                collapsed.append([int(t) for t in row[keep] if t != blank])
+            texts = tokenizer.batch_decode(collapsed, skip_special_tokens=True)
         empty = sum(1 for t in texts if not t.strip())
         if empty:
             context.note("transcriptions that decoded to empty text (scored as empty predictions)", empty)

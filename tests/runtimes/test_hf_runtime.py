@@ -639,21 +639,11 @@ def test_wav2vec2_ctc_logits_match_the_direct_model(tmp_path, wav2vec2, metric_n
         np.testing.assert_allclose(row[:length], alone, atol=1e-4, rtol=0)
 
 
-CTC_REGROUPS = (
-    "ctc_decode collapses repeats and drops blanks, then the CTC tokenizer groups repeats again: a letter repeated "
-    "across a blank ('l <pad> l') loses one"
-)
-CTC_PADDING = (
-    "ctc_decode decodes the frames of the batch's padding too: a clip padded to a longer one's length gets extra "
-    "text (HfModel gives output_lengths; ctc_decode does not read them yet)"
-)
-
-
 @pytest.mark.parametrize(
     "batch_size",
     [
-        pytest.param(1, marks=pytest.mark.xfail(strict=True, reason=CTC_REGROUPS)),
-        pytest.param(3, marks=pytest.mark.xfail(strict=True, reason=f"{CTC_REGROUPS}; {CTC_PADDING}")),
+        1,
+        3,
     ],
 )
 def test_wav2vec2_ctc_transcribes_like_argmax_and_batch_decode(tmp_path, wav2vec2, metric_names_speech, batch_size):
@@ -672,7 +662,6 @@ def test_asr_through_a_python_model(tmp_path, request, which, metric_names_speec
     check_asr(tmp_path, result, direct, metric_names_speech)
 
 
-@pytest.mark.xfail(strict=True, reason=CTC_REGROUPS)
 def test_ctc_decode_keeps_a_letter_repeated_across_a_blank(wav2vec2):
     processor = AutoProcessor.from_pretrained(wav2vec2)
     vocab = processor.tokenizer.get_vocab()
