@@ -7,6 +7,7 @@ output they start from (``output_name``: a name or an index, default the first) 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -173,8 +174,6 @@ class CtcDecode(PostProcess):
     Params = CtcParams
 
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
-        import inspect
-
         from olive_eval.data.processor import tokenizer_of
 
         ids = np.argmax(dense(self.raw(outputs), "the CTC logits"), axis=-1)

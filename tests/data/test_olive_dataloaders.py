@@ -5,7 +5,6 @@ torch's DataLoader (default_collate, and ``batch_size=None``) is the reference f
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,33 +16,20 @@ from torch.utils.data import DataLoader, default_collate
 
 from olive_eval import evaluate
 from olive_eval.config.data import DataConfig
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
-
-LLAMA = {
-    "model_type": "llama",
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "hidden_size": 32,
-    "vocab_size": 40,
-}
+from tests.data.test_olive_components_dummy import LLAMA
+from tests.data.test_olive_components_dummy import model_folder as dummy_model_folder
+from tests.data.test_olive_components_dummy import prepare as dummy_prepare
+from tests.helpers import write_jsonl
 
 
 def prepare(data_config: dict[str, Any], folder: Path | None = None) -> tuple[Any, list[Any]]:
-    config = DataConfig.model_validate({"name": "d", **data_config})
-    source = build("dataset", config.load_dataset_config).open("d", DataContext())
-    prepared = build("pre-process", config.pre_process_data_config).prepare(source, PrepareContext("d", folder))
-    return prepared, list(build("dataloader", config.dataloader_config).batches(prepared))
+    prepared, batches, _ = dummy_prepare(data_config, folder)
+    return prepared, batches
 
 
 def model_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "llama"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps(LLAMA))
-    return folder
+    return dummy_model_folder(tmp_path, LLAMA, "llama")
 
 
 def token_container(folder: Path, **dataloader: Any) -> dict[str, Any]:
@@ -147,11 +133,6 @@ def test_evaluate_an_onnx_graph_with_a_scalar_step_input(tmp_path):
 
 
 # --------------------------------------------------------------------------------- no_auto_batch_dataloader
-def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path
-
-
 def batched_rows(seed: int = 0) -> tuple[list[dict[str, Any]], np.ndarray, np.ndarray]:
     """Four items, each already a batch: 3 examples of 2 features, and their 3 labels."""
     rng = np.random.default_rng(seed)

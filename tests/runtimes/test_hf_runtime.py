@@ -305,12 +305,8 @@ def direct_generations(folder: Path, texts: list[str], **kwargs: Any) -> list[st
     return out
 
 
-def test_gpt2_generation_decodes_what_generate_gives(tmp_path, gpt2, metric_names):
-    kwargs = {"max_new_tokens": 5, "do_sample": False}
-    texts = hf_models.sentences(10, seed=2, max_words=7)
-    direct = direct_generations(gpt2, texts, **kwargs)
-    assert all(direct) and len(set(direct)) > 1
-    references = [d if i % 3 else "no such answer" for i, d in enumerate(direct)]  # two thirds match
+def generation_run(tmp_path: Path, gpt2: Path, kwargs: dict[str, Any], references: list[str], metric_names):
+    """The tiny GPT-2 as an HfModel generating with ``kwargs``, decoded, scored by exact match."""
     data_file, _ = lm_data(tmp_path, references)
     script = tmp_path / "metrics.py"
     script.write_text(METRIC_SCRIPT.format(**metric_names))
@@ -331,7 +327,16 @@ def test_gpt2_generation_decodes_what_generate_gives(tmp_path, gpt2, metric_name
         "sub_types": [{"name": metric_names["exact"]}],
         "user_config": {"user_script": str(script)},
     }
-    result = run(tmp_path, models, [data_config("gen", data_file, pre, {"type": "decode"}, 4)], [metric])
+    return run(tmp_path, models, [data_config("gen", data_file, pre, {"type": "decode"}, 4)], [metric])
+
+
+def test_gpt2_generation_decodes_what_generate_gives(tmp_path, gpt2, metric_names):
+    kwargs = {"max_new_tokens": 5, "do_sample": False}
+    texts = hf_models.sentences(10, seed=2, max_words=7)
+    direct = direct_generations(gpt2, texts, **kwargs)
+    assert all(direct) and len(set(direct)) > 1
+    references = [d if i % 3 else "no such answer" for i, d in enumerate(direct)]  # two thirds match
+    result = generation_run(tmp_path, gpt2, kwargs, references, metric_names)
     ok(result)
     assert predictions(tmp_path, "gpt2", "gen") == direct
     expected = np.mean([d == r for d, r in zip(direct, references, strict=True)])
@@ -346,27 +351,7 @@ def test_an_empty_generation_is_counted_not_a_crash(tmp_path, gpt2, metric_names
     texts = hf_models.sentences(10, seed=2, max_words=7)
     direct = direct_generations(gpt2, texts, **kwargs)
     assert direct == [""] * len(texts)
-    data_file, _ = lm_data(tmp_path, ["", *texts[1:]])
-    script = tmp_path / "metrics.py"
-    script.write_text(METRIC_SCRIPT.format(**metric_names))
-    pre = {"type": "text_generation_huggingface_pre_process", "input_cols": ["text"], "label_col": "answer"}
-    models = [
-        {
-            "type": "HfModel",
-            "name": "gpt2",
-            "model_path": str(gpt2),
-            "task": "text-generation",
-            "generation_kwargs": kwargs,
-        }
-    ]
-    metric = {
-        "name": "gen",
-        "type": "accuracy",
-        "data_config": "gen",
-        "sub_types": [{"name": metric_names["exact"]}],
-        "user_config": {"user_script": str(script)},
-    }
-    result = run(tmp_path, models, [data_config("gen", data_file, pre, {"type": "decode"}, 4)], [metric])
+    result = generation_run(tmp_path, gpt2, kwargs, ["", *texts[1:]], metric_names)
     ok(result)
     assert predictions(tmp_path, "gpt2", "gen") == direct
     assert result.models["gpt2"].metrics[f"gen-{metric_names['exact']}"].value == pytest.approx(1 / len(texts))
