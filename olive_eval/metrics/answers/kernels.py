@@ -22,21 +22,23 @@ zeroes a question only when ``1 - NL < 0.5`` (so NL exactly 0.5 scores 0.5; the 
 whitespace); here it is the longer normalized one, the only way NL stays within [0, 1] and equals
 ``rapidfuzz.distance.Levenshtein.normalized_distance``.
 
-Strings are processed as whole lists (:mod:`.text`, rapidfuzz's ``process.cpdist``), in blocks of examples, never
-one Python call per example, except where a rule is inherently per string (pix2struct, mistral, VQA normalization:
-once per distinct string).
+The kernels with Olive's normalization work on blocks of examples whose predictions and answers are normalized
+together into one byte buffer (:mod:`.blocks`, :mod:`.text`), with numbers parsed there too (:mod:`.numbers`):
+no Python call per example or per answer. The others use rapidfuzz's ``process.cpdist`` over whole lists, or
+call a rule that is inherently per string once per distinct string (pix2struct, mistral, VQA normalization).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
 from olive_eval.metrics.answers import numbers
+from olive_eval.metrics.answers.blocks import Block, scores_by_block
 from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
-from olive_eval.metrics.answers.text import Segments, dense_ids
+from olive_eval.metrics.answers.text import dense_ids
 from olive_eval.metrics.answers.vqa import consensus_scores, vqa_normalize
 
 __all__ = [
@@ -53,7 +55,6 @@ Rule = Literal["olive", "pix2struct", "mistral"]
 Method = Literal["olive", "token_sort_ratio"]
 Processor = Literal["default", "none"]
 PROCESSORS = ("default", "none")
-_BLOCK = 1 << 14  # examples processed together (8-16k measured fastest at 1M)
 
 
 def mean_score(scores: np.ndarray) -> float:
@@ -69,38 +70,13 @@ def _inputs(predictions: Sequence[str], references: References, metric: str) -> 
     return preds, answers
 
 
-def _by_block(preds: list[str], answers: Answers, score: Callable[[list[str], Answers], np.ndarray]) -> np.ndarray:
-    """``score`` over blocks of examples, concatenated.
-
-    Blocks keep every buffer a few MB: one built for a million answers is tens of MB, which the allocator maps
-    fresh from the OS each time, and the page faults then cost more than the work (3-5x per byte here).
-    """
-    if len(preds) <= _BLOCK:
-        return score(preds, answers)
-    out = []
-    for lo in range(0, len(preds), _BLOCK):
-        hi = min(lo + _BLOCK, len(preds))
-        a, b = int(answers.offsets[lo]), int(answers.offsets[hi])
-        out.append(score(preds[lo:hi], Answers(answers.texts[a:b], answers.offsets[lo : hi + 1] - a)))
-    return np.concatenate(out)
-
-
-def _pairs(n: int, answers: Answers) -> tuple[np.ndarray, np.ndarray]:
-    """Indices into ``preds + answers.texts``: the prediction and the alternative of every pair."""
-    return answers.owner(), np.arange(n, n + len(answers.texts))
-
-
 def exact_match_scores(predictions: Sequence[str], references: References) -> np.ndarray:
     """1.0 where the normalized prediction equals a normalized alternative, else 0.0."""
-    preds, answers = _inputs(predictions, references, "exact_match")
-    if not preds:
-        return np.zeros(0)
-    return _by_block(preds, answers, _exact_match)
+    return scores_by_block(predictions, references, "exact_match", _exact_match)
 
 
-def _exact_match(preds: list[str], answers: Answers) -> np.ndarray:
-    seg = Segments.of(preds + answers.texts)
-    return answers.best(seg.equal(*_pairs(len(preds), answers)))
+def _exact_match(block: Block) -> np.ndarray:
+    return block.best(block.seg.equal(*block.pairs()))
 
 
 def relaxed_accuracy_scores(
@@ -111,25 +87,25 @@ def relaxed_accuracy_scores(
         raise ValueError(f"relaxed_accuracy tolerance must be >= 0, got {tolerance}")
     if rule not in numbers.RULES:
         raise ValueError(f"relaxed_accuracy rule must be one of {list(numbers.RULES)}, got {rule!r}")
+    if rule == "olive":
+        return scores_by_block(predictions, references, "relaxed_accuracy", lambda b: _olive_relaxed(b, tolerance))
     preds, answers = _inputs(predictions, references, "relaxed_accuracy")
     if not preds:
         return np.zeros(0)
-    if rule != "olive":
-        relaxed = numbers.pix2struct_relaxed if rule == "pix2struct" else numbers.mistral_relaxed
-        return answers.best(relaxed([preds[i] for i in answers.owner().tolist()], answers.texts, tolerance))
-    return _by_block(preds, answers, lambda p, a: _olive_relaxed(p, a, tolerance))
+    relaxed = numbers.pix2struct_relaxed if rule == "pix2struct" else numbers.mistral_relaxed
+    return answers.best(relaxed([preds[i] for i in answers.owner().tolist()], answers.texts, tolerance))
 
 
-def _olive_relaxed(preds: list[str], answers: Answers, tolerance: float) -> np.ndarray:
-    left, right = _pairs(len(preds), answers)
-    seg = Segments.of(preds + answers.texts)
+def _olive_relaxed(block: Block, tolerance: float) -> np.ndarray:
+    left, right = block.pairs()
+    seg = block.seg
     parsed, value = numbers.parse_floats(seg, drop=",%")
     both, close = numbers.olive_relaxed(parsed[left], value[left], parsed[right], value[right], tolerance)
     match = close & both
     text = np.flatnonzero(~both)  # Olive compares strings only where a side is not a number
     if text.size:
         match[text] = seg.equal(left[text], right[text])
-    return answers.best(match)
+    return block.best(match)
 
 
 def word_sort_ratio_scores(
@@ -149,6 +125,8 @@ def word_sort_ratio_scores(
         raise ValueError(f"word_sort_ratio method must be 'olive' or 'token_sort_ratio', got {method!r}")
     if processor not in PROCESSORS:
         raise ValueError(f"word_sort_ratio processor must be one of {list(PROCESSORS)}, got {processor!r}")
+    if method == "olive":
+        return scores_by_block(predictions, references, "word_sort_ratio", lambda b: b.best(_word_overlap(b)))
     preds, answers = _inputs(predictions, references, "word_sort_ratio")
     if not preds:
         return np.zeros(0)
@@ -162,15 +140,14 @@ def word_sort_ratio_scores(
             processor=utils.default_process if processor == "default" else None,
             dtype=np.float64,
         )
-        return answers.best(scores / 100.0)
-    return _by_block(preds, answers, lambda p, a: a.best(_word_overlap(p, a)))
+    return answers.best(scores / 100.0)
 
 
-def _word_overlap(preds: list[str], answers: Answers) -> np.ndarray:
+def _word_overlap(block: Block) -> np.ndarray:
     """Olive's ratio for every (prediction, alternative) pair, from one sort of (pair, word id, side) keys."""
-    n, pairs = len(preds), len(answers.texts)
+    seg, n, answers = block.seg, block.n, block.alternatives
+    pairs = seg.n - n
     left = answers.owner()
-    seg = Segments.of(preds + answers.texts)
     starts, ends, string_of = seg.words()
     ids = seg.word_ids(starts, ends)
     id_bits = max(int(ids.max(initial=0)).bit_length(), 1)
@@ -206,18 +183,15 @@ def anls_scores(predictions: Sequence[str], references: References, *, threshold
     """Average Normalized Levenshtein Similarity per example (before the average): best alternative's 1 - NL."""
     if not 0 <= threshold <= 1:
         raise ValueError(f"anls threshold must lie in [0, 1], got {threshold}")
-    preds, answers = _inputs(predictions, references, "anls")
-    if not preds:
-        return np.zeros(0)
-    return _by_block(preds, answers, lambda p, a: _anls(p, a, threshold))
+    return scores_by_block(predictions, references, "anls", lambda b: _anls(b, threshold))
 
 
-def _anls(preds: list[str], answers: Answers, threshold: float) -> np.ndarray:
+def _anls(block: Block, threshold: float) -> np.ndarray:
     from rapidfuzz import process
     from rapidfuzz.distance import Levenshtein
 
-    seg = Segments.of(preds + answers.texts)
-    left, right = _pairs(len(preds), answers)
+    seg = block.seg
+    left, right = block.pairs()
     nl = np.zeros(left.size)  # equal normalized strings: NL = 0
     rest = np.flatnonzero(~seg.equal(left, right))
     if rest.size:
@@ -229,7 +203,7 @@ def _anls(preds: list[str], answers: Answers, threshold: float) -> np.ndarray:
             scorer=Levenshtein.normalized_distance,
             dtype=np.float64,
         )
-    return answers.best(np.where(nl <= threshold, 1.0 - nl, 0.0))
+    return block.best(np.where(nl <= threshold, 1.0 - nl, 0.0))
 
 
 def vqa_accuracy_scores(predictions: Sequence[str], references: References) -> np.ndarray:

@@ -35,17 +35,24 @@ _CAN_START = np.zeros(256, bool)  # first and last characters of a float() strin
 _CAN_START[[*b"0123456789+-.", *range(0x80, 0x100)]] = True
 _CAN_END = np.zeros(256, bool)
 _CAN_END[[*b"0123456789.fyn", *range(0x80, 0x100)]] = True
-_BLOCK = 1024  # candidates converted per map(float, ...) call; a block holding a non-number goes one by one
+_MAX_DIGITS = 15  # digits of a plain decimal parsed with numpy: below 10**15 < 2**53, exact in float64
+_MAX_PLAIN_BYTES = 64  # longer candidates go to float()
+_POW10 = np.array([10.0**k for k in range(_MAX_DIGITS + 1)])  # exact: powers of ten up to 1e22 are doubles
 
 
 def parse_floats(seg: Segments, drop: str = "") -> tuple[np.ndarray, np.ndarray]:
     """``float()`` of every normalized string after deleting the ``drop`` characters: (parsed?, value or nan).
 
-    Only strings that can be floats reach ``float()``. A float string (lowercased, stripped) starts with a sign,
-    a digit, "." or a non-ASCII digit, or is "inf", "infinity" or "nan" (starts "in" or "na"); it ends with a
-    digit, ".", a non-ASCII digit, "f", "y" or "n". A ``drop`` character counts as any of these (it is deleted
-    before ``float()``). The screen reads three bytes of every string with numpy; the survivors are converted by
-    ``map(float, ...)`` in blocks.
+    Three stages, each exact:
+
+    1. A screen reads three bytes of every string: a float string (lowercased, stripped) starts with a sign, a
+       digit, "." or a non-ASCII digit, or is "inf", "infinity" or "nan" (starts "in" or "na"); it ends with a
+       digit, ".", a non-ASCII digit, "f", "y" or "n". A ``drop`` character counts as any of these (it is
+       deleted before ``float()``). The rest are not numbers.
+    2. Plain decimals (:func:`_plain_decimals`) are parsed with numpy.
+    3. Whatever else passed the screen ("1e5", "inf", "1_000", other digits, more than 15 digits) goes to
+       ``float()`` itself.
+
     Normalization does not change what ``float()`` accepts: whitespace inside a string fails either way, at its
     ends it is ignored either way, and lowercasing touches only letters that ``float()`` reads in either case.
     """
@@ -58,26 +65,72 @@ def parse_floats(seg: Segments, drop: str = "") -> tuple[np.ndarray, np.ndarray]
     word = ((first == ord("i")) & (second == ord("n"))) | ((first == ord("n")) & (second == ord("a")))
     lead = _CAN_START[first] | dropped[first] | word | (((first == ord("i")) | (first == ord("n"))) & dropped[second])
     candidates = np.flatnonzero((size > 0) & lead & (_CAN_END[last] | dropped[last]))
-    if not candidates.size:
-        return ok, value
-    text = seg.text()
-    for ch in drop:
-        text = text.replace(ch, "")
-    parts = text.split("\x00")  # a string's spaces at its ends are still there: float() ignores them
-    strings = list(map(parts.__getitem__, candidates.tolist()))
-    for lo in range(0, len(strings), _BLOCK):
-        block, rows = strings[lo : lo + _BLOCK], candidates[lo : lo + _BLOCK]
-        try:  # candidates are nearly always numbers: a whole block at C speed
-            value[rows] = list(map(float, block))
-            ok[rows] = True
-        except ValueError:
-            for i, s in zip(rows.tolist(), block, strict=True):
-                try:
-                    value[i] = float(s)
-                    ok[i] = True
-                except ValueError:
-                    pass
+    plain, plain_value = _plain_decimals(seg, candidates, drop)
+    rows = candidates[plain]
+    ok[rows], value[rows] = True, plain_value[plain]
+    rest = candidates[~plain]
+    if rest.size:
+        data = buf.tobytes()
+        spans = zip(starts[rest].tolist(), (starts[rest] + size[rest]).tolist(), strict=True)
+        text = b"\x00".join(data[a:b] for a, b in spans).decode("utf-8", "surrogatepass")
+        for ch in drop:
+            text = text.replace(ch, "")
+        for i, s in zip(rest.tolist(), text.split("\x00"), strict=True):
+            try:
+                value[i] = float(s)
+                ok[i] = True
+            except ValueError:
+                pass
     return ok, value
+
+
+def _plain_decimals(seg: Segments, rows: np.ndarray, drop: str) -> tuple[np.ndarray, np.ndarray]:
+    """For the strings ``rows``: is it a plain decimal, and its value (as ``float()`` gives it).
+
+    Plain: an optional leading sign, then digits with at most one ".", and at least one digit, ``drop``
+    characters anywhere after the sign, at most 15 digits in all. Its value is ``M / 10**k`` with ``M`` the
+    digits as an integer (below 10**15 < 2**53, exact in float64) and ``k`` the digits after the point: one
+    correctly rounded division of two exact doubles, so the correctly rounded value of the decimal, which is
+    what ``float()`` returns (Clinger's fast path). Read one byte position at a time over all strings at once,
+    longest first so that each position works on a prefix.
+    """
+    first = seg.buf[seg.starts[rows]]
+    negative = first == ord("-")
+    signed = negative | (first == ord("+"))
+    remaining = seg.lengths[rows] - signed  # the bytes after the sign
+    order = np.flatnonzero(remaining <= _MAX_PLAIN_BYTES)
+    order = order[np.argsort(-remaining[order].astype(np.int8), kind="stable")]
+    pos, remaining = seg.starts[rows[order]] + signed[order], remaining[order]
+    n = order.size
+    mantissa = np.zeros(n, np.int64)
+    digits = np.zeros(n, np.int8)
+    fraction = np.zeros(n, np.int8)
+    point = np.zeros(n, bool)
+    bad = np.zeros(n, bool)
+    drops = np.frombuffer(drop.encode(), np.uint8)
+    for j in range(int(remaining[0]) if n else 0):
+        k = int(np.searchsorted(-remaining, -j, side="left"))  # strings with a byte at position j: a prefix
+        c = seg.buf[pos[:k] + j]
+        d = c - np.uint8(48)
+        digit = d < 10
+        m = mantissa[:k]
+        np.copyto(m, m * 10 + d, where=digit)  # wraps past 18 digits: those are not plain anyway
+        digits[:k] += digit
+        fraction[:k] += digit & point[:k]
+        dot = c == ord(".")
+        bad[:k] |= dot & point[:k]
+        point[:k] |= dot
+        other = ~(digit | dot)
+        for ch in drops:
+            other &= c != ch
+        bad[:k] |= other
+    good = ~bad & (digits > 0) & (digits <= _MAX_DIGITS)
+    magnitude = mantissa / _POW10[np.where(good, fraction, 0)]
+    out_plain = np.zeros(rows.size, bool)
+    out_value = np.full(rows.size, np.nan)
+    out_plain[order] = good
+    out_value[order] = np.where(negative[order], -magnitude, magnitude)
+    return out_plain, out_value
 
 
 def olive_relaxed(

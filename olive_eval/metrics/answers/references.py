@@ -26,6 +26,7 @@ from itertools import chain
 import numpy as np
 
 __all__ = [
+    "Alternatives",
     "Answers",
     "check_lengths",
     "check_predictions",
@@ -38,17 +39,13 @@ _LIST_TYPES = (list, tuple, np.ndarray)
 
 
 @dataclass(frozen=True)
-class Answers:
-    """Alternatives of ``n`` examples: example ``i`` accepts ``texts[offsets[i] : offsets[i + 1]]`` (at least one)."""
+class Alternatives:
+    """How many acceptable answers each of ``n`` examples has: example ``i`` owns ``offsets[i] : offsets[i + 1]``."""
 
-    texts: list[str]
     offsets: np.ndarray
 
     def __len__(self) -> int:
         return int(self.offsets.size) - 1
-
-    def __getitem__(self, i: int) -> list[str]:
-        return self.texts[self.offsets[i] : self.offsets[i + 1]]
 
     @property
     def counts(self) -> np.ndarray:
@@ -58,7 +55,7 @@ class Answers:
     @property
     def single(self) -> bool:
         """Whether every example has exactly one alternative."""
-        return len(self.texts) == len(self)
+        return int(self.offsets[-1]) == len(self)
 
     def owner(self) -> np.ndarray:
         """The example of every alternative."""
@@ -72,6 +69,16 @@ class Answers:
         if self.single or scores.size == 0:
             return scores
         return np.maximum.reduceat(scores, self.offsets[:-1])
+
+
+@dataclass(frozen=True)
+class Answers(Alternatives):
+    """Alternatives of ``n`` examples: example ``i`` accepts ``texts[offsets[i] : offsets[i + 1]]`` (at least one)."""
+
+    texts: list[str]
+
+    def __getitem__(self, i: int) -> list[str]:
+        return self.texts[self.offsets[i] : self.offsets[i + 1]]
 
 
 def split_alternatives(text: str) -> list[str]:
@@ -144,19 +151,20 @@ def _from_lists(column: Sequence[Sequence[str]], start: int) -> Answers:
     texts = list(chain.from_iterable(column))
     offsets = np.concatenate(([0], np.cumsum(counts)))
     _check_strings(texts, "a reference answer", offsets, start)
-    return Answers(texts, offsets)
+    return Answers(offsets, texts)
 
 
 def _from_joined(column: Sequence[str]) -> Answers:
     text = "\x00".join(column)
     if "\\" in text or text.count("\x00") != len(column) - 1:  # escapes or NULs: one string at a time
         parts = [split_alternatives(s) for s in column]
-        return Answers(list(chain.from_iterable(parts)), np.concatenate(([0], np.cumsum([len(p) for p in parts]))))
+        offsets = np.concatenate(([0], np.cumsum([len(p) for p in parts])))
+        return Answers(offsets, list(chain.from_iterable(parts)))
     # no escapes: every "|" splits, and the "|" and NUL positions give the number of answers of each example
     marks = np.frombuffer(text.encode("utf-8", "surrogatepass") + b"\x00", np.uint8)
     pipes, ends = np.flatnonzero(marks == ord("|")), np.flatnonzero(marks == 0)
     offsets = np.concatenate(([0], np.searchsorted(pipes, ends) + np.arange(1, ends.size + 1)))
-    return Answers(text.replace("\x00", "|").split("|"), offsets)
+    return Answers(offsets, text.replace("\x00", "|").split("|"))
 
 
 def to_answers(column: Sequence[object] | Answers, *, start: int = 0) -> Answers:
@@ -170,7 +178,7 @@ def to_answers(column: Sequence[object] | Answers, *, start: int = 0) -> Answers
         raise TypeError("references must be a sequence with one entry per example, got a single str")
     column = list(column)
     if not column:
-        return Answers([], np.zeros(1, np.int64))
+        return Answers(np.zeros(1, np.int64), [])
     first = column[0]
     kind = str if isinstance(first, str) else _LIST_TYPES if isinstance(first, _LIST_TYPES) else None
     if kind is None:

@@ -8,10 +8,11 @@ Why the result equals the per-string one:
 
 * ``str.lower`` is context-free except for the Greek capital sigma, whose final form depends on the neighbouring
   characters up to the first one that is neither cased nor case-ignorable. NUL is neither, so it ends the context
-  exactly as the end of a string does.
+  exactly as the end of a string does; so is "|", which lets a ``|``-joined reference be lowercased whole before
+  it is cut into its answers (:mod:`.blocks`).
 * ``str.split()`` splits on the characters for which ``str.isspace()`` holds (:data:`SPACES`). Replacing them by a
-  space, collapsing runs of spaces and deleting the spaces next to a NUL leaves every string as its words joined by
-  single spaces.
+  space, collapsing runs of spaces and leaving the spaces next to a NUL outside the string's span leaves every
+  string as its words joined by single spaces.
 * An answer that itself contains NUL has it replaced by a private-use character found in no answer, so separators
   stay unambiguous and word identity is unchanged (:meth:`Segments.strings` puts the NUL back).
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["SPACES", "Segments", "byte_windows", "dense_ids"]
+__all__ = ["SPACES", "Segments", "dense_ids", "normalized_bytes", "words_at"]
 
 SPACES = tuple(chr(c) for c in range(0x3001) if chr(c).isspace())  # none lies above U+3000 (a test checks)
 _SEP = "\x00"
@@ -56,6 +57,30 @@ def _other_spaces_to_space(text: str) -> str:
     return text
 
 
+def normalized_bytes(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, str | None]:
+    """``strings`` lowercased, their whitespace runs as single spaces, each ended by NUL, as UTF-8 bytes.
+
+    Returns the bytes (16 zero bytes of padding follow the last NUL), the position of every string's NUL, and
+    the private-use character that stands for NUL inside a string (None when no string holds one). A space at a
+    string's start or end is still there. Raises TypeError when an item is not a ``str`` (from ``str.join``).
+    """
+    nul = None
+    while True:
+        text = _other_spaces_to_space(_joined(strings, nul))
+        buf = np.frombuffer(text.encode("utf-8", "surrogatepass") + _PAD, np.uint8)
+        other = buf != 32
+        keep = np.empty(buf.size, bool)  # collapse runs of spaces: drop every space that follows a space
+        keep[0] = True
+        np.logical_or(other[1:], other[:-1], out=keep[1:])
+        if not keep.all():
+            buf = buf[keep]
+        ends = np.flatnonzero(buf[: buf.size - len(_PAD)] == 0)
+        if ends.size == len(strings):
+            return buf, ends, nul
+        # a string contains NUL: stand a private-use character found in no string for it
+        nul = next(c for c in _private_chars() if c not in text)
+
+
 @dataclass(frozen=True)
 class Segments:
     """Olive-normalized strings as UTF-8 bytes: string ``i`` is ``buf[starts[i] : starts[i] + lengths[i]]``.
@@ -67,34 +92,27 @@ class Segments:
     buf: np.ndarray
     starts: np.ndarray
     lengths: np.ndarray
-    edges: np.ndarray  # the strings that had a space at an end (left in ``buf``, outside the span)
     nul: str | None = None
 
     @classmethod
     def of(cls, strings: Sequence[str]) -> Segments:
         """Normalize ``strings``."""
-        nul = None
-        while True:
-            text = _joined(strings, nul)
-            buf = np.frombuffer(_other_spaces_to_space(text).encode("utf-8", "surrogatepass") + _PAD, np.uint8)
-            space = buf == 32
-            repeat = space[1:] & space[:-1]
-            if repeat.any():  # collapse runs of spaces: drop every space that follows a space
-                buf = buf[np.concatenate(([True], ~repeat))]
-            ends = np.flatnonzero(buf[: buf.size - len(_PAD)] == 0)
-            if ends.size == len(strings):
-                break
-            # an answer contains NUL: stand a private-use character found in no answer for it
-            nul = next(c for c in _private_chars() if c not in text)
+        return cls.ending_at(*normalized_bytes(strings))
+
+    @classmethod
+    def ending_at(cls, buf: np.ndarray, ends: np.ndarray, nul: str | None = None) -> Segments:
+        """The segments of :func:`normalized_bytes` output that end at the NUL bytes ``ends`` (in order).
+
+        A segment starts after the previous one's end; its spaces at either end are left outside its span.
+        """
         starts = np.empty_like(ends)
         starts[:1] = 0
         starts[1:] = ends[:-1] + 1
         lengths = ends - starts
         lead = (lengths > 0) & (buf[starts] == 32)
         starts, lengths = starts + lead, lengths - lead
-        trail = (lengths > 0) & (buf[starts + lengths - 1] == 32)
-        lengths -= trail
-        return cls(buf, starts, lengths, np.flatnonzero(lead | trail), nul)
+        lengths -= (lengths > 0) & (buf[starts + lengths - 1] == 32)
+        return cls(buf, starts, lengths, nul)
 
     @property
     def n(self) -> int:
@@ -108,30 +126,33 @@ class Segments:
         """The normalized strings."""
         parts = self.text().split(_SEP)
         parts.pop()  # the empty tail after the last NUL
-        for i in self.edges.tolist():
+        edges = (self.buf[self.starts - 1] == 32) | (self.buf[self.starts + self.lengths] == 32)  # [-1]: padding
+        for i in np.flatnonzero(edges).tolist():
             parts[i] = parts[i].strip(" ")
         return parts if self.nul is None else [p.replace(self.nul, _SEP) for p in parts]
 
     def equal(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Is string ``left[k]`` equal to string ``right[k]``, for every k?
 
-        Compared 16 bytes at a time as two integers; a pair leaves the loop at its first difference or its end.
+        Pairs of equal length are compared 8 bytes at a time as integers, longest first so that every round
+        works on a prefix of them; the last 8 bytes of a string are read ending at its end (overlapping the
+        previous chunk), so only a string shorter than 8 bytes needs a mask.
         """
-        windows = byte_windows(self.buf, 16)
         size = self.lengths[left]
-        equal = np.zeros(size.size, bool)
         todo = np.flatnonzero(size == self.lengths[right])
-        sa, sb, size = self.starts[left[todo]], self.starts[right[todo]], size[todo]
-        offset = 0
-        while todo.size:
-            mask = np.stack((_LOW_BYTES[np.clip(size - offset, 0, 8)], _LOW_BYTES[np.clip(size - offset - 8, 0, 8)]), 1)
-            a = windows[sa + offset].view("<u8") & mask
-            same = (a == (windows[sb + offset].view("<u8") & mask)).all(axis=1)
-            offset += 16
-            done = size <= offset
-            equal[todo[same & done]] = True
-            go = same & ~done
-            todo, sa, sb, size = todo[go], sa[go], sb[go], size[go]
+        size = size[todo]
+        rounds = (size + 7) >> 3
+        order = np.argsort(-rounds.astype(np.int8 if rounds.size and rounds.max() < 128 else np.int64), kind="stable")
+        todo, size, rounds = todo[order], size[order], rounds[order]
+        sa, sb = self.starts[left[todo]], self.starts[right[todo]]
+        words = words_at(self.buf)
+        diff = (words[sa] ^ words[sb]) & _LOW_BYTES[np.minimum(size, 8)]
+        for r in range(1, int(rounds[0]) if rounds.size else 0):
+            m = int(np.searchsorted(-rounds, -r, side="left"))  # pairs with more than r rounds: a prefix
+            offset = np.minimum(8 * r, size[:m] - 8)
+            diff[:m] |= words[sa[:m] + offset] ^ words[sb[:m] + offset]
+        equal = np.zeros(left.size, bool)
+        equal[todo[diff == 0]] = True
         return equal
 
     def words(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -152,9 +173,9 @@ class Segments:
         """
         if starts.size == 0:
             return np.zeros(0, np.int64)
-        windows = byte_windows(self.buf)
+        words = words_at(self.buf)
         size = ends - starts
-        ids, vocab = dense_ids(_window_keys(windows, starts, size, 0, 8))
+        ids, vocab = dense_ids(_window_keys(words, starts, size, 0, 8))
         todo = np.flatnonzero(size > 8)
         prev, offset, base = ids[todo], 8, vocab
         while todo.size:
@@ -162,7 +183,7 @@ class Segments:
                 ids[todo] = base + _ids_of_bytes(self.buf, starts[todo], ends[todo])
                 break
             width = min(7, (64 - vocab.bit_length()) // 8)  # (previous id, next `width` bytes) fits 64 bits
-            chunk = _window_keys(windows, starts[todo], size[todo], offset, width)
+            chunk = _window_keys(words, starts[todo], size[todo], offset, width)
             round_ids, vocab = dense_ids((prev.astype(np.uint64) << np.uint64(8 * width)) | chunk)
             offset += width
             done = size[todo] <= offset
@@ -172,15 +193,17 @@ class Segments:
         return ids
 
 
-def byte_windows(buf: np.ndarray, width: int = 8) -> np.ndarray:
-    """Row ``k`` is ``buf[k : k + width]`` (a strided view; the padding lets a row start at any byte of the text)."""
-    return np.lib.stride_tricks.as_strided(buf, shape=(buf.size - width + 1, width), strides=(1, 1), writeable=False)
+def words_at(buf: np.ndarray) -> np.ndarray:
+    """Element ``k`` is ``buf[k : k + 8]`` as a little-endian uint64 (an unaligned view with a 1-byte stride).
+
+    The 16 bytes of padding let an element start at any byte of the text.
+    """
+    return np.ndarray((buf.size - 7,), "<u8", buffer=buf, strides=(1,))
 
 
-def _window_keys(windows: np.ndarray, starts: np.ndarray, size: np.ndarray, offset: int, width: int) -> np.ndarray:
+def _window_keys(words: np.ndarray, starts: np.ndarray, size: np.ndarray, offset: int, width: int) -> np.ndarray:
     """The ``width`` bytes of each word from ``offset`` on (fewer at its end) as a little-endian uint64."""
-    raw = windows[starts + offset].view("<u8").ravel().astype(np.uint64, copy=False)
-    return raw & _LOW_BYTES[np.minimum(size - offset, width)]
+    return words[starts + offset] & _LOW_BYTES[np.minimum(size - offset, width)]
 
 
 def _ids_of_bytes(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

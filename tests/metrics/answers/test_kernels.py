@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from rapidfuzz import fuzz, utils
 
-from olive_eval.metrics.answers import kernels
+from olive_eval.metrics.answers import blocks
 from olive_eval.metrics.answers.kernels import (
     anls_scores,
     exact_match_scores,
@@ -20,6 +20,7 @@ from olive_eval.metrics.answers.kernels import (
     vqa_accuracy_scores,
     word_sort_ratio_scores,
 )
+from olive_eval.metrics.answers.references import join_alternatives, to_answers
 from olive_eval.metrics.answers.vqa import vqa_normalize
 
 
@@ -261,10 +262,34 @@ def test_olive_metrics_equal_per_sample_references(data):
 
 
 def test_joined_references_score_like_lists(data):
+    """Olive's form: every "|" separates (spaces around it belong to the answers); a prediction is never split."""
     preds, refs = data
-    joined = ["|".join(a).replace("\\", "\\\\") for a in refs]  # no answer here contains "|"
-    for kernel in (exact_match_scores, word_sort_ratio_scores, anls_scores, vqa_accuracy_scores):
-        assert kernel(preds, joined).tolist() == kernel(preds, refs).tolist()
+    rng = random.Random(11)
+    joined = ["".join(a + rng.choice(["|", " | ", "|  ", "\t|", "||"]) for a in alts)[:-1] for alts in refs]
+    preds = [p + "|" + p if rng.random() < 0.05 else p for p in preds]
+    split = [j.split("|") for j in joined]
+    assert any(len(a) > 1 for a in split) and any("" in a for a in split) and any("|" in p for p in preds)
+    for name, kernel in KERNELS.items():
+        assert kernel(preds, joined).tolist() == kernel(preds, split).tolist(), name
+        assert kernel(preds, to_answers(joined)).tolist() == kernel(preds, split).tolist(), name
+
+
+def test_escaped_references_score_like_lists(data):
+    """Answers holding "|" or a backslash: lists, the escaped joined form and parsed Answers score alike."""
+    preds, refs = data
+    rng = random.Random(12)
+    refs = [
+        [a + rng.choice(["", "|x", "\\", "\\|", "C:\\temp"]) if rng.random() < 0.1 else a for a in alts]
+        for alts in refs
+    ]
+    joined = [join_alternatives(a) for a in refs]
+    assert any("\\" in j for j in joined)
+    for name, kernel in KERNELS.items():
+        expected = kernel(preds, refs).tolist()
+        assert kernel(preds, joined).tolist() == expected, name
+        assert kernel(preds, to_answers(refs)).tolist() == expected, name
+    expected = [ref_exact(p, a) for p, a in zip(preds, refs, strict=True)]
+    assert exact_match_scores(preds, joined).tolist() == expected
 
 
 @pytest.mark.parametrize("rule", ["pix2struct", "mistral"])
@@ -431,6 +456,25 @@ def test_bad_input(name):
     assert mean_score(empty) == 0.0  # Olive's value for no examples
 
 
+@pytest.mark.parametrize("name", KERNELS)
+def test_bad_input_in_a_later_block_names_its_example(name, monkeypatch):
+    kernel = KERNELS[name]
+    monkeypatch.setattr(blocks, "BLOCK", 2)
+    preds = ["a", "b", "c", "d", "e"]
+    cases = [
+        (TypeError, r"prediction of example 3 is int", ["a", "b", "c", 4, "e"], ["a"] * 5),
+        (TypeError, r"prediction of example 4 is bytes", preds[:4] + [b"e"], [["a"]] * 5),
+        (TypeError, r"reference of example 3 is NoneType", preds, ["a", "b", "c", None, "e"]),
+        (TypeError, r"a reference answer of example 3 is float", preds, [["a"], ["b"], ["c"], ["d", 1.5], ["e"]]),
+        (ValueError, r"example 4 has an empty list", preds, [["a"], ["b"], ["c"], ["d"], []]),
+        (ValueError, r"mixes types: example 0 is list, example 3 is str", preds, [["a"], ["b"], ["c"], "d", ["e"]]),
+        (ValueError, r"mixes types: example 0 is str, example 3 is list", preds, ["a", "b", "c", ["d"], "e"]),
+    ]
+    for error, message, p, r in cases:
+        with pytest.raises(error, match=message):
+            kernel(p, r)
+
+
 def test_bad_parameters():
     for tolerance in (-0.01, float("nan")):
         with pytest.raises(ValueError, match="tolerance must be >= 0"):
@@ -457,6 +501,8 @@ def test_scores_are_float64_per_example(data):
 def test_blocks_of_examples_score_like_one_block(data, monkeypatch):
     preds, refs = data
     whole = {name: kernel(preds, refs) for name, kernel in KERNELS.items()}
-    monkeypatch.setattr(kernels, "_BLOCK", 7)  # many blocks, the last one short
+    joined = [join_alternatives(a) for a in refs]
+    monkeypatch.setattr(blocks, "BLOCK", 7)  # many blocks, the last one short
     for name, kernel in KERNELS.items():
         assert kernel(preds, refs).tolist() == whole[name].tolist(), name
+        assert kernel(preds, joined).tolist() == whole[name].tolist(), name

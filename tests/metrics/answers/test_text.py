@@ -113,3 +113,42 @@ def test_parse_floats_equals_float():
         assert ok is (expected is not None), s
         if ok:
             assert (v == expected and np.signbit(v) == np.signbit(expected)) or (v != v and expected != expected), s
+
+
+def test_parse_floats_plain_decimals_equal_float():
+    """The numpy path for plain decimals (up to 15 digits) against float(), across its limits."""
+    rng = random.Random(5)
+
+    def decimal() -> str:
+        digits = "".join(rng.choices("0123456789", k=rng.randint(1, 17)))
+        cut = rng.randint(0, len(digits))
+        text = rng.choice(["", "-", "+"]) + digits[:cut] + rng.choice([".", ""]) + digits[cut:]
+        for _ in range(rng.choice([0, 0, 1, 3])):  # Olive deletes "," and "%" wherever they are
+            at = rng.randint(0, len(text))
+            text = text[:at] + rng.choice(",%") + text[at:]
+        return text
+
+    strings = [decimal() for _ in range(40000)]
+    strings += ["0" * 64 + "1", "0" * 63 + "1", "1" * 15, "1" * 16, "9" * 15 + ".5", "0." + "0" * 14 + "1"]
+    strings += [
+        "-0",
+        "+0.",
+        ".0",
+        "-.",
+        "+",
+        "-%",
+        ",,5",
+        "5,,",
+        "%-5",
+        "-,5",
+        "1.2.3",
+        "--1",
+        "+-1",
+        "9007199254740993",
+    ]
+    parsed, value = parse_floats(Segments.of(strings), drop=",%")
+    for s, ok, v in zip(strings, parsed.tolist(), value.tolist(), strict=True):
+        expected = olive_float(s)
+        assert ok is (expected is not None), s
+        if ok:
+            assert v == expected and np.signbit(v) == np.signbit(expected), s
