@@ -54,6 +54,13 @@ class Block:
         left = self.alternatives.owner()
         return left, np.arange(self.n, self.n + left.size)
 
+    def matches(self) -> np.ndarray:
+        """Per example: does the prediction equal one of the alternatives (normalized)?"""
+        same = self.seg.equal(*self.pairs())
+        if self.alternatives.single:
+            return same
+        return np.logical_or.reduceat(same, self.alternatives.offsets[:-1])
+
     def best(self, scores: np.ndarray) -> np.ndarray:
         """Per example, the best of its alternatives' ``scores``."""
         return self.alternatives.best(scores)

@@ -76,7 +76,7 @@ def exact_match_scores(predictions: Sequence[str], references: References) -> np
 
 
 def _exact_match(block: Block) -> np.ndarray:
-    return block.best(block.seg.equal(*block.pairs()))
+    return block.matches().astype(np.float64)
 
 
 def relaxed_accuracy_scores(

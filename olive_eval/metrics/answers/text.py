@@ -109,7 +109,7 @@ class Segments:
         starts[:1] = 0
         starts[1:] = ends[:-1] + 1
         lengths = ends - starts
-        lead = (lengths > 0) & (buf[starts] == 32)
+        lead = buf[starts] == 32  # an empty string's first byte is its NUL
         starts, lengths = starts + lead, lengths - lead
         lengths -= (lengths > 0) & (buf[starts + lengths - 1] == 32)
         return cls(buf, starts, lengths, nul)
@@ -134,25 +134,26 @@ class Segments:
     def equal(self, left: np.ndarray, right: np.ndarray) -> np.ndarray:
         """Is string ``left[k]`` equal to string ``right[k]``, for every k?
 
-        Pairs of equal length are compared 8 bytes at a time as integers, longest first so that every round
-        works on a prefix of them; the last 8 bytes of a string are read ending at its end (overlapping the
-        previous chunk), so only a string shorter than 8 bytes needs a mask.
+        Pairs of equal length are compared 8 bytes at a time as integers; a pair leaves at its first difference.
+        The last 8 bytes of a string are read ending at its end (overlapping the previous ones), so only a string
+        shorter than 8 bytes needs a mask.
         """
         size = self.lengths[left]
         todo = np.flatnonzero(size == self.lengths[right])
         size = size[todo]
-        rounds = (size + 7) >> 3
-        order = np.argsort(-rounds.astype(np.int8 if rounds.size and rounds.max() < 128 else np.int64), kind="stable")
-        todo, size, rounds = todo[order], size[order], rounds[order]
         sa, sb = self.starts[left[todo]], self.starts[right[todo]]
         words = words_at(self.buf)
-        diff = (words[sa] ^ words[sb]) & _LOW_BYTES[np.minimum(size, 8)]
-        for r in range(1, int(rounds[0]) if rounds.size else 0):
-            m = int(np.searchsorted(-rounds, -r, side="left"))  # pairs with more than r rounds: a prefix
-            offset = np.minimum(8 * r, size[:m] - 8)
-            diff[:m] |= words[sa[:m] + offset] ^ words[sb[:m] + offset]
+        same = ((words[sa] ^ words[sb]) & _LOW_BYTES[np.minimum(size, 8)]) == 0
+        go = np.flatnonzero(same & (size > 8))
+        read = 8
+        while go.size:
+            offset = np.minimum(read, size[go] - 8)
+            ok = words[sa[go] + offset] == words[sb[go] + offset]
+            same[go[~ok]] = False
+            read += 8
+            go = go[ok & (size[go] > read)]
         equal = np.zeros(left.size, bool)
-        equal[todo[diff == 0]] = True
+        equal[todo[same]] = True
         return equal
 
     def words(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
