@@ -56,10 +56,11 @@ class Block:
 
     def matches(self) -> np.ndarray:
         """Per example: does the prediction equal one of the alternatives (normalized)?"""
-        same = self.seg.equal(*self.pairs())
-        if self.alternatives.single:
-            return same
-        return np.logical_or.reduceat(same, self.alternatives.offsets[:-1])
+        alternatives = self.alternatives
+        right = slice(self.n, self.n + int(alternatives.offsets[-1]))
+        if alternatives.single:
+            return self.seg.equal(slice(0, self.n), right)
+        return np.logical_or.reduceat(self.seg.equal(alternatives.owner(), right), alternatives.offsets[:-1])
 
     def best(self, scores: np.ndarray) -> np.ndarray:
         """Per example, the best of its alternatives' ``scores``."""
