@@ -463,7 +463,7 @@ def test_bad_input_in_a_later_block_names_its_example(name, monkeypatch):
     preds = ["a", "b", "c", "d", "e"]
     cases = [
         (TypeError, r"prediction of example 3 is int", ["a", "b", "c", 4, "e"], ["a"] * 5),
-        (TypeError, r"prediction of example 4 is bytes", preds[:4] + [b"e"], [["a"]] * 5),
+        (TypeError, r"prediction of example 4 is bytes", [*preds[:4], b"e"], [["a"]] * 5),
         (TypeError, r"reference of example 3 is NoneType", preds, ["a", "b", "c", None, "e"]),
         (TypeError, r"a reference answer of example 3 is float", preds, [["a"], ["b"], ["c"], ["d", 1.5], ["e"]]),
         (ValueError, r"example 4 has an empty list", preds, [["a"], ["b"], ["c"], ["d"], []]),
