@@ -15,8 +15,9 @@
   character (multiple choice); anything else is a case-insensitive exact match. The harness only scores the text
   after the last "answer:" of a generation; extracting it is a post-processing step, not part of this rule.
 
-Olive's rule screens all strings at once and calls ``float()`` only on those that can be numbers
-(:func:`parse_floats`); the other two parse each distinct string once in Python; all compare with numpy.
+Olive's rule screens all strings at once, parses plain decimals with numpy (exactly as ``float()`` does) and calls
+``float()`` only on the other strings that can be numbers (:func:`parse_floats`); the other two rules parse each
+distinct string once in Python; all compare with numpy.
 """
 
 from __future__ import annotations
