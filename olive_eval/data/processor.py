@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from olive_eval.data.sources import offline
+from olive_eval.data.sources import offline, quiet_transformers
 from olive_eval.errors import EvaluationError, MissingDependencyError
 
 _FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "preprocessor_config.json", "processor_config.json")
@@ -34,7 +34,7 @@ def _load(name: str, allow_download: bool, trust_remote_code: bool) -> Any:
             "folder with processor_path, or pre_process_data_config.model_name"
         )
     kwargs = {"local_files_only": not allow_download, "trust_remote_code": trust_remote_code}
-    with offline(allow_download), _quiet_transformers():
+    with offline(allow_download), quiet_transformers():
         errors = []
         for auto in (transformers.AutoProcessor, transformers.AutoTokenizer):
             try:
@@ -49,21 +49,6 @@ def _load(name: str, allow_download: bool, trust_remote_code: bool) -> Any:
 def tokenizer_of(processor: Any) -> Any:
     """The tokenizer inside a multimodal processor, or the processor itself when it is one."""
     return getattr(processor, "tokenizer", None) or processor
-
-
-class _quiet_transformers:
-    """transformers logs warnings (e.g. about unused weights) on stderr; a run reports through its own lines."""
-
-    def __enter__(self) -> None:
-        import transformers
-
-        self._level = transformers.logging.get_verbosity()
-        transformers.logging.set_verbosity_error()
-
-    def __exit__(self, *exc: object) -> None:
-        import transformers
-
-        transformers.logging.set_verbosity(self._level)
 
 
 def _first_line(exc: BaseException) -> str:

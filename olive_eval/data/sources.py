@@ -312,6 +312,24 @@ def hub_dataset_cached(name: str) -> bool:
 
 
 @contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """transformers logs warnings (e.g. about unused weights) and draws a "Loading weights" bar on stderr; a run
+    reports through its own lines, so both are off for the block (and restored after it)."""
+    import transformers
+    from transformers.utils import logging as hf_logging
+
+    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    transformers.logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        transformers.logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+@contextmanager
 def offline(allowed: bool) -> Iterator[None]:
     """Hugging Face libraries read their offline switches at import time and from these modules' globals;
     set both for the block (nothing reaches the network unless the run allows it)."""

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.sources import hf_cache_root, offline
+from olive_eval.data.sources import hf_cache_root, offline, quiet_transformers
 from olive_eval.errors import EvaluationError
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
@@ -170,25 +170,20 @@ class HfRuntime(Runtime):
                 kwargs[key] = getattr(config.load_kwargs, key)
         source = str(config.folder() or config.model_path)
         errors = []
-        with offline(config._allow_download):
-            previous = transformers.logging.get_verbosity()
-            transformers.logging.set_verbosity_error()
-            try:
-                for class_name in TASKS[config.task].classes:
-                    auto = getattr(transformers, class_name, None)
-                    if auto is None:
-                        continue
-                    try:
-                        model = auto.from_pretrained(source, **kwargs)
-                        break
-                    except (ValueError, KeyError) as exc:  # the config does not fit this class: try the next
-                        errors.append(f"{class_name}: {_first_line(exc)}")
-                    except OSError as exc:
-                        raise EvaluationError(f"cannot load {config.model_path}: {_first_line(exc)}") from exc
-                else:
-                    raise EvaluationError(f"cannot load {config.model_path} for {config.task}: {'; '.join(errors)}")
-            finally:
-                transformers.logging.set_verbosity(previous)
+        with offline(config._allow_download), quiet_transformers():
+            for class_name in TASKS[config.task].classes:
+                auto = getattr(transformers, class_name, None)
+                if auto is None:
+                    continue
+                try:
+                    model = auto.from_pretrained(source, **kwargs)
+                    break
+                except (ValueError, KeyError) as exc:  # the config does not fit this class: try the next
+                    errors.append(f"{class_name}: {_first_line(exc)}")
+                except OSError as exc:
+                    raise EvaluationError(f"cannot load {config.model_path}: {_first_line(exc)}") from exc
+            else:
+                raise EvaluationError(f"cannot load {config.model_path} for {config.task}: {'; '.join(errors)}")
         return cls(model.to(target).eval(), config, target)
 
     # ------------------------------------------------------------------ calls

@@ -647,6 +647,19 @@ def test_asr_through_a_python_model(tmp_path, request, which, metric_names_speec
     check_asr(tmp_path, result, direct, metric_names_speech)
 
 
+def test_loading_a_model_prints_nothing_and_restores_transformers_settings(bert, capfd):
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    assert hf_logging.is_progress_bar_enabled()
+    capfd.readouterr()
+    config = HfModelConfig(type="HfModel", model_path=str(bert), task="text-classification")
+    create_runtime(config, "cpu", [])
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")  # no "Loading weights" bar, no warnings: a run reports through its own lines
+    assert hf_logging.get_verbosity() == level and hf_logging.is_progress_bar_enabled()
+
+
 def test_ctc_decode_keeps_a_letter_repeated_across_a_blank(wav2vec2):
     processor = AutoProcessor.from_pretrained(wav2vec2)
     vocab = processor.tokenizer.get_vocab()
