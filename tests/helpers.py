@@ -10,6 +10,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from olive_eval.config.data import DataConfig
+from olive_eval.data.batch import Batch
+from olive_eval.data.components import build
+from olive_eval.data.prepared import PrepareContext
+from olive_eval.data.sources import DataContext
+
 N_FEATURES, N_CLASSES = 8, 3
 
 
@@ -74,3 +80,10 @@ class ToyProblem:
             "metrics": metrics,
             "output_dir": str(self.root / "out"),
         }
+
+
+def batches_of(dc: DataConfig, processor: Path | None = None) -> tuple[Any, list[Batch]]:
+    """A data config's dataset opened, prepared and batched, as a pass does: (prepared data, batches)."""
+    source = build("dataset", dc.load_dataset_config).open(dc.name, DataContext())
+    prepared = build("pre-process", dc.pre_process_data_config).prepare(source, PrepareContext(dc.name, processor))
+    return prepared, list(build("dataloader", dc.dataloader_config).batches(prepared))

@@ -12,10 +12,8 @@ import numpy as np
 import pytest
 
 from olive_eval.config.data import DataConfig
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
+from tests.helpers import batches_of
 
 LABELS = {0: "yes", 1: "no", 2: "up"}
 
@@ -76,9 +74,7 @@ def prepare(data: Path, folder: Path, **params: Any) -> tuple[Any, list[Any]]:
     )
     assert config.pre_process_data_config.type == "audio_classification_pre_process"  # Olive's task default
     assert config.post_process_data_config.type == "text_classification_post_process"
-    source = build("dataset", config.load_dataset_config).open("d", DataContext())
-    prepared = build("pre-process", config.pre_process_data_config).prepare(source, PrepareContext("d", folder))
-    return prepared, list(build("dataloader", config.dataloader_config).batches(prepared))
+    return batches_of(config, folder)
 
 
 def test_features_labels_filter_and_limit_match_a_direct_computation(tmp_path):

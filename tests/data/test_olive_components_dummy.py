@@ -14,10 +14,8 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.config.data import DataConfig
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
+from tests.helpers import batches_of
 
 #: Olive 0.13's defaults per container (olive/data/component/load_dataset.py): seq_len, past_seq_len, max_seq_len.
 OLIVE_DEFAULTS = {
@@ -45,9 +43,7 @@ def model_folder(tmp_path: Path, config: dict[str, Any], name: str = "model") ->
 
 def prepare(data_config: dict[str, Any], folder: Path | None = None) -> tuple[Any, list[Any], DataConfig]:
     config = DataConfig.model_validate({"name": "d", **data_config})
-    source = build("dataset", config.load_dataset_config).open("d", DataContext())
-    prepared = build("pre-process", config.pre_process_data_config).prepare(source, PrepareContext("d", folder))
-    return prepared, list(build("dataloader", config.dataloader_config).batches(prepared)), config
+    return *batches_of(config, folder), config
 
 
 def expected_sizes(config: dict[str, Any]) -> tuple[int, int, int]:

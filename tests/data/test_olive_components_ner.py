@@ -16,10 +16,8 @@ from sklearn.metrics import accuracy_score
 
 from olive_eval import evaluate
 from olive_eval.config.data import DataConfig
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
+from tests.helpers import batches_of
 
 STEMS = ["cat", "dog", "run", "jump", "red", "blue", "tree", "sky"]
 SUFFIXES = ["s", "ing", "er", "est"]
@@ -77,9 +75,7 @@ def prepare(data_file: Path, folder: Path | None, **params: Any) -> tuple[Any, l
     )
     assert config.pre_process_data_config.type == "ner_huggingface_preprocess"  # Olive's task default
     assert config.post_process_data_config.type == "ner_post_process"
-    source = build("dataset", config.load_dataset_config).open("d", DataContext())
-    prepared = build("pre-process", config.pre_process_data_config).prepare(source, PrepareContext("d", folder))
-    return prepared, list(build("dataloader", config.dataloader_config).batches(prepared))
+    return batches_of(config, folder)
 
 
 def write_rows(path: Path, rows: list[dict[str, Any]]) -> Path:

@@ -11,17 +11,12 @@ from sklearn.metrics import accuracy_score
 
 from olive_eval import evaluate
 from olive_eval.config.data import DataConfig
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
+from tests.helpers import batches_of
 
 
 def prepare(data_config: dict[str, Any]) -> tuple[Any, list[Any]]:
-    config = DataConfig.model_validate({"name": "d", **data_config})
-    source = build("dataset", config.load_dataset_config).open("d", DataContext())
-    prepared = build("pre-process", config.pre_process_data_config).prepare(source, PrepareContext("d"))
-    return prepared, list(build("dataloader", config.dataloader_config).batches(prepared))
+    return batches_of(DataConfig.model_validate({"name": "d", **data_config}))
 
 
 def write_raw(root: Path, n: int, seed: int = 0, suffix: str = ".raw") -> dict[str, np.ndarray]:

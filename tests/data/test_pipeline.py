@@ -13,13 +13,10 @@ import pytest
 
 from olive_eval.config.data import DataConfig
 from olive_eval.data import sources
-from olive_eval.data.batch import Batch, concat
+from olive_eval.data.batch import concat
 from olive_eval.data.collate import pad
-from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
-from tests.helpers import write_jsonl
+from tests.helpers import batches_of, write_jsonl
 
 
 def config(load: dict, pre: dict | None = None, batch_size: int = 4, **extra) -> DataConfig:
@@ -33,12 +30,6 @@ def config(load: dict, pre: dict | None = None, batch_size: int = 4, **extra) ->
             **extra,
         }
     )
-
-
-def batches_of(dc: DataConfig, processor=None) -> tuple[object, list[Batch]]:
-    source = build("dataset", dc.load_dataset_config).open(dc.name, DataContext())
-    prepared = build("pre-process", dc.pre_process_data_config).prepare(source, PrepareContext(dc.name, processor))
-    return prepared, list(build("dataloader", dc.dataloader_config).batches(prepared))
 
 
 @pytest.fixture
