@@ -109,8 +109,9 @@ def _plain_decimals(seg: Segments, rows: np.ndarray, drop: str) -> tuple[np.ndar
     point = np.zeros(n, bool)
     bad = np.zeros(n, bool)
     drops = np.frombuffer(drop.encode(), np.uint8)
+    descending = -remaining
     for j in range(int(remaining[0]) if n else 0):
-        k = int(np.searchsorted(-remaining, -j, side="left"))  # strings with a byte at position j: a prefix
+        k = int(np.searchsorted(descending, -j, side="left"))  # strings with a byte at position j: a prefix
         c = seg.buf[pos[:k] + j]
         d = c - np.uint8(48)
         digit = d < 10
