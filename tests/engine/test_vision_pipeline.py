@@ -182,3 +182,67 @@ def test_an_answer_column_of_mixed_types_is_named(local):
     error = evaluate(qa_config(local, "load_sloppy")).models["load_reader"].metrics["vqa-exact_match"].error
     assert error.startswith("data config 'qa': cannot load dataset 'json': ")
     assert "Column(/answers) changed from array to string in row 3" in error
+
+
+def _break_image(local: dict[str, Any]) -> None:
+    (local["tmp"] / "img7.png").write_bytes(b"not a png")
+
+
+def _mix_answers(local: dict[str, Any]) -> None:
+    rows = [dict(r) for r in local["rows"]]
+    rows[3]["answers"] = "3"
+    local["data"].write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _empty_data(local: dict[str, Any]) -> None:
+    local["data"].write_text("")
+
+
+NEGATIVE_TOLERANCE = {"name": "relaxed_accuracy", "priority": 1, "metric_config": {"tolerance": -0.1}}
+
+
+@pytest.mark.parametrize(
+    ("candidate", "spoil", "sub_type", "code", "line"),
+    [
+        (
+            "load_numbers",
+            None,
+            None,
+            1,
+            "FAILED load_numbers: metric(s) vqa failed: metric 'vqa' cannot score the "
+            "model output: prediction of example 4 is int, expected str",
+        ),
+        ("load_sloppy", _break_image, None, 1, "example 7: cannot decode image file"),
+        ("load_sloppy", _mix_answers, None, 1, "Column(/answers) changed from array to string in row 3"),
+        ("load_sloppy", _empty_data, None, 2, "data_files: {data} is empty: it has no rows"),
+        (
+            "load_sloppy",
+            None,
+            NEGATIVE_TOLERANCE,
+            2,
+            "metrics[0].sub_types[0].metric_config.tolerance: Input should be greater than or equal to 0",
+        ),
+    ],
+)
+def test_bad_input_on_the_command_line_is_one_line_and_its_exit_code(
+    local, capsys, candidate, spoil, sub_type, code, line
+):
+    """The issue's bad inputs through ``olive-eval``: the exit code (1: a model failed, 2: the config is wrong) and
+    one line per failed model (a data fault fails them all) or for the config, with no traceback."""
+    from olive_eval.cli import main
+
+    if spoil is not None:
+        spoil(local)
+    config = qa_config(local, candidate)
+    if sub_type is not None:
+        config["metrics"][0]["sub_types"] = [sub_type]
+        config["data_configs"][0]["pre_process_data_config"]["task"] = "vision-chart-qa"
+    path = local["tmp"] / "run.json"
+    path.write_text(json.dumps(config))
+    assert main(["--config", str(path), "--quiet"]) == code
+    out, err = capsys.readouterr()
+    line = line.format(data=local["data"])
+    said = [text for text in (out + err).splitlines() if line in text]
+    assert said, out + err
+    assert all(text.startswith(("FAILED ", "olive-eval: config error: ")) for text in said), said
+    assert "Traceback" not in out + err
