@@ -35,7 +35,7 @@ from olive_eval.metrics.answers.references import (
 )
 from olive_eval.metrics.answers.text import Segments, normalized_bytes
 
-__all__ = ["BLOCK", "Block", "blocks", "scores_by_block"]
+__all__ = ["BLOCK", "Block", "blocks", "columns", "scores_by_block"]
 
 BLOCK = 1 << 13  # examples per block (4-16k measured fastest at 1M pairs)
 _LISTS = (list, tuple, np.ndarray)
@@ -75,8 +75,11 @@ def scores_by_block(
     return np.concatenate(parts).astype(np.float64, copy=False) if parts else np.zeros(0)
 
 
-def blocks(predictions: Sequence[str], references: object, metric: str) -> Iterator[Block]:
-    """The examples in blocks of :data:`BLOCK`; errors name the example (a wrong type, a length mismatch)."""
+def columns(predictions: Sequence[str], references: object, metric: str) -> tuple[list[str], list | Answers]:
+    """Both columns as lists (or the references as :class:`Answers`), of equal length (Olive's error if not).
+
+    Only the containers are checked here; the values are checked as they are read.
+    """
     if isinstance(predictions, str):
         raise TypeError("predictions must be a sequence of strings, got a single str")
     preds = predictions if isinstance(predictions, list) else list(predictions)
@@ -84,6 +87,12 @@ def blocks(predictions: Sequence[str], references: object, metric: str) -> Itera
         raise TypeError("references must be a sequence with one entry per example, got a single str")
     refs = references if isinstance(references, (list, Answers)) else list(references)  # type: ignore[call-overload]
     check_lengths(len(preds), len(refs), metric)
+    return preds, refs
+
+
+def blocks(predictions: Sequence[str], references: object, metric: str) -> Iterator[Block]:
+    """The examples in blocks of :data:`BLOCK`; errors name the example (a wrong type, a length mismatch)."""
+    preds, refs = columns(predictions, references, metric)
     if not preds:
         return
     joined = isinstance(refs, list) and isinstance(refs[0], str)

@@ -24,7 +24,9 @@ whitespace); here it is the longer normalized one, the only way NL stays within 
 
 The kernels with Olive's normalization work on blocks of examples whose predictions and answers are normalized
 together into one byte buffer (:mod:`.blocks`, :mod:`.text`), with numbers parsed there too (:mod:`.numbers`):
-no Python call per example or per answer. The others use rapidfuzz's ``process.cpdist`` over whole lists, or
+no Python call per example or per answer. exact_match also has a C form (``_exact_match.c``, an optional
+extension built at install where a C compiler is present) that reads each string once, normalizing and comparing
+as it goes; a test holds it to the numpy kernel and to the per-sample definition. The others use rapidfuzz's ``process.cpdist`` over whole lists, or
 call a rule that is inherently per string once per distinct string (pix2struct, mistral, VQA normalization).
 """
 
@@ -36,10 +38,15 @@ from typing import Literal
 import numpy as np
 
 from olive_eval.metrics.answers import numbers
-from olive_eval.metrics.answers.blocks import Block, scores_by_block
+from olive_eval.metrics.answers.blocks import Block, columns, scores_by_block
 from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
 from olive_eval.metrics.answers.text import dense_ids
 from olive_eval.metrics.answers.vqa import consensus_scores, vqa_normalize
+
+try:
+    from olive_eval.metrics.answers import _exact_match as _compiled
+except ImportError:  # installed without a C compiler: the numpy kernel
+    _compiled = None
 
 __all__ = [
     "anls_scores",
@@ -71,8 +78,20 @@ def _inputs(predictions: Sequence[str], references: References, metric: str) -> 
 
 
 def exact_match_scores(predictions: Sequence[str], references: References) -> np.ndarray:
-    """1.0 where the normalized prediction equals a normalized alternative, else 0.0."""
-    return scores_by_block(predictions, references, "exact_match", _exact_match)
+    """1.0 where the normalized prediction equals a normalized alternative, else 0.0.
+
+    Runs the C extension where it is built (:mod:`._exact_match`, optional), else the numpy kernel; the two give
+    the same scores. Input either one rejects goes through the numpy kernel, whose error names the example.
+    """
+    preds, refs = columns(predictions, references, "exact_match")
+    if _compiled is not None:
+        if isinstance(refs, Answers):
+            scores = _compiled.matches(preds, refs.texts, np.ascontiguousarray(refs.offsets, np.int64))
+        else:
+            scores = _compiled.matches(preds, refs)
+        if scores is not None:
+            return np.frombuffer(scores, np.float64)
+    return scores_by_block(preds, refs, "exact_match", _exact_match)
 
 
 def _exact_match(block: Block) -> np.ndarray:

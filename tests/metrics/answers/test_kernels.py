@@ -6,12 +6,13 @@ from __future__ import annotations
 import random
 import string
 from collections import Counter
+from unittest.mock import patch
 
 import numpy as np
 import pytest
 from rapidfuzz import fuzz, utils
 
-from olive_eval.metrics.answers import blocks
+from olive_eval.metrics.answers import blocks, kernels
 from olive_eval.metrics.answers.kernels import (
     anls_scores,
     exact_match_scores,
@@ -20,7 +21,7 @@ from olive_eval.metrics.answers.kernels import (
     vqa_accuracy_scores,
     word_sort_ratio_scores,
 )
-from olive_eval.metrics.answers.references import join_alternatives, to_answers
+from olive_eval.metrics.answers.references import join_alternatives, split_alternatives, to_answers
 from olive_eval.metrics.answers.vqa import vqa_normalize
 
 
@@ -432,8 +433,15 @@ def test_vqa_accuracy_equals_the_official_formula_on_random_data():
 
 
 # ------------------------------------------------------------------------------------------------------- bad input
-KERNELS = {
+def exact_match_numpy(predictions, references) -> np.ndarray:
+    """exact_match as an install without the C extension runs it: the numpy kernel."""
+    with patch.object(kernels, "_compiled", None):
+        return exact_match_scores(predictions, references)
+
+
+KERNELS = {  # the metric's name, then "/" and the path where a metric has two
     "exact_match": exact_match_scores,
+    "exact_match/numpy": exact_match_numpy,
     "relaxed_accuracy": relaxed_accuracy_scores,
     "word_sort_ratio": word_sort_ratio_scores,
     "anls": anls_scores,
@@ -448,7 +456,8 @@ def test_bad_input(name):
         kernel(["a", "b"], ["a", ["b"]])
     with pytest.raises(TypeError, match=r"prediction of example 1 is int, expected str"):
         kernel(["a", 3], ["a", "b"])
-    message = rf"Number of predictions \(2\) does not match number of references \(3\) for {name} metric\."
+    metric = name.split("/")[0]
+    message = rf"Number of predictions \(2\) does not match number of references \(3\) for {metric} metric\."
     with pytest.raises(ValueError, match=message):
         kernel(["a", "b"], ["a", "b", "c"])
     empty = kernel([], [])
@@ -506,3 +515,78 @@ def test_blocks_of_examples_score_like_one_block(data, monkeypatch):
     for name, kernel in KERNELS.items():
         assert kernel(preds, refs).tolist() == whole[name].tolist(), name
         assert kernel(preds, joined).tolist() == whole[name].tolist(), name
+
+
+# ------------------------------------------------------------------------------------ exact_match's C extension
+HARD_CHARS = ["a", "B", "Σ", "ς", "σ", "İ", "ǅ", "ß", "ẞ", "|", "\\", "\x00", " ", "\t", "\x1c", "\x1f", "\x85", "\xa0"]
+HARD_CHARS += ["\u2028", "\u3000", "\u200b", "\ud800", "漢", "😀", "\u0345", "'", "."]
+
+
+def hard_text(rng: random.Random) -> str:
+    """Text where a per-character shortcut would go wrong: final sigma, one-to-many lowercasing, Python's
+    whitespace (which includes \\x1c-\\x1f but not U+200B), NUL, "|", backslashes, surrogates, wide characters."""
+    return "".join(rng.choices(HARD_CHARS, k=rng.randint(0, 6)))
+
+
+def hard_case(rng: random.Random, n: int) -> tuple[list[str], list[list[str]]]:
+    refs = [[hard_text(rng) for _ in range(rng.randint(1, 3))] for _ in range(n)]
+    preds = []
+    for alts in refs:  # half of them an answer in another case or spacing
+        pred = rng.choice(alts) if rng.random() < 0.5 else hard_text(rng)
+        preds.append(rng.choice([pred, pred.upper(), pred.lower(), f" {pred}\t", pred.replace(" ", "  ")]))
+    return preds, refs
+
+
+def test_the_c_extension_is_built():
+    """The dev install compiles it; without a compiler exact_match runs its numpy kernel (tested beside it)."""
+    assert kernels._compiled is not None
+
+
+def test_compiled_exact_match_equals_the_reference_on_hard_text():
+    preds, refs = hard_case(random.Random(5), 4000)
+    expected = [ref_exact(p, a) for p, a in zip(preds, refs, strict=True)]
+    assert 0.2 < np.mean(expected) < 0.8
+    joined = [join_alternatives(a) for a in refs]
+    assert [split_alternatives(j) for j in joined] == refs
+    plain = ["|".join(a) for a in refs]  # not escaped: split on every "|" but a "\\|" or "\\\\" from an answer
+    plain_expected = [ref_exact(p, split_alternatives(j)) for p, j in zip(preds, plain, strict=True)]
+    forms = {
+        "lists": (refs, expected),
+        "tuples": ([tuple(a) for a in refs], expected),
+        "joined": (joined, expected),
+        "answers": (to_answers(refs), expected),
+        "plain": (plain, plain_expected),
+    }
+    for form, (references, want) in forms.items():
+        scores = (
+            kernels._compiled.matches(preds, references.texts, references.offsets)
+            if form == "answers"
+            else (kernels._compiled.matches(preds, references))
+        )
+        assert scores is not None, form
+        assert np.frombuffer(scores, np.float64).tolist() == want, form
+        assert exact_match_numpy(preds, references).tolist() == want, form
+    numpy_strings = [np.str_(p) for p in preds], [[np.str_(a) for a in alts] for alts in refs]
+    assert exact_match_scores(*numpy_strings).tolist() == expected
+
+
+def test_compiled_exact_match_leaves_what_it_does_not_take_to_the_checked_path():
+    """None: the numpy path then raises the error that names the example (test_bad_input checks those)."""
+    matches = kernels._compiled.matches
+    offsets = np.array([0, 1, 2], np.int64)
+    for preds, refs in [
+        (["a", 1], ["a", "b"]),
+        (["a", "b"], ["a", None]),
+        (["a", "b"], ["a", ["b"]]),
+        (["a", "b"], [["a"], "b"]),
+        (["a", "b"], [["a"], []]),
+        (["a", "b"], [["a"], ["b", 2]]),
+        (["a", "b"], [np.array(["a"]), np.array(["b"])]),
+        (["a", "b"], ["a"]),
+    ]:
+        assert matches(preds, refs) is None, (preds, refs)
+    for bad in (np.array([0, 2, 2], np.int64), np.array([0, 1, 3], np.int64), np.array([0, 2], np.int64)):
+        assert matches(["a", "b"], ["a", "b"], bad) is None
+    assert np.frombuffer(matches(["a", "B"], ["a", "b"], offsets), np.float64).tolist() == [1.0, 1.0]
+    assert np.frombuffer(matches([], []), np.float64).size == 0
+    assert exact_match_scores(["a", "b"], [np.array(["A"]), np.array(["c", "B "])]).tolist() == [1.0, 1.0]

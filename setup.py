@@ -1,0 +1,16 @@
+"""The optional C extension; everything else is in pyproject.toml.
+
+``optional=True``: without a C compiler the install still succeeds, and exact_match runs its numpy kernel.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension(
+            "olive_eval.metrics.answers._exact_match",
+            ["olive_eval/metrics/answers/_exact_match.c"],
+            optional=True,
+        )
+    ]
+)
