@@ -248,7 +248,9 @@ class TextGenerationParams(ComponentParams):
 class TextGenerationPreProcess(PreProcess):
     """Prompts tokenized (through the chat template when the tokenizer has one), left-padded for generation;
     ``generated`` text is then compared with ``label_col``. Without a label column the token ids are the
-    references, for perplexity."""
+    references, for perplexity, and batches are padded on the right: a real token then never sits after a pad,
+    so its position and every token it is scored from are what the unpadded prompt gives (left padding would
+    shift GPT-2's positions and score the first token from a pad, making perplexity depend on batch size)."""
 
     Params = TextGenerationParams
 
@@ -301,7 +303,15 @@ class TextGenerationPreProcess(PreProcess):
         columns = ["input_ids", "attention_mask", references, *source.columns]
         key = self.processor_source(context)
         return Prepared(
-            source.name, chunks, ["input_ids", "attention_mask"], references, columns, pad, "left", source.num_rows, key
+            source.name,
+            chunks,
+            ["input_ids", "attention_mask"],
+            references,
+            columns,
+            pad,
+            "left" if p.label_col else "right",
+            source.num_rows,
+            key,
         )
 
 

@@ -260,20 +260,7 @@ def lm_data(tmp_path: Path, references: list[str] | None = None) -> tuple[Path, 
     return write_jsonl(tmp_path / "prompts.jsonl", rows), texts
 
 
-@pytest.mark.parametrize(
-    "batch_size",
-    [
-        1,
-        pytest.param(
-            3,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="text_generation_huggingface_pre_process pads left for perplexity too: the first real token "
-                "is scored from a pad position and GPT-2's positions shift (perplexity depends on batch size)",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("batch_size", [1, 3])  # batches of prompts of different lengths: padded
 def test_gpt2_perplexity_is_exp_of_the_mean_token_nll(tmp_path, gpt2, batch_size):
     data_file, texts = lm_data(tmp_path)
     pre = {"type": "text_generation_huggingface_pre_process", "input_cols": ["text"]}
