@@ -8,7 +8,7 @@
  *                with offsets: the flat list of all alternatives (Answers.texts)
  *   offsets      int64 buffer of n + 1 entries: example i owns references[offsets[i]:offsets[i + 1]]
  *
- * An answer is normalized as Olive does, " ".join(s.strip().lower().split()): str.lower() for non-ASCII strings
+ * An answer is normalized as Olive does, " ".join(s.strip().lower().split()): str.lower for non-ASCII strings
  * (ASCII ones are lowercased while read), and Python's own whitespace test (Py_UNICODE_ISSPACE, what str.split()
  * uses). A joined non-ASCII reference is lowercased whole before it is split: '|' and '\' are neither cased nor
  * case-ignorable, so they end a final-sigma context exactly as the end of a string does.
@@ -41,6 +41,8 @@ static int reserve(Buffer *b, Py_ssize_t n) {
     return 0;
 }
 
+static PyObject *str_lower; /* str.lower itself: a str subclass's own lower() could run code that edits the lists */
+
 /* A str to read lowercased: ASCII text directly, any other through str.lower() (held in `lowered`). */
 typedef struct {
     int kind;
@@ -57,7 +59,7 @@ static int open_source(PyObject *s, Source *src) {
     src->lowered = NULL;
     src->ascii = PyUnicode_IS_ASCII(s);
     if (!src->ascii) {
-        src->lowered = PyObject_CallMethod(s, "lower", NULL);
+        src->lowered = PyObject_CallOneArg(str_lower, s);
         if (src->lowered == NULL) return -1;
         s = src->lowered;
     }
@@ -225,4 +227,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_exact_match",
                                     "exact_match over Olive-normalized answers, in C.", -1, methods};
 
-PyMODINIT_FUNC PyInit__exact_match(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__exact_match(void) {
+    str_lower = PyObject_GetAttrString((PyObject *)&PyUnicode_Type, "lower");
+    return str_lower == NULL ? NULL : PyModule_Create(&module);
+}

@@ -570,6 +570,19 @@ def test_compiled_exact_match_equals_the_reference_on_hard_text():
     assert exact_match_scores(*numpy_strings).tolist() == expected
 
 
+class LoudStr(str):
+    def lower(self) -> str:
+        raise AssertionError("str.lower runs, not a subclass's own lower()")
+
+
+def test_a_str_subclass_is_lowercased_as_str_by_both_paths():
+    """A subclass's lower() could run any code (in C, code that edits the lists being read): str.lower runs."""
+    preds = [LoudStr("ÀB"), LoudStr("ŸX")]
+    for refs in ([LoudStr("àb|c"), LoudStr("c|ÿx")], [[LoudStr("àb")], ["c", LoudStr("ÿx")]]):
+        assert exact_match_scores(preds, refs).tolist() == [1.0, 1.0]
+        assert exact_match_numpy(preds, refs).tolist() == [1.0, 1.0]
+
+
 def test_compiled_exact_match_leaves_what_it_does_not_take_to_the_checked_path():
     """None: the numpy path then raises the error that names the example (test_bad_input checks those)."""
     matches = kernels._compiled.matches
