@@ -21,7 +21,7 @@ from olive_eval.metrics.answers.kernels import (
     vqa_accuracy_scores,
     word_sort_ratio_scores,
 )
-from olive_eval.metrics.answers.references import join_alternatives, split_alternatives, to_answers
+from olive_eval.metrics.answers.references import Answers, join_alternatives, split_alternatives, to_answers
 from olive_eval.metrics.answers.vqa import vqa_normalize
 
 
@@ -537,6 +537,16 @@ def hard_case(rng: random.Random, n: int) -> tuple[list[str], list[list[str]]]:
     return preds, refs
 
 
+def exact_match_compiled(predictions: list, references: list | Answers) -> np.ndarray:
+    """The C kernel alone, which must take the input (None would mean exact_match fell back to numpy)."""
+    if isinstance(references, Answers):
+        scores = kernels._compiled.matches(predictions, references.texts, references.offsets)
+    else:
+        scores = kernels._compiled.matches(predictions, references)
+    assert scores is not None
+    return np.frombuffer(scores, np.float64)
+
+
 def test_the_c_extension_is_built():
     """The dev install compiles it; without a compiler exact_match runs its numpy kernel (tested beside it)."""
     assert kernels._compiled is not None
@@ -558,13 +568,7 @@ def test_compiled_exact_match_equals_the_reference_on_hard_text():
         "plain": (plain, plain_expected),
     }
     for form, (references, want) in forms.items():
-        scores = (
-            kernels._compiled.matches(preds, references.texts, references.offsets)
-            if form == "answers"
-            else (kernels._compiled.matches(preds, references))
-        )
-        assert scores is not None, form
-        assert np.frombuffer(scores, np.float64).tolist() == want, form
+        assert exact_match_compiled(preds, references).tolist() == want, form
         assert exact_match_numpy(preds, references).tolist() == want, form
     numpy_strings = [np.str_(p) for p in preds], [[np.str_(a) for a in alts] for alts in refs]
     assert exact_match_scores(*numpy_strings).tolist() == expected
