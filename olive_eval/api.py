@@ -1,4 +1,4 @@
-"""The public Python surface: ``evaluate(config)`` and ``compute_metric(name, predictions, references)``."""
+"""The public Python surface: ``evaluate(config)``; ``compute_metric`` lives in :mod:`olive_eval.metrics.compute`."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.run import joint_key
@@ -18,12 +16,14 @@ from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet, settle_st
 from olive_eval.engine.significance import RATIO_LEVEL, confident_goal, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.instances import InstanceWriter
-from olive_eval.metrics import get_metric
+from olive_eval.metrics.compute import compute_metric
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import OutputDir, folder_names
 from olive_eval.provenance import environment
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
 from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+
+__all__ = ["RunInterrupted", "compute_metric", "evaluate"]
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
 
@@ -174,35 +174,3 @@ def _finish(run: RunConfig, result: RunResult, evidence: dict[str, dict[str, Evi
     result.ranking = rank(result, objectives, candidates)
     result.best = result.ranking[0] if result.ranking else None
     mark_pareto(result, objectives)
-
-
-def compute_metric(name: str, predictions: Any, references: Any, **metric_config: Any) -> float:
-    """One accuracy sub-type on arrays, without a model: ``compute_metric("f1_score", p, r, task="binary")``.
-
-    Raises ValueError when a prediction is NaN or infinite, or when the metric is undefined on this
-    data (AUROC with one class present), rather than returning a number that looks like a result.
-    """
-    metric = get_metric(name, metric_config)
-    preds = _column(predictions)
-    if isinstance(preds, np.ndarray) and np.issubdtype(preds.dtype, np.floating) and not np.isfinite(preds).all():
-        bad = ~np.isfinite(preds.reshape(len(preds), -1)).all(axis=1) if preds.ndim else ~np.isfinite(preds[None])
-        raise ValueError(
-            f"{name}: predictions hold NaN or infinity in {int(bad.sum())} of {bad.size} examples "
-            f"(first: example {int(np.argmax(bad))})"
-        )
-    score = metric.compute(preds, _column(references))
-    if score.undefined is not None:
-        raise ValueError(f"{name} is undefined here: {score.undefined}")
-    return float(score.value)
-
-
-def _column(values: Any) -> Any:
-    """Numbers as an array; text and ragged columns (lists of reference answers) as given, so that a metric
-    sees every value's own type (a prediction that is not a string is named, not turned into one)."""
-    if isinstance(values, np.ndarray):
-        return values
-    try:
-        array = np.asarray(values)
-    except ValueError:  # ragged lists
-        return values
-    return array if array.dtype.kind in "biufc" or array.ndim == 0 else values
