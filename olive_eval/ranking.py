@@ -64,7 +64,8 @@ GoalCheck = Callable[[str, str, SubMetricResult, SubMetricResult], "GoalResult |
 def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: GoalCheck | None = None) -> None:
     """Fill each candidate's goal results and ``goals_met`` (``goals``: joint key → (type, value)).
 
-    Goals are relative to the baseline, so the baseline itself gets none (``goals_met`` None). A goal whose
+    Goals are relative to the baseline, so the baseline itself gets none (``goals_met`` None); an unfinished
+    model's are unknown (None) and a failed one's are not met (False). A goal whose
     value is missing (the metric failed or is undefined) is not met, and says why. ``check`` may replace
     the point comparison (goals with a confidence use it).
     """
@@ -75,7 +76,7 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: G
             model.goals_met = None
             continue
         if not model.evaluated:
-            model.goals_met = False
+            model.goals_met = None if model.unfinished else False
             continue
         all_met = True
         for key, sub in model.metrics.items():
@@ -136,7 +137,10 @@ def _dominates(a: ModelResult, b: ModelResult, objectives: list[Objective]) -> b
 
 
 def mark_pareto(result: RunResult, objectives: list[Objective]) -> None:
-    """Mark models no other model dominates on the ranked metrics (equal points do not dominate)."""
+    """Mark models no other model dominates on the ranked metrics (equal points do not dominate).
+
+    An unfinished model's standing is unknown (None).
+    """
     complete = [
         m
         for m in result.models.values()
@@ -144,4 +148,7 @@ def mark_pareto(result: RunResult, objectives: list[Objective]) -> None:
     ]
     complete_ids = {id(m) for m in complete}
     for model in result.models.values():
-        model.pareto = id(model) in complete_ids and not any(_dominates(o, model, objectives) for o in complete)
+        if model.unfinished:
+            model.pareto = None
+        else:
+            model.pareto = id(model) in complete_ids and not any(_dominates(o, model, objectives) for o in complete)

@@ -85,8 +85,9 @@ class SubMetricResult:
 
 
 #: ok: every metric measured; partial: some metrics failed, the rest kept; failed: nothing measured
-#: (e.g. the model did not load); pending: not reached yet; interrupted: stopped by Ctrl-C.
-ModelStatus = Literal["ok", "partial", "failed", "pending", "interrupted"]
+#: (e.g. the model did not load); pending: not reached yet; running: being evaluated (left in results.json
+#: when the process died with it); interrupted: stopped by Ctrl-C.
+ModelStatus = Literal["ok", "partial", "failed", "pending", "running", "interrupted"]
 
 
 @dataclass
@@ -94,8 +95,9 @@ class ModelResult:
     status: ModelStatus
     error: str | None = None
     metrics: dict[str, SubMetricResult] = field(default_factory=dict)
-    goals_met: bool | None = False  # None for the baseline: goals are relative to it
-    pareto: bool = False
+    #: None for the baseline (goals are relative to it) and while the model is unfinished (not known yet).
+    goals_met: bool | None = None
+    pareto: bool | None = None  # None while the model is unfinished
     #: What ran, one entry per distinct runtime settings (a metric may override them): the runtime's own
     #: description plus ``metrics``, the metrics that used it.
     runtimes: list[dict[str, Any]] = field(default_factory=list)
@@ -115,6 +117,11 @@ class ModelResult:
     @property
     def evaluated(self) -> bool:
         return self.status in ("ok", "partial")
+
+    @property
+    def unfinished(self) -> bool:
+        """Not evaluated yet, or being evaluated: its goals and Pareto standing are unknown, not false."""
+        return self.status in ("pending", "running")
 
 
 @dataclass

@@ -138,3 +138,27 @@ def test_pareto_equal_points_do_not_dominate_each_other():
     )
     mark_pareto(result, objectives)
     assert [result.models[n].pareto for n in ("base", "a", "worse")] == [True, True, False]
+
+
+def test_models_not_evaluated_yet_have_unknown_goals_and_pareto_but_failed_ones_do_not():
+    """Issue 16 item 26: a pending or running model is not known to miss its goals; a failed one did."""
+    objectives = [Objective("acc", 1, True)]
+    result = _run(
+        {
+            "base": model(acc=0.5),
+            "done": model(acc=0.8),
+            "now": ModelResult(status="running"),
+            "later": ModelResult(status="pending"),
+            "broken": ModelResult(status="failed", error="did not load"),
+        }
+    )
+    apply_goals(result, {"acc": ("threshold", 0.75)})
+    mark_pareto(result, objectives)
+    assert {n: (m.goals_met, m.pareto) for n, m in result.models.items()} == {
+        "base": (None, False),
+        "done": (True, True),
+        "now": (None, None),
+        "later": (None, None),
+        "broken": (False, False),
+    }
+    assert ModelResult(status="pending").goals_met is None and ModelResult(status="pending").pareto is None
