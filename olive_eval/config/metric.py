@@ -13,7 +13,7 @@ from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
-from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
+from olive_eval.strict_model import LaxPath, StrictModel, shown_json, unknown_choice_hint
 
 GoalType = Literal[
     "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
@@ -82,6 +82,34 @@ class SubType(StrictModel):
     metric_config: dict[str, Any] | None = None
     aggregation: str | None = Field(None, description="Instance metrics: how scores combine (mean, median, ...).")
     confidence_interval: ConfidenceIntervalConfig | None = None
+
+
+def fold_olive_kwargs(
+    raw: dict[str, Any] | None, where: str, takes_kwargs: bool
+) -> tuple[dict[str, Any] | None, set[str]]:
+    """Olive's ``metric_config.kwargs`` merged into ``metric_config``, and the keys that came from it.
+
+    Olive passes ``kwargs`` on to the metric with the other keys. A key given both ways with different
+    values is an error here (Olive lets ``kwargs`` win without a word); a sub-type whose own config has a
+    ``kwargs`` key keeps it as it is.
+    """
+    if raw is None or "kwargs" not in raw or takes_kwargs:
+        return raw, set()
+    extra = raw["kwargs"]
+    if extra is None:
+        extra = {}
+    if not isinstance(extra, dict):
+        raise nested_error(f"{where}.kwargs", f"expected an object, got {shown_json(extra)}")
+    merged = {key: value for key, value in raw.items() if key != "kwargs"}
+    for key, value in extra.items():
+        if key in merged and (type(merged[key]), merged[key]) != (type(value), value):
+            raise nested_error(
+                f"{where}.kwargs.{key}",
+                f"'{key}' is also given as metric_config.{key} with a different value ({shown_json(merged[key])} "
+                f"vs {shown_json(value)}); Olive would use the kwargs one silently: give it once",
+            )
+        merged[key] = value
+    return merged, set(extra) - (set(raw) - {"kwargs"})
 
 
 class UserConfig(StrictModel):
@@ -208,6 +236,13 @@ class MetricConfig(StrictModel):
         return self
 
     def _check_metric_config(self, sub: SubType, where: str, hf_backend: bool) -> None:
+        takes_kwargs = not hf_backend and "kwargs" in self.metric_type.config_keys(sub.name)
+        sub.metric_config, from_kwargs = fold_olive_kwargs(sub.metric_config, f"{where}.metric_config", takes_kwargs)
+
+        def located(key: str) -> str:
+            """A metric_config key's path, under ``kwargs`` where the key came from there."""
+            return f"{where}.metric_config." + (f"kwargs.{key}" if key.partition(".")[0] in from_kwargs else key)
+
         try:
             if hf_backend:
                 from olive_eval.metrics.huggingface import HuggingFaceMetricConfig
@@ -223,12 +258,15 @@ class MetricConfig(StrictModel):
             err = exc.errors()[0]
             extra, message = describe_error(err)
             loc = ".".join(p for p in (json_path(err["loc"]), extra) if p)
-            raise nested_error(f"{where}.metric_config" + (f".{loc}" if loc else ""), message) from None
+            raise nested_error(located(loc) if loc else f"{where}.metric_config", message) from None
         except RegistryError as exc:
             raise nested_error(f"{where}.aggregation", str(exc)) from None
         except ValueError as exc:
-            key = "aggregation" if sub.aggregation is not None and "aggregation" in str(exc) else "metric_config"
-            raise nested_error(f"{where}.{key}", str(exc)) from None
+            if sub.aggregation is not None and "aggregation" in str(exc):
+                raise nested_error(f"{where}.aggregation", str(exc)) from None
+            given = sorted(sub.metric_config or {})
+            only_kwargs = bool(given) and set(given) <= from_kwargs
+            raise nested_error(located(given[0]) if only_kwargs else f"{where}.metric_config", str(exc)) from None
 
     def scorer(self, sub: SubType, base_dir: Path | None = None) -> Any:
         """The metric object that scores ``sub`` (a registered metric, or a Hugging Face evaluate metric)."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+from pydantic import BaseModel
 
 from olive_eval.metrics.performance import (
     LOAD_STATISTICS,
@@ -63,6 +64,10 @@ class MetricType:
         """False for a sub-type whose value is a structure (a curve, a matrix): it cannot be ranked."""
         return True
 
+    def config_keys(self, sub_type: str) -> set[str]:
+        """The keys a sub-type's metric_config takes (none by default)."""
+        return set()
+
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         """Validate a sub-type's metric_config; raises ValueError / pydantic.ValidationError."""
         if raw:
@@ -78,6 +83,11 @@ class MetricType:
 
 
 metric_type_registry: Registry[MetricType] = Registry("metric type")
+
+
+def model_keys(model: type[BaseModel]) -> set[str]:
+    """The keys a config model takes, by field name and by alias."""
+    return {key for name, field in model.model_fields.items() for key in (name, field.alias) if key}
 
 
 def _register(cls: type[MetricType]) -> type[MetricType]:
@@ -98,6 +108,9 @@ class AccuracyType(MetricType):
 
     def default_higher_is_better(self, sub_type: str) -> bool:
         return metric_registry.get(sub_type).higher_is_better
+
+    def config_keys(self, sub_type: str) -> set[str]:
+        return model_keys(metric_registry.get(sub_type).Config)
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         return metric_registry.get(sub_type).Config.model_validate(raw or {})
@@ -124,6 +137,9 @@ class _TimingType(MetricType):
 
     def unit_of(self, sub_type: str) -> str | None:
         return "%" if sub_type == "cv" else self.unit
+
+    def config_keys(self, sub_type: str) -> set[str]:
+        return model_keys(TimingConfig)
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
         return TimingConfig.model_validate(raw or {})
