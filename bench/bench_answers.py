@@ -143,7 +143,7 @@ def loop_relaxed_accuracy(preds: list[str], refs: list, joined: bool, tolerance:
         for alt in ref.split("|") if joined else ref:
             r = parse_number(alt)
             if p is not None and r is not None:
-                hit = p == 0 if r == 0 else abs(p - r) / abs(r) <= tolerance
+                hit = r == p or (r != 0 and abs(p - r) / abs(r) <= tolerance)
             else:
                 hit = normalize(pred) == normalize(alt)
             if hit:

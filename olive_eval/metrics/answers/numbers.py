@@ -1,9 +1,10 @@
 """ChartQA relaxed accuracy: numbers within a relative tolerance, three published rules.
 
 * ``olive`` (Olive's ``RelaxedAccuracy``): parse ``float(s.strip().replace(",", "").replace("%", ""))``; when both
-  prediction and reference parse, correct iff ``pred == ref`` for a zero reference, else
-  ``abs(pred - ref) / abs(ref) <= tolerance``; otherwise Olive's normalized string equality. "%" is deleted, not
-  scaled ("51%" matches "50%", "0.5" does not). nan never matches; "inf" matches nothing either (inf - inf is nan).
+  prediction and reference parse, correct iff ``ref == pred or (ref != 0 and abs(pred - ref) / abs(ref) <=
+  tolerance)``; otherwise Olive's normalized string equality. "%" is deleted, not scaled ("51%" matches "50%",
+  "0.5" does not). Equal values match, so "inf" matches "inf" (and "1e309") although inf - inf is nan; nan
+  matches nothing, and an infinity matches no other value.
 * ``pix2struct`` (google-research/pix2struct ``relaxed_correctness``, also Unitxt, Qwen-VL, lmms-eval): no
   stripping; a trailing "%" divides by 100; if both parse and the reference is not zero (nan counts as not zero),
   correct iff ``abs(pred - ref) / abs(ref) <= tolerance``; otherwise case-insensitive exact string match, so a
@@ -141,8 +142,8 @@ def olive_relaxed(
     """Per pair: (both numeric, numeric match). Where not both numeric, Olive compares normalized strings."""
     both = pred_num & ref_num
     with np.errstate(all="ignore"):
-        close = np.abs(pred_val - ref_val) / np.abs(ref_val) <= tolerance
-    return both, np.where(ref_val == 0, pred_val == 0, close)
+        close = (ref_val != 0) & (np.abs(pred_val - ref_val) / np.abs(ref_val) <= tolerance)
+    return both, (pred_val == ref_val) | close
 
 
 # ----------------------------------------------------------------------------- per-string rules (pix2struct, mistral)

@@ -42,10 +42,11 @@ def ref_exact(pred: str, alts: list[str]) -> float:
 
 
 def ref_relaxed(pred: str, alts: list[str], tol: float) -> float:
+    """Olive's rule as the reference documents it: equal values match, else a non-zero reference within tol."""
     for alt in alts:
         p, r = olive_number(pred), olive_number(alt)
         if p is not None and r is not None:
-            hit = p == 0 if r == 0 else abs(p - r) / abs(r) <= tol
+            hit = r == p or (r != 0 and abs(p - r) / abs(r) <= tol)
         else:
             hit = olive_normalize(pred) == olive_normalize(alt)
         if hit:
@@ -223,7 +224,7 @@ def test_exact_match_olive_vectors():
         ("0.0001", "0", 0.05, 0.0),  # a zero reference only matches zero
         ("-0", "0", 0.05, 1.0),
         ("0.0", "0", 0.05, 1.0),
-        ("inf", "inf", 0.05, 0.0),  # inf - inf is nan
+        ("inf", "inf", 0.05, 1.0),  # equal values match (inf - inf would be nan)
         ("Paris", " paris ", 0.05, 1.0),  # not numbers: normalized strings
     ],
 )
@@ -231,6 +232,19 @@ def test_relaxed_accuracy_olive_vectors(pred, ref, tolerance, expected):
     assert 2.1000000000000014 / 42 > 0.05 and abs(39.9 - 42) == 2.1000000000000014
     assert relaxed_accuracy_scores([pred], [ref], tolerance=tolerance).tolist() == [expected]
     assert ref_relaxed(pred, [ref], tolerance) == expected
+
+
+NON_FINITE = ["inf", "-inf", "+inf", "Infinity", "-INFINITY", "1e309", "-1e309", "nan", "-nan", "NaN", "0", "-0", "5"]
+
+
+@pytest.mark.parametrize("ref", NON_FINITE)
+@pytest.mark.parametrize("pred", NON_FINITE)
+def test_relaxed_accuracy_non_finite_numbers_follow_olives_rule(pred, ref):
+    """Every pairing of inf, -inf, nan, zero and a finite number: equal values match, nan matches nothing."""
+    p, r = float(pred), float(ref)
+    expected = float(r == p or (r != 0 and abs(p - r) / abs(r) <= 0.05))
+    assert relaxed_accuracy_scores([pred], [[ref]]).tolist() == [expected]
+    assert relaxed_accuracy_scores([pred], [f"x|{ref}"]).tolist() == [expected]
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ def test_olive_vectors_through_compute_metric():
         ("42.0", "42"): 1.0, ("41", "42"): 1.0, ("35", "42"): 0.0, ("yes", "yes"): 1.0, ("yes", "no"): 0.0,
         ("51%", "50%"): 1.0, ("0", "0"): 1.0, ("39.9", "42"): 0.0, ("44.1", "42"): 0.0, ("0.5", "50%"): 0.0,
         ("1,000", "1000"): 1.0, ("1e3", "1000"): 1.0, ("nan", "nan"): 0.0, ("0.01", "0"): 0.0,
+        ("inf", "inf"): 1.0, ("-inf", "-inf"): 1.0, ("inf", "-inf"): 0.0, ("inf", "1e308"): 0.0,
     }  # fmt: skip
     for (pred, ref), expected in relaxed.items():
         assert compute_metric("relaxed_accuracy", [pred], [ref]) == expected, (pred, ref)
