@@ -1,25 +1,36 @@
-"""A run's output directory: checked and locked before any model runs, and cleared of an earlier run's files.
+"""A run's output directory: checked, claimed and locked before any model runs, and cleared of an earlier run's files.
 
 Checking first means a file in the way, or a folder that cannot be written, fails in one line before
 the baseline has spent minutes being evaluated. The lock makes a second run into the same folder fail
 at once instead of mixing its models into the first run's results.json and ``instances/``.
+
+A folder is olive-eval's once a run has written its marker (:data:`MARKER_FILE`) there. Only then are an
+earlier run's files removed, and only those olive-eval writes: a user's own results.json, or anything
+else in ``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
+the top and removed (never followed) below, so a run never writes out of its folder.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-import shutil
 from pathlib import Path
 from types import TracebackType
 
 from olive_eval.errors import UsageError
-from olive_eval.results import RESULTS_FILE
+from olive_eval.results import RESULTS_FILE, atomic_write_text
 
 LOCK_FILE = ".olive-eval.lock"
-#: Folders a run writes below its output directory; an earlier run's are removed when a new run starts.
+#: Marks a folder as olive-eval's: ``{"tool": "olive-eval", "version": ...}``.
+MARKER_FILE = ".olive-eval"
+TOOL = "olive-eval"
+#: Folders a run writes below its output directory; an earlier run's records there are removed when a new run starts.
 RUN_FOLDERS = ("instances", "samples")
+#: What a run writes at the top of its output directory.
+RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE)
 _MAX_FOLDER_CHARS = 80
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 class OutputDir:
@@ -28,6 +39,8 @@ class OutputDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock: int | None = None
+        #: The model an earlier run into this folder was evaluating when its process died, if one did.
+        self.died_during: str | None = None
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -36,15 +49,31 @@ class OutputDir:
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.close()
 
+    @property
+    def previous_run_note(self) -> str | None:
+        """One line on an earlier run that died mid-model, for the user and for results.json."""
+        if self.died_during is None:
+            return None
+        return (
+            f"the previous run into {self.path} ended while evaluating '{self.died_during}' "
+            "(the process died: os._exit, a crash or a kill)"
+        )
+
     def open(self) -> None:
         path = self.path
         blocker = next((p for p in (path, *path.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():
             where = "is a file" if blocker == path else f"is below {blocker}, which is a file"
             raise UsageError(f"output directory {path} {where}; choose a folder (--output-dir)")
+        link = next((path / name for name in RUN_NAMES if (path / name).is_symlink()), None)
+        if link is not None:
+            raise UsageError(
+                f"output directory {path}: {link} is a link, and olive-eval does not write through links; "
+                "remove it or choose another --output-dir"
+            )
         try:
             path.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o666)
+            fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NO_FOLLOW, 0o666)
         except OSError as exc:
             raise UsageError(f"output directory {path} cannot be written: {exc.strerror}") from None
         if not _try_lock(fd):
@@ -54,28 +83,106 @@ class OutputDir:
                 f"output directory {path} is in use by another olive-eval run (pid {holder}); "
                 "wait for it or choose another --output-dir"
             )
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
         self._lock = fd
         try:
-            self._clear_previous_run()
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            self._claim()
+        except UsageError:
+            self.close()
+            raise
         except OSError as exc:
             self.close()
-            raise UsageError(f"output directory {path}: cannot remove an earlier run's files: {exc}") from None
+            raise UsageError(f"output directory {path}: cannot prepare it for the run: {exc}") from None
 
-    def _clear_previous_run(self) -> None:
-        """Only the files olive-eval itself writes: results.json and its per-model folders."""
-        (self.path / RESULTS_FILE).unlink(missing_ok=True)
-        for name in RUN_FOLDERS:
-            folder = self.path / name
-            if folder.is_dir() and not folder.is_symlink():
-                shutil.rmtree(folder)
+    def _claim(self) -> None:
+        """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them."""
+        path = self.path
+        if _is_marked(path / MARKER_FILE):
+            self._check_kinds()
+            self.died_during = _running_model(path / RESULTS_FILE)
+            _clear_previous_run(path)
+            return
+        present = [name for name in RUN_NAMES[:-1] if os.path.lexists(path / name)]
+        if present:
+            raise UsageError(
+                f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
+                f"(no valid {MARKER_FILE} marker); choose another --output-dir or remove them"
+            )
+        from olive_eval import __version__  # here: the package imports this module while it initializes
+
+        atomic_write_text(path / MARKER_FILE, json.dumps({"tool": TOOL, "version": __version__}) + "\n")
+
+    def _check_kinds(self) -> None:
+        """In our folder, results.json is a file and the run folders are folders; anything else is not ours."""
+        for name, is_kind in ((RESULTS_FILE, Path.is_file), *((n, Path.is_dir) for n in RUN_FOLDERS)):
+            item = self.path / name
+            if item.exists() and not is_kind(item):
+                raise UsageError(
+                    f"output directory {self.path}: {item} is not what olive-eval writes there; "
+                    "remove it or choose another --output-dir"
+                )
 
     def close(self) -> None:
         if self._lock is not None:
             _unlock(self._lock)
             os.close(self._lock)
             self._lock = None
+
+
+def _is_marked(marker: Path) -> bool:
+    """The folder holds our marker: a plain file (not a link) with olive-eval's name in it."""
+    if marker.is_symlink() or not marker.is_file():
+        return False
+    try:
+        data = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("tool") == TOOL
+
+
+def _running_model(results: Path) -> str | None:
+    """The model an earlier run's results.json says was being evaluated (its process died with it)."""
+    try:
+        models = json.loads(results.read_text(encoding="utf-8")).get("models", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(models, dict):
+        return None
+    return next((name for name, m in models.items() if isinstance(m, dict) and m.get("status") == "running"), None)
+
+
+def _clear_previous_run(path: Path) -> None:
+    """Only the files olive-eval itself writes: results.json (and its leftover temporary files) and records."""
+    for item in path.glob(f".{RESULTS_FILE}.*"):
+        if item.is_file() and not item.is_symlink():
+            item.unlink()
+    (path / RESULTS_FILE).unlink(missing_ok=True)
+    for name in RUN_FOLDERS:
+        if (path / name).is_dir():
+            _clear_records(path / name)
+
+
+def _clear_records(folder: Path) -> None:
+    """Remove the record files below ``folder`` and the folders left empty; keep anything else.
+
+    A link is removed itself, never followed: a run writes nothing through it.
+    """
+    with os.scandir(folder) as entries:
+        for entry in list(entries):
+            if entry.is_symlink():
+                os.unlink(entry.path)
+            elif entry.is_dir(follow_symlinks=False):
+                _clear_records(Path(entry.path))
+            elif _is_record(entry.name):
+                os.unlink(entry.path)
+    if not any(folder.iterdir()):
+        folder.rmdir()
+
+
+def _is_record(name: str) -> bool:
+    """A per-example file, or one still being written (``.<name>.jsonl.<random>``)."""
+    return name.endswith(".jsonl") or (name.startswith(".") and ".jsonl." in name)
 
 
 def _try_lock(fd: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -13,7 +14,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
-from olive_eval.output_dir import LOCK_FILE, OutputDir, folder_names
+from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, OutputDir, folder_names
 
 
 def accuracy_with_instances() -> list[dict]:
@@ -113,3 +114,85 @@ def test_output_files_respect_the_umask(toy, tmp_path):
         os.umask(old)
     for path in (tmp_path / "out" / "results.json", tmp_path / "out" / "instances" / "base" / "acc.jsonl"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
+# ------------------------------------------------------------------------------ issue 16 item 1: the user's files
+def run_cli(toy, out, capsys) -> tuple[int, str]:
+    path = toy.root / "run.json"
+    path.write_text(json.dumps(toy.config({"cand": 0.1}, accuracy_with_instances())))
+    code = main(["--config", str(path), "--quiet", "--output-dir", str(out)])
+    return code, capsys.readouterr().err.strip()
+
+
+def test_a_folder_holding_our_names_without_our_mark_is_refused_and_left_alone(toy, tmp_path, capsys):
+    out = tmp_path / "p"
+    (out / "instances" / "sub").mkdir(parents=True)
+    (out / "samples").mkdir()
+    (out / "instances" / "sub" / "important.txt").write_text("k")
+    (out / "samples" / "mine.jsonl").write_text("{}\n")
+    code, err = run_cli(toy, out, capsys)
+    assert code == 2 and "\n" not in err and "Traceback" not in err
+    assert err.startswith(f"olive-eval: error: output directory {out} holds instances, samples")
+    assert "choose another --output-dir" in err
+    assert (out / "instances" / "sub" / "important.txt").read_text() == "k"
+    assert (out / "samples" / "mine.jsonl").read_text() == "{}\n"
+
+    theirs = tmp_path / "q"
+    theirs.mkdir()
+    (theirs / "results.json").write_text('{"mine": 1}')
+    code, err = run_cli(toy, theirs, capsys)
+    assert code == 2 and err.startswith(f"olive-eval: error: output directory {theirs} holds results.json")
+    assert (theirs / "results.json").read_text() == '{"mine": 1}'
+
+
+def test_a_folder_with_only_unrelated_files_is_claimed_and_they_stay(toy, tmp_path, capsys):
+    out = tmp_path / "p"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    assert run_cli(toy, out, capsys) == (0, "")
+    assert json.loads((out / MARKER_FILE).read_text())["tool"] == "olive-eval"
+    assert (out / "notes.txt").read_text() == "mine" and (out / "results.json").is_file()
+
+
+@pytest.mark.parametrize("name", ["results.json", "instances", "samples", MARKER_FILE, LOCK_FILE])
+def test_links_where_olive_eval_writes_are_refused_even_in_its_own_folder(toy, tmp_path, capsys, name):
+    out = tmp_path / "p"
+    assert run_cli(toy, out, capsys)[0] == 0  # the folder is olive-eval's
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("k")
+    target = elsewhere if name in ("instances", "samples") else elsewhere / "keep.txt"
+    link = out / name
+    shutil.rmtree(link) if link.is_dir() else link.unlink()
+    link.symlink_to(target)
+    code, err = run_cli(toy, out, capsys)
+    assert code == 2 and "\n" not in err
+    assert err.startswith(f"olive-eval: error: output directory {out}: {link} is a link")
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["keep.txt"] and (elsewhere / "keep.txt").read_text() == "k"
+
+
+def test_a_marked_folder_loses_only_what_olive_eval_wrote_and_links_are_removed_not_followed(toy, tmp_path, capsys):
+    out = tmp_path / "p"
+    assert run_cli(toy, out, capsys)[0] == 0
+    (out / "instances" / "base" / "important.txt").write_text("k")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "acc.jsonl").write_text("theirs\n")
+    (out / "instances" / "old").symlink_to(elsewhere)
+    (out / "samples" / "cand" / "acc_samples.jsonl").unlink()
+    (out / "samples" / "cand" / "acc_samples.jsonl").symlink_to(elsewhere / "acc.jsonl")
+    assert run_cli(toy, out, capsys)[0] == 0
+    assert (out / "instances" / "base" / "important.txt").read_text() == "k"
+    assert not (out / "instances" / "old").is_symlink()
+    assert not (out / "samples" / "cand" / "acc_samples.jsonl").is_symlink()
+    assert (elsewhere / "acc.jsonl").read_text() == "theirs\n"
+    assert len((out / "samples" / "cand" / "acc_samples.jsonl").read_text().splitlines()) == 2
+
+
+def test_a_damaged_mark_is_refused(toy, tmp_path, capsys):
+    out = tmp_path / "p"
+    assert run_cli(toy, out, capsys)[0] == 0
+    (out / MARKER_FILE).write_text("not json")
+    code, err = run_cli(toy, out, capsys)
+    assert code == 2 and err.startswith(f"olive-eval: error: output directory {out} holds results.json, instances")
+    assert (out / "results.json").is_file()
