@@ -3,7 +3,9 @@
 Each is an instance metric over the post-processed ``prediction`` (a string per example) and the data config's
 ``references`` (per example a list of acceptable answers, or one string of ``|``-joined answers with ``\\|`` for
 a literal ``|``; see :mod:`.references`), so a value comes with per-example scores: bootstrap intervals and
-paired goals work as for any instance metric. The kernels are in :mod:`.kernels`; this module adapts configs.
+paired goals work as for any instance metric. One example may also be given bare, as Olive's tests give it:
+``compute_metric("exact_match", "answer", "answer")`` (:func:`.references.single_example`). The kernels are in
+:mod:`.kernels`; this module adapts configs.
 
 ``vision_tasks`` says which of Olive's vision tasks (the data config's ``pre_process_data_config.task``) a
 metric suits; :mod:`.tasks` checks a metric config against it, with Olive's messages.
@@ -17,7 +19,13 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from olive_eval.metrics.answers import kernels
-from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
+from olive_eval.metrics.answers.references import (
+    Answers,
+    check_lengths,
+    check_predictions,
+    single_example,
+    to_answers,
+)
 from olive_eval.metrics.base import Kind, Metric, NoConfig, Score
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
@@ -47,6 +55,8 @@ class AnswerMetric(Metric):
         raise NotImplementedError
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        """Scores of a batch of examples, or of one example given as a bare prediction string."""
+        predictions, references = single_example(predictions, references)
         start = self._seen
         preds = check_predictions(predictions, start=start)
         answers = to_answers(references, start=start)

@@ -31,6 +31,7 @@ __all__ = [
     "check_lengths",
     "check_predictions",
     "join_alternatives",
+    "single_example",
     "split_alternatives",
     "to_answers",
 ]
@@ -133,6 +134,28 @@ def check_predictions(predictions: Sequence[object], *, start: int = 0) -> list[
     predictions = list(predictions)
     _check_strings(predictions, "prediction", start=start)
     return predictions
+
+
+def _bare_str(value: object) -> str | None:
+    """``value`` if it is a str, the str in a 0-d array (how ``compute_metric`` passes a str), else None."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, np.ndarray) and value.ndim == 0 and isinstance(value.item(), str):
+        return value.item()
+    return None
+
+
+def single_example(predictions: object, references: object) -> tuple[object, object]:
+    """Columns as given, or one example given bare (as Olive's tests pass it) as columns of one.
+
+    A bare prediction (a str, or a 0-d array of one) is one example; its reference is a str (``|``-joined answers)
+    or the list of its answers. A bare reference beside a column of predictions is left to :func:`to_answers`'s
+    error (a column of predictions needs a column of references).
+    """
+    prediction, reference = _bare_str(predictions), _bare_str(references)
+    if prediction is None:
+        return predictions, references if reference is None else reference
+    return [prediction], [references if reference is None else reference]
 
 
 def check_lengths(n_predictions: int, n_references: int, metric: str) -> None:

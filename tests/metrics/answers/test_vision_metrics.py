@@ -296,3 +296,36 @@ def test_an_unknown_vision_task_gets_olives_message():
 def test_other_sub_types_beside_a_vision_metric_are_not_task_checked():
     subs = [{"name": "anls", "priority": 1}, {"name": "samples_per_second", "priority": 2}]
     load_run_config(run_config(subs, "vision-ocr"), check_files=False)
+
+
+# ------------------------------------------------------------------------------------------ one example, bare strings
+SINGLE_REFERENCES = {  # a per-sample reference written in test_kernels, and its keyword arguments
+    "exact_match": (ref_exact, {}),
+    "relaxed_accuracy": (ref_relaxed, {"tol": 0.05}),
+    "word_sort_ratio": (ref_word_sort, {}),
+    "anls": (ref_anls, {}),
+    "vqa_accuracy": (official_vqa, {}),
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_one_example_as_a_bare_prediction_string(name):
+    """Olive's tests pass one prediction and one reference as bare strings (8.1 #9: "answer" vs "answer" is 1.0);
+    the reference may also be the example's list of answers or their ``|``-joined string."""
+    reference, kwargs = SINGLE_REFERENCES[name]
+    for pred, alts in [
+        ("answer", ["answer"]),
+        ("The cat", ["the cat", "a cat", "cat", "the  cat"]),
+        ("4,2", ["42", "41", "x"]),
+        ("kitten", ["sitting"]),
+    ]:
+        expected = reference(pred, alts, **kwargs)
+        assert compute_metric(name, pred, alts) == pytest.approx(expected, abs=1e-15), (pred, alts)
+        assert compute_metric(name, pred, "|".join(alts)) == pytest.approx(expected, abs=1e-15), (pred, alts)
+        assert compute_metric(name, np.str_(pred), tuple(alts)) == pytest.approx(expected, abs=1e-15)
+        assert compute_metric(name, np.array(pred), np.array("|".join(alts))) == pytest.approx(expected, abs=1e-15)
+        scores = get_metric(name).statistics(pred, alts)
+        assert scores.shape == (1,) and scores[0] == pytest.approx(expected, abs=1e-15)
+    assert compute_metric("exact_match", "answer", "answer") == 1.0
+    with pytest.raises(TypeError, match="single str"):  # a column of predictions needs a column of references
+        compute_metric(name, ["a"], "a")
