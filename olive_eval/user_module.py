@@ -37,7 +37,7 @@ def load_user_module(user_script: Path, script_dir: Path | None = None) -> Modul
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # sys.exit() at import time must not end olive-eval
         sys.modules.pop(module_name, None)
-        raise ConfigError(f"user_script {user_script} failed to import: it {_describe(exc)}") from exc
+        raise ConfigError(f"user_script {user_script} failed to import: it {_describe(exc, path)}") from exc
     _loaded[path] = module
     return module
 
@@ -55,15 +55,36 @@ def load_function(user_script: Path, name: str, script_dir: Path | None = None) 
     return func
 
 
-def _describe(exc: BaseException) -> str:
-    """``raised ValueError: first line`` or ``called sys.exit(3)``, plus where in the user's file."""
+def _describe(exc: BaseException, source: Path | None = None) -> str:
+    """``raised ValueError: first line`` or ``called sys.exit(3)``, plus where in the user's file.
+
+    ``source`` is the script being imported: a SyntaxError that names no file (a null byte) is in it.
+    """
     if isinstance(exc, SystemExit):
         text = f"called sys.exit({exc.code!r})"
+    elif isinstance(exc, SyntaxError):
+        line = (exc.text or "").strip()
+        text = f"raised {type(exc).__name__}: {exc.msg}" + (f" in {_shortened(line)!r}" if line else "")
     else:
         lines = str(exc).strip().splitlines()
         text = f"raised {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
-    where = failure_location(exc)
+    where = _syntax_error_location(exc, source) if isinstance(exc, SyntaxError) else None
+    where = where or failure_location(exc)
     return text + (f" (at {where})" if where else "")
+
+
+def _syntax_error_location(exc: SyntaxError, source: Path | None) -> str | None:
+    """``file:line`` of the bad source. The frames of a SyntaxError are the importer's, not the user's;
+    code compiled from a string (``<string>``) is left to the frame that compiled it."""
+    if exc.filename is None and source is not None:
+        return str(source)
+    if exc.filename is None or exc.filename.startswith("<"):
+        return None
+    return f"{exc.filename}:{exc.lineno}" if exc.lineno else exc.filename
+
+
+def _shortened(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def call_user(func: Callable[..., Any], what: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
