@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,29 +75,61 @@ def read_json(path: Path) -> Any:
     except ConfigError as exc:
         raise exc.with_source(str(path)) from None
     try:
-        return json.loads(strip_trailing_commas(text))
+        return parse_json(strip_trailing_commas(text))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"malformed JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}", source=str(path)
         ) from None
+    except ConfigError as exc:
+        raise exc.with_source(str(path)) from None
 
 
-def find_non_finite(data: Any, path: str = "") -> tuple[str, float] | None:
-    """The JSON path and value of the first NaN or infinity in ``data`` (Python's json reads ``NaN``,
-    ``Infinity`` and ``-Infinity`` literals, which JSON itself does not allow)."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return path, data
+def parse_json(text: str) -> Any:
+    """``json.loads``, refusing an object that gives a key twice: json keeps the last value and drops the
+    first without a word (two ``metrics`` lists would lose the first)."""
+    repeated: dict[int, tuple[dict[str, Any], str]] = {}  # id → (object, key); the object kept alive
+
+    def to_dict(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in obj and id(obj) not in repeated:
+                repeated[id(obj)] = (obj, key)
+            obj[key] = value
+        return obj
+
+    data = json.loads(text, object_pairs_hook=to_dict)
+    # an object dropped as a repeated key's first value lies below an object that repeats a key
+    for where, value in json_nodes(data):
+        if isinstance(value, dict) and id(value) in repeated:
+            key = repeated[id(value)][1]
+            raise ConfigError(
+                f"'{key}' is given twice in the same object (JSON readers keep the last one and silently drop "
+                "the first); give it once",
+                path=f"{where}.{key}" if where else key,
+            )
+    return data
+
+
+def json_nodes(data: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """Every value in ``data`` with its JSON path, parents before children, in document order."""
+    yield path, data
     if isinstance(data, dict):
         items = ((f"{path}.{key}" if path else str(key), value) for key, value in data.items())
     elif isinstance(data, (list, tuple)):
         items = ((f"{path}[{i}]", value) for i, value in enumerate(data))
     else:
-        return None
+        return
     for where, value in items:
-        found = find_non_finite(value, where)
-        if found is not None:
-            return found
-    return None
+        yield from json_nodes(value, where)
+
+
+def find_non_finite(data: Any) -> tuple[str, float] | None:
+    """The JSON path and value of the first NaN or infinity in ``data`` (Python's json reads ``NaN``,
+    ``Infinity`` and ``-Infinity`` literals, which JSON itself does not allow)."""
+    return next(
+        ((where, value) for where, value in json_nodes(data) if isinstance(value, float) and not math.isfinite(value)),
+        None,
+    )
 
 
 def load_run_config(
