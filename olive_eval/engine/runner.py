@@ -232,7 +232,7 @@ class ModelEvaluator:
                 )
 
     def _file_size(self, ctx: _Context, metric: MetricConfig, sub: SubType, model_config: Any) -> None:
-        self._record(ctx, metric, sub, Score(metric.metric_type.score_files(model_config.files())))
+        self._record(ctx, metric, sub, metric.metric_type.score_model(model_config))
 
     # ------------------------------------------------------------------ steps
     def _runtime(self, ctx: _Context, settings: Settings) -> Runtime:

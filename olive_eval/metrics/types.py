@@ -7,16 +7,17 @@ planner and the scorer ask these objects; nothing branches on type or sub-type n
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from enum import Enum
 from functools import partial
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from pydantic import BaseModel
 
+from olive_eval.metrics.base import Score
 from olive_eval.metrics.performance import (
     LOAD_STATISTICS,
     RUN_STATISTICS,
@@ -30,6 +31,9 @@ from olive_eval.metrics.performance import (
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
+
+if TYPE_CHECKING:
+    from olive_eval.runtimes.base import ModelConfig
 
 
 class Need(str, Enum):
@@ -192,15 +196,19 @@ class SizeOnDiskType(MetricType):
     need = Need.MODEL_FILES
     unit = "bytes"
 
-    def score_files(self, files: list[Path]) -> float:
-        """Total bytes; a directory counts every file below it."""
+    def score_model(self, model: ModelConfig) -> Score:
+        """Total bytes of the model's files (a directory counts every file below it); undefined, with the
+        model's reason, when it has no files."""
+        reason = model.no_files_reason()
+        if reason is not None:
+            return Score(math.nan, undefined=reason)
         total = 0
-        for path in files:
+        for path in model.files():
             if path.is_dir():
                 total += sum(os.path.getsize(p) for p in path.rglob("*") if p.is_file())
             else:
                 total += os.path.getsize(path)
-        return float(total)
+        return Score(float(total))
 
     def sub_type_names(self) -> list[str]:
         return ["bytes"]

@@ -67,6 +67,10 @@ class ModelConfig(StrictModel):
         """The model's files on disk (for ``size_on_disk``)."""
         return []
 
+    def no_files_reason(self) -> str | None:
+        """Why the model has no files to measure, when it has none: its ``size_on_disk`` is then undefined."""
+        return None
+
     def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
         """Functions the model needs from user scripts, checked before any model runs:
         ``(config key, script, function name, script_dir)``."""
@@ -121,6 +125,12 @@ class Runtime(ABC):
         settings: StrictModel | None = None,
     ) -> Runtime:
         """Load the model. ``settings`` is the metric's override for this runtime (``Settings``), if any."""
+
+    @classmethod
+    def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
+        """Why ``load`` would fail on ``device`` whatever the model file (a gpu this machine lacks), or None:
+        asked when the run is planned, so the run stops before any model loads."""
+        return None
 
     @abstractmethod
     def predict(self, batch: Batch) -> Outputs:

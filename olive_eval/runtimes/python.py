@@ -40,8 +40,15 @@ class PythonModelConfig(ModelConfig):
         return None
 
     def files(self) -> list[Path]:
-        candidates = [self.user_script, *([Path(self.model_path)] if self.model_path else [])]
-        return [p for p in candidates if p.exists()]
+        """The model_path (a file or a folder), as the loader gets it; the user_script is code, not the model."""
+        return [Path(self.model_path)] if self.no_files_reason() is None else []
+
+    def no_files_reason(self) -> str | None:
+        if self.model_path is None:
+            return "a PythonModel without model_path has no files to measure"
+        if not Path(self.model_path).exists():
+            return f"model_path '{self.model_path}' is not a file or folder on disk, so there is nothing to measure"
+        return None
 
     def processor_folder(self) -> Path | None:
         return self.processor_path

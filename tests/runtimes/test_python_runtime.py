@@ -370,3 +370,43 @@ def test_labels_without_a_task_are_scored_like_sklearn_whatever_the_last_batch_h
     assert set(expected[2 * BATCH :]) <= {0, 1} and 2 in expected
     value = result.models["py"].metrics["acc-accuracy_score"].value
     assert value == pytest.approx(accuracy_score([r["label"] for r in rows], expected))
+
+
+# ---------------------------------------------------------------------------------------------- size on disk
+def size_of(tmp_path: Path, script: Path, rows: list[dict[str, Any]], **model: Any) -> Any:
+    cfg = config(tmp_path, script, rows, "as_function", **model)
+    cfg["metrics"].append({"name": "size", "type": "size_on_disk", "sub_types": [{"name": "bytes"}]})
+    result = evaluate(cfg)
+    assert result.models["py"].status == "ok", result.models["py"].error
+    return result.models["py"].metrics["size-bytes"]
+
+
+def test_size_on_disk_is_the_model_path_file_not_the_script(tmp_path, script, rows):
+    weights = tmp_path / "weights.bin"
+    weights.write_bytes(b"\0" * 12345)
+    size = size_of(tmp_path, script, rows, model_path=str(weights))
+    assert size.value == 12345 and size.undefined is None
+
+
+def test_size_on_disk_of_a_model_path_folder_counts_every_file_below_it(tmp_path, script, rows):
+    folder = tmp_path / "model"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.bin").write_bytes(b"\0" * 100)
+    (folder / "sub" / "b.bin").write_bytes(b"\0" * 23)
+    assert size_of(tmp_path, script, rows, model_path=str(folder)).value == 123
+
+
+@pytest.mark.parametrize(
+    ("model", "reason"),
+    [
+        ({}, "a PythonModel without model_path has no files to measure"),
+        (
+            {"model_path": "http://localhost:8000/v1"},
+            "model_path 'http://localhost:8000/v1' is not a file or folder on disk, so there is nothing to measure",
+        ),
+    ],
+    ids=["no-model-path", "a-url"],
+)
+def test_size_on_disk_without_files_is_undefined_with_the_reason(tmp_path, script, rows, model, reason):
+    size = size_of(tmp_path, script, rows, **model)
+    assert (size.value, size.undefined) == (None, reason)
