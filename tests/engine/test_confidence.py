@@ -14,6 +14,10 @@ import sklearn.metrics as skm
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
+from olive_eval.metrics import resampling
+from olive_eval.metrics.registry import get_metric
+from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.results import GoalResult
 from tests.helpers import write_jsonl
 
 N = 1000
@@ -149,6 +153,16 @@ def test_confidence_intervals_in_results(scripted):
     assert entry["ci_low"] == sub.ci_low
 
 
+def labels_and_predictions(run: dict, model_config: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The scripted data set's labels, and the classes the scripted model predicts for them."""
+    data_file = run["data_configs"][0]["load_dataset_config"]["data_files"]
+    labels = np.array([json.loads(line)["label"] for line in Path(data_file).read_text().splitlines()])
+    wrong = json.loads(Path(model_config["model_path"]).read_text())["wrong"]
+    predicted = labels.copy()
+    predicted[wrong] = (labels[wrong] + 1) % 3
+    return labels, predicted
+
+
 def per_resample_scores(labels: np.ndarray, predicted: np.ndarray, idx: np.ndarray) -> dict[str, np.ndarray]:
     """Accuracy, macro F1 and one-vs-rest AUROC of one-hot predictions on each resample (row of ``idx``),
     all from each resample's 3x3 confusion matrix at once."""
@@ -186,11 +200,7 @@ def test_metric_level_interval_applies_to_every_sub_type(scripted):
     m = result.models["c"].metrics
     # an independent bootstrap: scipy's draws for seed 0 (not ours, 42), each metric on every resample; the
     # draws differ from ours, so the two agree to Monte-Carlo precision only
-    data_file = run["data_configs"][0]["load_dataset_config"]["data_files"]
-    labels = np.array([json.loads(line)["label"] for line in Path(data_file).read_text().splitlines()])
-    spec = json.loads(Path(run["input_model"]["model_path"]).read_text())
-    predicted = labels.copy()
-    predicted[spec["wrong"]] = (labels[spec["wrong"]] + 1) % 3
+    labels, predicted = labels_and_predictions(run, run["input_model"])
     idx = np.random.default_rng(0).integers(0, N, (2000, N))  # scipy.stats.bootstrap's draws for this generator
     references = per_resample_scores(labels, predicted, idx)
     onehot = np.eye(3)[predicted]
@@ -208,6 +218,68 @@ def test_metric_level_interval_applies_to_every_sub_type(scripted):
         assert m[key].confidence_interval.method == "percentile"
         assert m[key].ci_low == pytest.approx(low, abs=0.008), key
         assert m[key].ci_high == pytest.approx(high, abs=0.008), key
+
+
+def test_interval_seed_is_the_configured_one(scripted, tmp_path):
+    """A metric-level ``confidence_interval`` seed reaches every sub-type: the same seed gives the same
+    intervals, another seed others, each the resampling function's for that seed."""
+    model, config = scripted
+    candidate = model("c", 300)
+    subs = {"accuracy_score": {}, "f1_score": {"average": "macro"}}
+    metric = {
+        "name": "acc",
+        "type": "accuracy",
+        "data_config": "d",
+        "sub_types": [
+            {"name": name, "priority": priority, "metric_config": {"task": "multiclass", "num_classes": 3, **extra}}
+            for priority, (name, extra) in enumerate(subs.items(), 1)
+        ],
+    }
+
+    def intervals(seed: int, run_number: int) -> tuple[dict[str, tuple[float, float]], dict]:
+        run = config([], [{**metric, "confidence_interval": {"n_resamples": 200, "seed": seed}}], baseline=candidate)
+        run["output_dir"] = str(tmp_path / f"out-{seed}-{run_number}")
+        result = evaluate(run).models["c"].metrics
+        return {key: (sub.ci_low, sub.ci_high) for key, sub in result.items()}, run
+
+    first, run = intervals(7, 0)
+    assert intervals(7, 1)[0] == first
+    assert intervals(8, 0)[0] != first
+    labels, predicted = labels_and_predictions(run, candidate)
+    for name, extra in subs.items():
+        metric_fn = get_metric(name, {"task": "multiclass", "num_classes": 3, **extra})
+        sample = ExampleStats(metric_fn, fields=(predicted, labels))
+        value = metric_fn.compute(predicted, labels).value
+        expected = resampling.confidence_interval(sample, value, "percentile", 200, 0.95, 7)
+        assert first[f"acc-{name}"] == pytest.approx(expected, abs=1e-12), name
+
+
+def test_paired_goal_seed_is_the_configured_one(scripted, tmp_path):
+    """A goal's ``seed`` drives its paired bootstrap: same seed, same change interval and margin bound;
+    another seed, others; each what the paired resampling function gives for that seed."""
+    model, config = scripted
+    base, candidate = model("base", 0), model("c", 45)
+
+    def goal_result(seed: int, run_number: int) -> tuple[GoalResult, dict]:
+        goal = {"type": "max-degradation", "value": 0.05, "confidence": 0.95, "n_resamples": 200, "seed": seed}
+        run = config([candidate], [accuracy(goal)], baseline=base)
+        run["output_dir"] = str(tmp_path / f"out-{seed}-{run_number}")
+        return evaluate(run).models["c"].metrics["acc-accuracy_score"].goal, run
+
+    first, run = goal_result(5, 0)
+    bounds = (first.change_ci_low, first.change_ci_high, first.margin_bound, first.probability)
+    again = goal_result(5, 1)[0]
+    assert (again.change_ci_low, again.change_ci_high, again.margin_bound, again.probability) == bounds
+    other = goal_result(6, 0)[0]
+    assert (other.change_ci_low, other.change_ci_high, other.margin_bound) != bounds[:3]
+    metric_fn = get_metric("accuracy_score", {"task": "multiclass", "num_classes": 3})
+    samples = [ExampleStats(metric_fn, fields=labels_and_predictions(run, m)[::-1]) for m in (base, candidate)]
+    base_b, cand_b = resampling.paired_distribution(*samples, 200, 5)
+    assert [first.change_ci_low, first.change_ci_high] == pytest.approx(
+        np.quantile(cand_b - base_b, [0.025, 0.975]), abs=1e-12
+    )
+    assert first.margin_bound == pytest.approx(np.quantile(cand_b - (base_b - 0.05), 0.05), abs=1e-12)
+    assert first.probability == pytest.approx(np.mean(cand_b - (base_b - 0.05) >= 0), abs=1e-12)
 
 
 def test_bad_confidence_requests(scripted, tmp_path):
