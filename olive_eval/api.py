@@ -21,7 +21,7 @@ from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import OutputDir, folder_names
 from olive_eval.provenance import environment
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.results import RESULTS_FILE, GoalResult, ModelResult, RunResult, SubMetricResult
 
 __all__ = ["RunInterrupted", "compute_metric", "evaluate"]
 
@@ -48,8 +48,10 @@ def evaluate(
 
     ``config`` is a path to a JSON file, a dict of the same shape, or a :class:`RunConfig`.
     The output directory is checked and held for the run before any model runs. results.json is
-    rewritten atomically after each model, so an interrupted run keeps what it had. A model that
-    fails is recorded with its error; the others still run. Ctrl-C raises :class:`RunInterrupted`.
+    rewritten atomically before each model (which it marks ``running``, so a process that dies with it
+    leaves its name) and after it, so an interrupted run keeps what it had. A model that fails is
+    recorded with its error; the others still run. A file that cannot be written (a full disk) does not
+    stop the run: it is listed in ``write_errors``. Ctrl-C raises :class:`RunInterrupted`.
     ``allow_download`` overrides the config's ``allow_download`` (the CLI's ``--allow-download``).
     """
     started_at = datetime.now(timezone.utc)
@@ -70,8 +72,11 @@ def evaluate(
     writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
     data = DataStore(run)
     evaluator = ModelEvaluator(run, plan, data, progress, writer, run.source_dir)
-    with OutputDir(out_dir):
-        result.write(out_dir)
+    with OutputDir(out_dir) as held:
+        if held.previous_run_note is not None:
+            progress("warning", held.previous_run_note)
+            result.environment["previous_run"] = held.previous_run_note
+        _save(result, out_dir, writer)
         current: str | None = None
         try:
             data.preload(plan.data_configs())  # one-time setup is the run's, not the first model's
@@ -79,9 +84,12 @@ def evaluate(
             clock = time.perf_counter()
             for model in models:
                 current = model.display_name()
+                result.models[current].status = "running"
+                _save(result, out_dir, writer)
                 result.models[current] = evaluator.evaluate(model, folders[current])
+                evaluator.current = None  # done: an interruption from here on is not this model's
                 _finish(run, result, evaluator.evidence)
-                result.write(out_dir)
+                _save(result, out_dir, writer)
             current = None
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if plan.timings:
@@ -89,16 +97,30 @@ def evaluate(
                 _timing_phase(run, plan, data, evaluator, result, progress)
                 result.stage_seconds["timing"] = round(time.perf_counter() - clock, 6)
                 _finish(run, result, evaluator.evidence)
-            result.write(out_dir)
+            _save(result, out_dir, writer)
         except KeyboardInterrupt:
             if current is not None:
                 interrupted = evaluator.current or result.models[current]
                 interrupted.status, interrupted.error = "interrupted", "stopped by Ctrl-C"
                 result.models[current] = interrupted
             _finish(run, result, evaluator.evidence)
-            result.write(out_dir)
+            _save(result, out_dir, writer)
             raise RunInterrupted(result, current) from None
     return result
+
+
+def _save(result: RunResult, out_dir: Path, writer: InstanceWriter) -> None:
+    """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
+
+    The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
+    current; the record writer's first failure is kept beside it.
+    """
+    failed: dict[str, str] = {}
+    try:
+        result.write(out_dir)
+    except OSError as exc:
+        failed[str(out_dir / RESULTS_FILE)] = exc.strerror or str(exc)
+    result.write_errors = {**failed, **writer.errors}
 
 
 def _timing_phase(

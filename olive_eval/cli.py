@@ -1,4 +1,7 @@
-"""``olive-eval --config run.json`` and ``olive-eval schema``. Exit codes: 0 ok, 1 a model failed, 2 bad config."""
+"""``olive-eval --config run.json`` and ``olive-eval schema``.
+
+Exit codes: 0 ok, 1 a model failed or a results file could not be written, 2 bad config or usage, 130 Ctrl-C.
+"""
 
 from __future__ import annotations
 
@@ -112,8 +115,12 @@ def main(argv: list[str] | None = None) -> int:
             for text in model.tracebacks:
                 print(f"--- {name}: traceback of a failure\n{text}", file=sys.stderr, end="")
     print(render(result))
-    print(f"\nResults: {Path(result.output_dir or '.') / 'results.json'}")
-    return EXIT_MODEL_FAILED if result.failed else EXIT_OK
+    results = Path(result.output_dir or ".") / "results.json"
+    if str(results) not in result.write_errors:
+        print(f"\nResults: {results}")
+    for path, error in result.write_errors.items():
+        print(f"olive-eval: error: cannot write {path}: {error}", file=sys.stderr)
+    return EXIT_MODEL_FAILED if result.failed or result.write_errors else EXIT_OK
 
 
 def _interrupted(exc: Any) -> str:
@@ -122,6 +129,8 @@ def _interrupted(exc: Any) -> str:
     path = Path(result.output_dir or ".") / "results.json"
     where = f"interrupted while evaluating '{exc.model}'" if exc.model else "interrupted"
     done = [name for name, m in result.models.items() if m.status in ("ok", "partial", "failed")]
+    if str(path) in result.write_errors:
+        return f"{where}; {path} could not be written: {result.write_errors[str(path)]}"
     if not done:
         return f"{where}; no model finished; {path} records the run as interrupted"
     return f"{where}; {path} holds the {len(done)} model(s) finished so far: {', '.join(done)}"

@@ -6,12 +6,14 @@ temporary file that replaces the final one when the pass is done, so a reader ne
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -53,16 +55,30 @@ def rows(values: Any) -> list[Any]:
     return [jsonable(v) for v in values]
 
 
-class RecordSink:
-    """A JSON-lines file written in pieces, moved into place by :meth:`close` (dropped by :meth:`discard`)."""
+#: Told about a record file that could not be written (the file's final path, the OS error).
+OnWriteError = Callable[[Path, OSError], None]
 
-    def __init__(self, path: Path, limit: int | None = None) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+
+class RecordSink:
+    """A JSON-lines file written in pieces, moved into place by :meth:`close` (dropped by :meth:`discard`).
+
+    A write error (a full disk) drops the file and goes to ``on_error``; later writes do nothing, so the
+    metric's values, which do not depend on the file, are kept.
+    """
+
+    def __init__(self, path: Path, on_error: OnWriteError, limit: int | None = None) -> None:
         self.path = path
         self.limit = limit
         self.count = 0
-        fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        self._handle = os.fdopen(fd, "w", encoding="utf-8")
+        self._on_error = on_error
+        self._tmp = ""
+        self._handle: TextIO | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            self._handle = os.fdopen(fd, "w", encoding="utf-8")
+        except OSError as exc:
+            self._fail(exc)
 
     @property
     def full(self) -> bool:
@@ -71,39 +87,69 @@ class RecordSink:
     def write(self, records: list[dict[str, Any]]) -> None:
         if self.limit is not None:
             records = records[: max(0, self.limit - self.count)]
-        self._handle.write("".join(json.dumps(r) + "\n" for r in records))
         self.count += len(records)
+        if self._handle is None:
+            return
+        try:
+            self._handle.write("".join(json.dumps(r) + "\n" for r in records))
+        except OSError as exc:
+            self._fail(exc)
 
-    def close(self) -> Path:
-        self._handle.flush()
-        os.fchmod(self._handle.fileno(), file_mode())
-        self._handle.close()
-        os.replace(self._tmp, self.path)
-        return self.path
+    def close(self) -> None:
+        if self._handle is None:
+            return
+        try:
+            self._handle.flush()
+            os.fchmod(self._handle.fileno(), file_mode())
+            self._handle.close()
+            self._handle = None
+            os.replace(self._tmp, self.path)
+            self._tmp = ""
+        except OSError as exc:
+            self._fail(exc)
 
     def discard(self) -> None:
-        self._handle.close()
-        Path(self._tmp).unlink(missing_ok=True)
+        if self._handle is not None:
+            with contextlib.suppress(OSError):  # closing flushes what is buffered, which a full disk refuses
+                self._handle.close()
+            self._handle = None
+        if self._tmp:
+            Path(self._tmp).unlink(missing_ok=True)
+            self._tmp = ""
+
+    def _fail(self, exc: OSError) -> None:
+        """Drop the partial file and report the error."""
+        with contextlib.suppress(OSError):
+            self.discard()
+        self._on_error(self.path, exc)
 
 
 class InstanceWriter:
     """Opens the per-example files of a run's output directory.
 
     ``model_folder`` arguments are the folders :func:`olive_eval.output_dir.folder_names` gave each
-    model; metric files are named the same way, so no two models or metrics ever share a file.
+    model; metric files are named the same way, so no two models or metrics ever share a file. The first
+    file that cannot be written is kept in :attr:`errors` (one is enough to tell a full disk); the run
+    goes on without the files.
     """
 
     def __init__(self, output_dir: Path, metric_names: list[str] | None = None) -> None:
         self.output_dir = output_dir
         self._metric_files = folder_names(metric_names or [])
+        #: The first file that could not be written, with the OS error (empty when all were written).
+        self.errors: dict[str, str] = {}
 
     def _file(self, metric: str) -> str:
         return self._metric_files.get(metric) or folder_names([metric])[metric]
 
+    def _failed(self, path: Path, exc: OSError) -> None:
+        if not self.errors:
+            self.errors[str(path)] = exc.strerror or str(exc)
+
     def instances(self, model_folder: str, metric: str) -> RecordSink:
-        return RecordSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl")
+        return RecordSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl", self._failed)
 
     def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> RecordSink:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
         root = log_dir if log_dir is not None else self.output_dir / "samples"
-        return RecordSink(root / model_folder / f"{self._file(metric)}_samples.jsonl", limit=n)
+        return RecordSink(root / model_folder / f"{self._file(metric)}_samples.jsonl", self._failed, limit=n)

@@ -85,9 +85,12 @@ class OutputDir:
             )
         self._lock = fd
         try:
+            # A pid left in the lock file means its run never closed it: the process died.
+            died = bool(os.read(fd, 64).strip())
             os.ftruncate(fd, 0)
+            os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
-            self._claim()
+            self._claim(died)
         except UsageError:
             self.close()
             raise
@@ -95,15 +98,20 @@ class OutputDir:
             self.close()
             raise UsageError(f"output directory {path}: cannot prepare it for the run: {exc}") from None
 
-    def _claim(self) -> None:
-        """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them."""
+    def _claim(self, died: bool) -> None:
+        """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them.
+
+        ``died``: the earlier run's process ended without closing the folder, so the model its results.json
+        says was running is the one it died with (a run that closed, even one that could not write its last
+        results.json, died with none).
+        """
         path = self.path
         if _is_marked(path / MARKER_FILE):
             self._check_kinds()
-            self.died_during = _running_model(path / RESULTS_FILE)
+            self.died_during = _running_model(path / RESULTS_FILE) if died else None
             _clear_previous_run(path)
             return
-        present = [name for name in RUN_NAMES[:-1] if os.path.lexists(path / name)]
+        present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
         if present:
             raise UsageError(
                 f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
@@ -125,6 +133,7 @@ class OutputDir:
 
     def close(self) -> None:
         if self._lock is not None:
+            os.ftruncate(self._lock, 0)  # closed properly: no pid is left behind
             _unlock(self._lock)
             os.close(self._lock)
             self._lock = None

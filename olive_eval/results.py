@@ -136,6 +136,8 @@ class RunResult:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     #: What the numbers were measured with: versions, machine, config hash, start time, seeds.
     environment: dict[str, Any] = field(default_factory=dict)
+    #: Files the run could not write (a full disk), each with the OS error; not written to results.json.
+    write_errors: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def failed(self) -> list[str]:
@@ -144,6 +146,7 @@ class RunResult:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        del data["write_errors"]
         for model in data["models"].values():
             del model["tracebacks"]
         return _finite(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -184,3 +185,55 @@ def test_version_flag():
 
     done = subprocess.run([sys.executable, "-m", "olive_eval", "--version"], capture_output=True, text=True)
     assert done.returncode == 0 and done.stdout.strip() == f"olive-eval {version('olive-eval')}"
+
+
+# ---------------------------------------------------------------------------- issue 16, item 3: a process that dies
+CRASHING_MODEL = """
+import os
+
+
+def load(model_path):
+    def predict(batch):
+        if os.environ.get("CRASH"):
+            os._exit(3)  # what a segfault in a custom op looks like from here: no exception, no cleanup
+        return [0] * len(next(iter(batch.values())))
+
+    return predict
+"""
+
+
+def test_a_model_that_kills_the_process_is_named_in_results_json_and_by_the_next_run(toy):
+    script = toy.root / "crash.py"
+    script.write_text(CRASHING_MODEL)
+    config = toy.config({"after": 0.1}, [accuracy()])
+    crashing = {"type": "PythonModel", "name": "digits_int8", "user_script": str(script), "model_loader": "load"}
+    config["candidates"].insert(0, crashing)
+    path = write(toy.root / "run.json", config)
+    out = toy.root / "out"
+
+    def run(crash: bool) -> subprocess.CompletedProcess:
+        env = {k: v for k, v in os.environ.items() if k != "CRASH"} | ({"CRASH": "1"} if crash else {})
+        command = [sys.executable, "-m", "olive_eval", "--config", str(path)]
+        return subprocess.run(command, capture_output=True, text=True, env=env)
+
+    died = run(crash=True)
+    assert died.returncode == 3
+    models = json.loads((out / "results.json").read_text())["models"]
+    assert {name: m["status"] for name, m in models.items()} == {
+        "base": "ok",
+        "digits_int8": "running",
+        "after": "pending",
+    }
+    assert [(models[n]["goals_met"], models[n]["pareto"]) for n in ("digits_int8", "after")] == [(None, None)] * 2
+
+    note = f"the previous run into {out} ended while evaluating 'digits_int8' (the process died: os._exit, a crash or a kill)"
+    again = run(crash=False)
+    assert again.returncode == 0, again.stderr
+    assert [line.split("] ", 1)[1] for line in again.stderr.splitlines() if note in line] == [f"warning: {note}"]
+    written = json.loads((out / "results.json").read_text())
+    assert written["environment"]["previous_run"] == note
+    assert {m["status"] for m in written["models"].values()} == {"ok"}
+
+    clean = run(crash=False)  # the run before this one closed properly: nothing to say
+    assert clean.returncode == 0 and "previous run" not in clean.stderr
+    assert "previous_run" not in json.loads((out / "results.json").read_text())["environment"]

@@ -208,10 +208,12 @@ def test_results_are_written_after_each_model(toy):
         if model == "cand" and message == "loading model":
             seen["at_cand_start"] = json.loads(path.read_text())
 
-    evaluate(toy.config({"cand": 0.1}, [acc_metric()]), progress=progress)
+    evaluate(toy.config({"cand": 0.1, "later": 0.2}, [acc_metric()]), progress=progress)
     snapshot = seen["at_cand_start"]
     assert snapshot["models"]["base"]["status"] == "ok"
-    assert snapshot["models"]["cand"]["status"] == "pending"
+    assert snapshot["models"]["cand"]["status"] == "running"  # named before it starts, should the process die
+    assert snapshot["models"]["later"]["status"] == "pending"
+    assert [snapshot["models"][n]["goals_met"] for n in ("cand", "later")] == [None, None]  # not known yet
 
 
 def test_latency_throughput_and_size(toy):

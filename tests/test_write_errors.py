@@ -1,0 +1,155 @@
+"""A results file that cannot be written (a full disk) costs that file, not the run (issue 16, item 2).
+
+Each error is one line naming the file and the OS error; the table is still printed, every model is still
+evaluated, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+import subprocess
+import sys
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import olive_eval.instances
+import olive_eval.results
+from olive_eval.cli import main
+
+ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def accuracy_with_instances() -> list[dict[str, Any]]:
+    return [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}], "sample_log_num": 2}]
+
+
+def write_config(toy: Any) -> Path:
+    path = toy.root / "run.json"
+    path.write_text(json.dumps(toy.config({"cand": 0.1}, accuracy_with_instances())))
+    return path
+
+
+def assert_both_models_were_evaluated(stdout: str) -> None:
+    table = stdout.splitlines()
+    assert "base (baseline)" in table[0] and "cand" in table[0]
+    assert next(line for line in table if line.startswith("status")).split()[1:] == ["ok", "ok"]
+
+
+def test_a_full_disk_while_writing_results_json_is_one_line_and_the_run_goes_on(toy, capsys, monkeypatch):
+    real = olive_eval.results.atomic_write_text
+
+    def full_disk(target: Path, text: str) -> Path:
+        if target.name == "results.json":
+            raise ENOSPC
+        return real(target, text)
+
+    monkeypatch.setattr(olive_eval.results, "atomic_write_text", full_disk)
+    assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
+    captured = capsys.readouterr()
+    out = toy.root / "out"
+    assert captured.err == f"olive-eval: error: cannot write {out / 'results.json'}: No space left on device\n"
+    assert_both_models_were_evaluated(captured.out)
+    assert "Results:" not in captured.out  # no claim that the file holds them
+    assert (out / "instances" / "cand" / "acc.jsonl").is_file()  # the candidate ran after the failed write
+
+
+class _FullFile:
+    """A file object on a full disk: the data never reaches it."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    def write(self, text: str) -> int:
+        raise ENOSPC
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+
+def test_a_full_disk_while_writing_instance_records_is_reported_once_and_costs_no_metric(toy, capsys, monkeypatch):
+    full_os = types.SimpleNamespace(**vars(os))
+    full_os.fdopen = lambda fd, *args, **kwargs: _FullFile(os.fdopen(fd, *args, **kwargs))
+    monkeypatch.setattr(olive_eval.instances, "os", full_os)  # only the record writer's files are on the full disk
+    assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
+    captured = capsys.readouterr()
+    out = toy.root / "out"
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith(f"olive-eval: error: cannot write {out}/")
+    assert captured.err.endswith(".jsonl: No space left on device\n")
+    assert_both_models_were_evaluated(captured.out)
+    written = json.loads((out / "results.json").read_text())
+    assert [m["metrics"]["acc-accuracy_score"]["value"] for m in written["models"].values()] == [
+        1.0,
+        0.9333333333333333,
+    ]
+    assert not [p for p in out.rglob("*") if p.is_file() and ".jsonl" in p.name]  # no half-written file is left
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[Path, Any, str]]:
+    """(folder, preexec_fn for the run, the OS error): a 12 KiB tmpfs where ``mount`` is allowed (root, not in
+    every container), else a 1000-byte limit on the size of any file the run writes (RLIMIT_FSIZE: EFBIG)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = False
+    if request.param == "tmpfs":
+        try:
+            mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(disk)]).returncode == 0
+        except OSError:  # no mount command
+            mounted = False
+    try:
+        if mounted:
+            yield disk, None, os.strerror(errno.ENOSPC)
+        else:
+            yield disk, lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1000, 1000)), os.strerror(errno.EFBIG)
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.parametrize("full_disk", ["tmpfs", "file size limit"], indirect=True)
+def test_a_real_write_error_from_the_kernel(toy, full_disk):
+    disk, limit, strerror = full_disk
+    out = disk / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "olive_eval", "--config", str(write_config(toy)), "--quiet", "--output-dir", str(out)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert f"olive-eval: error: cannot write {out / 'results.json'}: {strerror}" in lines
+    assert len(lines) == 2 and all(line.startswith(f"olive-eval: error: cannot write {out}/") for line in lines)
+    assert all(line.endswith(f": {strerror}") for line in lines)
+    assert_both_models_were_evaluated(done.stdout)
+
+
+def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_that_died(toy, capsys, monkeypatch):
+    """results.json still says 'base' is running, but the run ended properly: the next run says nothing."""
+    real = olive_eval.results.atomic_write_text
+    writes = []
+
+    def fills_up(target: Path, text: str) -> Path:
+        writes.append(target)
+        if len(writes) > 2:  # all pending, then base running: then the disk is full
+            raise ENOSPC
+        return real(target, text)
+
+    monkeypatch.setattr(olive_eval.results, "atomic_write_text", fills_up)
+    path = write_config(toy)
+    assert main(["--config", str(path)]) == 1
+    out = toy.root / "out"
+    assert json.loads((out / "results.json").read_text())["models"]["base"]["status"] == "running"
+    capsys.readouterr()
+    monkeypatch.setattr(olive_eval.results, "atomic_write_text", real)
+    assert main(["--config", str(path)]) == 0
+    assert "previous run" not in capsys.readouterr().err
