@@ -6,7 +6,8 @@ identical to the loop's, float for float:
 
 * exact_match, relaxed_accuracy (rule "olive"), word_sort_ratio (method "olive") against a per-sample loop with
   Olive's semantics written here (target ours/loop <= 0.2);
-* anls against a per-sample ``rapidfuzz.distance.Levenshtein.normalized_similarity`` loop (target <= 1.0).
+* anls against a per-sample loop of the DocVQA scorer's steps with ``rapidfuzz.distance.Levenshtein.distance``
+  (target <= 1.0).
 
 exact_match runs its C extension where it is built (the usual install); the row ``exact_match (numpy)`` is the
 kernel an install without a C compiler runs, for information.
@@ -171,14 +172,12 @@ def loop_word_sort_ratio(preds: list[str], refs: list, joined: bool) -> np.ndarr
 def loop_anls(preds: list[str], refs: list, joined: bool, threshold: float = 0.5) -> np.ndarray:
     out = []
     for pred, ref in zip(preds, refs, strict=True):
-        p = normalize(pred)
-        # normalized_similarity = 1 - NL; with score_cutoff it is 0 below 1 - threshold (NL above threshold)
-        out.append(
-            max(
-                Levenshtein.normalized_similarity(p, normalize(a), score_cutoff=1 - threshold)
-                for a in (ref.split("|") if joined else ref)
-            )
-        )
+        p, p_len, best = normalize(pred), len(pred.upper()), 0.0
+        for a in ref.split("|") if joined else ref:
+            longest = max(p_len, len(a.upper()))  # the scorer divides by the longer raw answer
+            nl = Levenshtein.distance(p, normalize(a)) / longest if longest else 0.0
+            best = max(best, 1.0 - nl if nl <= threshold else 0.0)
+        out.append(best)
     return np.array(out)
 
 

@@ -11,16 +11,9 @@ float64 array of shape ``[N]``; an example scores the best of its alternatives. 
 * :func:`word_sort_ratio_scores` -- Olive's word overlap: words of ``s.strip().lower().split()``;
   ``|pred words ∩ ref words|`` (as multisets) over the larger word count; an empty reference scores 1.0 against an
   empty prediction and 0.0 otherwise. Or rapidfuzz's ``fuzz.token_sort_ratio / 100`` with a stated processor.
-* :func:`anls_scores` -- DocVQA's Average Normalized Levenshtein Similarity (below).
+* :func:`anls_scores` -- DocVQA's Average Normalized Levenshtein Similarity, as its scorer computes it
+  (:mod:`.anls`).
 * :func:`vqa_accuracy_scores` -- VQA v2 consensus accuracy over the human answers (:mod:`.vqa`).
-
-ANLS: both answers normalized as the official DocVQA / InfographicVQA scorer does (``" ".join(s.strip().lower()
-.split())``); ``NL = levenshtein / max(len)`` on the normalized strings (0 when both are empty); an alternative
-scores ``1 - NL`` when ``NL <= threshold``, else 0. The boundary is inclusive as in the official scorer, which
-zeroes a question only when ``1 - NL < 0.5`` (so NL exactly 0.5 scores 0.5; the paper's equation writes ``NL <
-τ``), and as in pix2struct. The official scorer divides by the longer *raw* answer (before stripping and collapsing
-whitespace); here it is the longer normalized one, the only way NL stays within [0, 1] and equals
-``rapidfuzz.distance.Levenshtein.normalized_distance``.
 
 The kernels with Olive's normalization work on blocks of examples whose predictions and answers are normalized
 together into one byte buffer (:mod:`.blocks`, :mod:`.text`), with numbers parsed there too (:mod:`.numbers`):
@@ -38,6 +31,7 @@ from typing import Literal
 import numpy as np
 
 from olive_eval.metrics.answers import numbers
+from olive_eval.metrics.answers.anls import anls_scores
 from olive_eval.metrics.answers.blocks import Block, columns, scores_by_block
 from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
 from olive_eval.metrics.answers.text import dense_ids
@@ -196,33 +190,6 @@ def _word_overlap(block: Block) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = common / np.maximum(n_pred, n_ref)
     return np.where(n_ref == 0, (n_pred == 0).astype(np.float64), ratio)
-
-
-def anls_scores(predictions: Sequence[str], references: References, *, threshold: float = 0.5) -> np.ndarray:
-    """Average Normalized Levenshtein Similarity per example (before the average): best alternative's 1 - NL."""
-    if not 0 <= threshold <= 1:
-        raise ValueError(f"anls threshold must lie in [0, 1], got {threshold}")
-    return scores_by_block(predictions, references, "anls", lambda b: _anls(b, threshold))
-
-
-def _anls(block: Block, threshold: float) -> np.ndarray:
-    from rapidfuzz import process
-    from rapidfuzz.distance import Levenshtein
-
-    seg = block.seg
-    left, right = block.pairs()
-    nl = np.zeros(left.size)  # equal normalized strings: NL = 0
-    rest = np.flatnonzero(~seg.equal(left, right))
-    if rest.size:
-        normalized = seg.strings()
-        pick = normalized.__getitem__
-        nl[rest] = process.cpdist(
-            list(map(pick, left[rest].tolist())),
-            list(map(pick, right[rest].tolist())),
-            scorer=Levenshtein.normalized_distance,
-            dtype=np.float64,
-        )
-    return block.best(np.where(nl <= threshold, 1.0 - nl, 0.0))
 
 
 def vqa_accuracy_scores(predictions: Sequence[str], references: References) -> np.ndarray:

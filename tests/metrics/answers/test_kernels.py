@@ -13,6 +13,7 @@ import pytest
 from rapidfuzz import fuzz, utils
 
 from olive_eval.metrics.answers import blocks, kernels
+from olive_eval.metrics.answers.anls import upper_lengths
 from olive_eval.metrics.answers.kernels import (
     anls_scores,
     exact_match_scores,
@@ -124,13 +125,13 @@ def levenshtein(a: str, b: str) -> int:
 
 
 def ref_anls(pred: str, alts: list[str], threshold: float = 0.5) -> float:
-    """The published formula: max over answers of 1 - NL when NL <= threshold (inclusive, as the scorer)."""
+    """The DocVQA scorer's ANLS with any threshold: the distance between the normalized answers over the longer
+    raw one (as given, upper-cased as the scorer measures it); max over answers of 1 - NL when NL <= threshold."""
     best = 0.0
     p = olive_normalize(pred)
     for alt in alts:
-        g = olive_normalize(alt)
-        longest = max(len(p), len(g))
-        nl = levenshtein(p, g) / longest if longest else 0.0
+        longest = max(len(pred.upper()), len(alt.upper()))
+        nl = levenshtein(p, olive_normalize(alt)) / longest if longest else 0.0
         best = max(best, 1 - nl if nl <= threshold else 0.0)
     return best
 
@@ -374,6 +375,12 @@ def test_token_sort_ratio_published_vectors():
         ("Dear dr. Lobo", ["Dear Dr. Lobo", "Dr. Lobo"], 1.0),
         ("12/15/89", ["12/15/88"], 0.875),
         ("lobo", ["Dr. Lobo", "lobo x", "xyz"], 1 - 2 / 6),  # several answers: the best
+        ("hallo", ["  hello  "], 1 - 1 / 9),  # the scorer divides by the longer raw answer
+        ("  hallo\t", ["hello"], 1 - 1 / 8),
+        ("a  b", ["a b c"], 1 - 2 / 5),
+        ("ßa", ["xa"], 1 - 1 / 3),  # len("ßa".upper()) == 3, as the scorer measures it
+        ("   ", [""], 1.0),  # both empty once normalized: NL = 0
+        ("xy ", ["ab"], 0.0),  # NL = 2 / 3
     ],
 )
 def test_anls_edge_cases_against_the_formula(pred, alts, expected):
@@ -388,15 +395,49 @@ def test_anls_equals_the_formula_on_random_data(data):
         assert anls_scores(preds, refs, threshold=threshold).tolist() == pytest.approx(expected, abs=1e-15)
 
 
-def test_anls_equals_the_official_scorer_when_answers_have_no_stray_whitespace():
+def test_anls_equals_the_official_scorer_with_stray_whitespace():
     rng = random.Random(5)
+    pad, gaps = ["", "", " ", "  ", "\t", "\n ", "\u00a0"], [" ", " ", "  ", "\t", " \n"]
     preds, refs = [], []
     for _ in range(1500):
-        alts = [" ".join(rng.choices(["ab", "Abc", "x", "12/15/88", "dr.", "lobo"], k=rng.randint(0, 3))) for _ in "12"]
+        alts = [
+            rng.choice(pad) + rng.choice(gaps).join(rng.choices(["ab", "Abc", "x", "12/15/88", "dr.", "ßo"], k=k))
+            for k in (rng.randint(0, 3), rng.randint(0, 3))
+        ]
         refs.append(alts)
-        preds.append(rng.choice(alts)[: rng.randint(0, 8)] + rng.choice(["", "q", "b", "zz"]))
+        preds.append(rng.choice(alts)[: rng.randint(0, 8)] + rng.choice(["", "q", "b", "zz", "  ", " \t"]))
     expected = [official_docvqa(p, a) for p, a in zip(preds, refs, strict=True)]
     assert anls_scores(preds, refs).tolist() == pytest.approx(expected, abs=1e-15)
+    assert anls_scores(preds, [join_alternatives(r) for r in refs]).tolist() == pytest.approx(expected, abs=1e-15)
+
+
+def test_anls_equals_the_official_scorer_on_hard_text(monkeypatch):
+    """NUL, "|" and backslashes in answers, lone surrogates, a character whose upper case is longer ("ß"):
+    every reference form, in many blocks, against the scorer's steps per question."""
+    preds, refs = hard_case(random.Random(8), 3000)
+    expected = [official_docvqa(p, a) for p, a in zip(preds, refs, strict=True)]
+    plain = ["|".join(a) for a in refs]  # not escaped: Olive's split, but a "\\|" from an answer is an escape
+    plain_expected = [official_docvqa(p, split_alternatives(j)) for p, j in zip(preds, plain, strict=True)]
+    monkeypatch.setattr(blocks, "BLOCK", 97)
+    forms = {
+        "lists": (refs, expected),
+        "joined": ([join_alternatives(a) for a in refs], expected),
+        "answers": (to_answers(refs), expected),
+        "plain": (plain, plain_expected),
+    }
+    for form, (references, want) in forms.items():
+        assert anls_scores(preds, references).tolist() == pytest.approx(want, abs=1e-15), form
+
+
+def test_upper_lengths_are_the_lengths_of_the_upper_cased_pieces():
+    rng = random.Random(4)
+    strings = [hard_text(rng) + rng.choice(["", "ß", "ŉ", "ﬃ", "ΐ", "İ"]) for _ in range(3000)]
+    assert upper_lengths(strings).tolist() == [len(s.upper()) for s in strings]
+    pieces = [len(p.upper()) for s in strings for p in s.split("|")]
+    assert upper_lengths(strings, cut="|").tolist() == pieces
+    clean = [s.replace("\x00", "") for s in strings]  # the one-buffer path (a NUL sends all to the other)
+    assert upper_lengths(clean, cut="|").tolist() == [len(p.upper()) for s in clean for p in s.split("|")]
+    assert upper_lengths([]).tolist() == [] and upper_lengths([""], cut="|").tolist() == [0]
 
 
 # ------------------------------------------------------------------------------------------------------------- VQA

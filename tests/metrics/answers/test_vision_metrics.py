@@ -116,16 +116,25 @@ def test_token_sort_ratio_equals_rapidfuzz(data):
 
 
 def test_anls_equals_rapidfuzz_normalized_similarity_on_normalized_text(data):
-    preds, refs = data
+    """On answers already normalized the raw and normalized lengths agree: rapidfuzz's normalized similarity."""
 
     def norm(s: str) -> str:
         return " ".join(s.strip().lower().split())
 
+    preds, refs = [norm(p) for p in data[0]], [[norm(a) for a in r] for r in data[1]]
+
     def one(p: str, alts: list[str]) -> float:
-        sims = [Levenshtein.normalized_similarity(norm(p), norm(a)) for a in alts]
+        sims = [Levenshtein.normalized_similarity(p, a) for a in alts]
         return max(s if 1 - s <= 0.5 else 0.0 for s in sims)
 
     assert compute_metric("anls", preds, refs) == pytest.approx(mean_of(one, preds, refs), rel=1e-12)
+
+
+def test_anls_divides_by_the_longer_raw_answer_as_the_docvqa_scorer():
+    assert compute_metric("anls", ["hallo"], [["  hello  "]]) == pytest.approx(1 - 1 / 9, abs=1e-15)
+    # the scorer's quirk, kept: the padded answer is the longer one, so it scores higher (1 - 1/9 > 1 - 1/6)
+    assert compute_metric("anls", ["Hallo "], ["hello|  hello  "]) == pytest.approx(1 - 1 / 9, abs=1e-15)
+    assert compute_metric("anls", ["abc  d"], [["abxd"]]) == pytest.approx(1 - 2 / 6, abs=1e-15)
 
 
 def test_anls_edge_cases_against_the_formula():
