@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from olive_eval.results import RunResult, SubMetricResult
+from olive_eval.results import GoalResult, RunResult, SubMetricResult
 
 
 def format_value(value: float) -> str:
@@ -45,11 +45,41 @@ def _cell(sub: SubMetricResult | None, is_baseline: bool) -> str:
         if sub.goal.threshold is None:
             text += " MISS (no baseline value)"
         else:
-            op = ">=" if sub.higher_is_better else "<="
-            text += f" {mark} {op}{format_value(sub.goal.threshold)}"
-            if sub.goal.confidence is not None and sub.goal.probability is not None:
-                text += f" (P={sub.goal.probability:.2f}, need {sub.goal.confidence:.0%})"
+            text += f" {mark} {_op(sub)}{format_value(sub.goal.threshold)}"
+            if sub.goal.confidence is not None:
+                text += f" ({_confidence_bound(sub.goal, bool(sub.higher_is_better))})"
     return text
+
+
+def _op(sub: SubMetricResult) -> str:
+    return ">=" if sub.higher_is_better else "<="
+
+
+def _confidence_bound(goal: GoalResult, higher_is_better: bool) -> str:
+    """A goal with a confidence, in the metric's units: the threshold moved by the margin's bound (the
+    value the goal was judged on) and, for a miss, how far short that is (``missed_by``)."""
+    assert goal.confidence is not None and goal.threshold is not None
+    level = f"{goal.confidence * 100:g}%"
+    if goal.margin_bound is None or not math.isfinite(goal.margin_bound):
+        return f"{level} bound undefined"
+    sign = 1.0 if higher_is_better else -1.0
+    text = f"{level} bound {format_value(goal.threshold + sign * goal.margin_bound)}"
+    return text if goal.met else f"{text}, short by {format_value(-goal.margin_bound)}"
+
+
+def _miss(key: str, sub: SubMetricResult) -> str:
+    """One missed goal: the value against the threshold, how far the value misses it (threshold - value,
+    signed by the direction) and, for a goal with a confidence, the bound it was judged on."""
+    goal = sub.goal
+    assert goal is not None
+    if goal.reason is not None or sub.value is None or goal.threshold is None:
+        return f"{key}: {goal.reason}"
+    sign = 1.0 if sub.higher_is_better else -1.0
+    shortfall = sign * (goal.threshold - sub.value)
+    parts = [f"missed by {format_value(shortfall)}"] if shortfall > 0 else []
+    if goal.confidence is not None:
+        parts.append(_confidence_bound(goal, bool(sub.higher_is_better)))
+    return f"{key} {format_value(sub.value)} vs {_op(sub)}{format_value(goal.threshold)} ({'; '.join(parts)})"
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -92,11 +122,9 @@ def render(result: RunResult) -> str:
     if len(names) == 1:
         out.append("No candidates to rank: only the baseline was evaluated.")
     elif result.ranking:
-        out.append(
-            "Ranking (candidates meeting every goal, best first): "
-            + ", ".join(f"{i}. {n}" for i, n in enumerate(result.ranking, 1))
-        )
-        out.append(f"Best candidate: {result.best}")
+        out.extend(_ranking_lines(result))
+    elif not any(result.models[n].evaluated for n in names if n != result.baseline):
+        out.append("No candidate to rank: none was evaluated.")
     else:
         out.append("No candidate meets every goal.")
         for name in names:
@@ -104,12 +132,7 @@ def render(result: RunResult) -> str:
             if name == result.baseline or not model.evaluated:
                 continue
             misses = [
-                f"{key}: {sub.goal.reason}"
-                if sub.goal.reason is not None or sub.value is None or sub.goal.threshold is None
-                else f"{key} {format_value(sub.value)} vs {'>=' if sub.higher_is_better else '<='}"
-                f"{format_value(sub.goal.threshold)} (missed by {format_value(sub.goal.missed_by or 0.0)})"
-                for key, sub in model.metrics.items()
-                if sub.goal is not None and not sub.goal.met
+                _miss(key, sub) for key, sub in model.metrics.items() if sub.goal is not None and not sub.goal.met
             ]
             out.append(f"  {name}: " + ("; ".join(misses) if misses else "meets every goal"))
     for name in names:
@@ -118,6 +141,39 @@ def render(result: RunResult) -> str:
     if footer:
         out.append(footer)
     return "\n".join(out)
+
+
+#: Said when no goal was set: without goals "best" means only "first in priority order".
+NO_GOALS = (
+    "No goals set: every evaluated candidate is ranked by metric priority; "
+    "'best' is the top of that order, even if worse than the baseline."
+)
+
+
+def _ranking_lines(result: RunResult) -> list[str]:
+    """The ranking and the best candidate; without goals, what they mean and whether the best is worse than
+    the baseline on the top-priority metric."""
+    order = ", ".join(f"{i}. {n}" for i, n in enumerate(result.ranking, 1))
+    ranked = (result.models[n] for n in result.ranking)
+    if any(sub.goal is not None for model in ranked for sub in model.metrics.values()):
+        return [f"Ranking (candidates meeting every goal, best first): {order}", f"Best candidate: {result.best}"]
+    assert result.best is not None
+    worse = _worse_than_baseline(result, result.best)
+    best = f"Best candidate: {result.best}" + (f" ({worse})" if worse else "")
+    return [NO_GOALS, f"Ranking (by metric priority, best first): {order}", best]
+
+
+def _worse_than_baseline(result: RunResult, name: str) -> str | None:
+    if not result.objectives:
+        return None
+    key = result.objectives[0]
+    cand, base = result.models[name].metrics.get(key), result.models[result.baseline].metrics.get(key)
+    if cand is None or base is None or not cand.measured or not base.measured:
+        return None
+    assert cand.value is not None and base.value is not None
+    if cand.value >= base.value if cand.higher_is_better else cand.value <= base.value:
+        return None
+    return f"worse than the baseline on {key}: {format_value(cand.value)} vs {format_value(base.value)}"
 
 
 def measurement_footer(result: RunResult) -> str | None:

@@ -17,6 +17,7 @@ from olive_eval.errors import ConfigError
 from olive_eval.metrics import resampling
 from olive_eval.metrics.registry import get_metric
 from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.report.console import format_value, render
 from olive_eval.results import GoalResult
 from tests.helpers import write_jsonl
 
@@ -118,6 +119,28 @@ def test_confidence_goal_separates_noise_from_real_margins(scripted):
     assert met["clearly_within"].probability == pytest.approx(1.0, abs=1e-3)
     assert met["clearly_outside"].probability == pytest.approx(0.0, abs=1e-3)
     assert met["clearly_outside"].missed_by == pytest.approx(0.05, abs=0.02)
+
+
+def test_confident_goal_misses_print_their_result_fields(scripted):
+    """What the table prints for a confident miss is results.json's: "missed by" is threshold - value,
+    the bound is the threshold moved by ``margin_bound``, and "short by" is ``missed_by``."""
+    model, config = scripted
+    goal = {"type": "max-degradation", "value": 0.05, "confidence": 0.95}
+    result = evaluate(config([model("within_by_noise", 45), model("clearly_outside", 100)], [accuracy(goal)]))
+    out = render(result)
+    with open(f"{result.output_dir}/results.json") as handle:
+        written = json.load(handle)["models"]
+    for name in ("within_by_noise", "clearly_outside"):
+        sub = result.models[name].metrics["acc-accuracy_score"]
+        fields = written[name]["metrics"]["acc-accuracy_score"]["goal"]
+        assert fields["missed_by"] == -fields["margin_bound"] > 0
+        bound = f"95% bound {format_value(fields['threshold'] + fields['margin_bound'])}"
+        judged = f"{bound}, short by {format_value(fields['missed_by'])}"
+        point = f"{format_value(sub.value)} vs >={format_value(fields['threshold'])}"
+        assert f"{format_value(sub.value)} MISS >={format_value(fields['threshold'])} ({judged})" in out
+        if sub.value < fields["threshold"]:
+            judged = f"missed by {format_value(fields['threshold'] - sub.value)}; {judged}"
+        assert f"  {name}: acc-accuracy_score {point} ({judged})" in out
 
 
 def test_threshold_goal_with_confidence(scripted):
