@@ -4,10 +4,11 @@ Counts are an ``int64`` array ``[N, 4]``, one row per utterance, columns (hits, 
 insertions) -- :data:`HITS`, :data:`SUBSTITUTIONS`, :data:`DELETIONS`, :data:`INSERTIONS`. The
 reference length is ``H + S + D`` and the prediction length ``H + S + I``.
 
-* :func:`word_edit_counts` -- jiwer 4's alignment exactly (rapidfuzz's Levenshtein edit operations with
-  the reference as the source), over words split on whitespace (``str.split()``, as Olive and
-  torchmetrics split; jiwer splits on single spaces after collapsing runs of two or more whitespace
-  characters, so the two differ only where a lone tab or newline separates words).
+* :func:`word_edit_counts` -- jiwer 4's ``process_words`` exactly: its default transform's words
+  (:func:`jiwer_words`: runs of two or more whitespace characters become a space, the ends are stripped,
+  words are split at single spaces, so a lone tab or newline stays inside its word) and its alignment
+  (rapidfuzz's Levenshtein edit operations with the reference as the source). On normalized text (single
+  spaces) these are the words of ``str.split()``, as Olive and torchmetrics split.
 * :func:`char_edit_counts` -- jiwer 4's CER alignment: each text stripped, every character a token,
   spaces included and not collapsed.
 * :func:`leaderboard_edit_counts` -- the Open ASR Leaderboard's counting: kaldialign with
@@ -33,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import operator
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import compress
 from typing import Literal
@@ -54,6 +56,7 @@ __all__ = [
     "cer",
     "char_edit_counts",
     "instance_scores",
+    "jiwer_words",
     "leaderboard_edit_counts",
     "mer",
     "wer",
@@ -66,6 +69,9 @@ HITS, SUBSTITUTIONS, DELETIONS, INSERTIONS = 0, 1, 2, 3
 COUNT_COLUMNS = ("hits", "substitutions", "deletions", "insertions")
 
 EmptyReference = Literal["raise", "jiwer"]
+
+_WHITESPACE_RUN = re.compile(r"\s\s+")  # jiwer's RemoveMultipleSpaces
+_OTHER_WHITESPACE = re.compile(r"[^\S ]")  # whitespace other than the space
 
 
 # ----------------------------------------------------------------------------------------------- input
@@ -130,12 +136,21 @@ def _edit_counts(preds: list[str], refs: list[str], tokenize: Callable[[str], Se
     return counts
 
 
+def jiwer_words(text: str) -> list[str]:
+    """The words of jiwer 4's default transform: whitespace runs of two or more to a space, stripped, split at spaces."""
+    text = _WHITESPACE_RUN.sub(" ", text).strip()
+    return text.split(" ") if text else []
+
+
 def word_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:
-    """Per-utterance word counts ``[N, 4]`` (H, S, D, I) of already-normalized texts, as jiwer aligns them.
+    """Per-utterance word counts ``[N, 4]`` (H, S, D, I) of already-normalized texts, as jiwer 4 counts them.
 
     A bare string is one utterance. An empty reference contributes its prediction's words as insertions.
+    Where no text holds whitespace other than spaces, jiwer's words are those of ``str.split()`` (split in C).
     """
-    return _edit_counts(*_pair(predictions, references), str.split)
+    preds, refs = _pair(predictions, references)
+    spaces_only = not (_OTHER_WHITESPACE.search("".join(preds)) or _OTHER_WHITESPACE.search("".join(refs)))
+    return _edit_counts(preds, refs, str.split if spaces_only else jiwer_words)
 
 
 def char_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:

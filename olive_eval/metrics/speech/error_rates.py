@@ -8,9 +8,10 @@ characters, which is its own computation.
 
 metric_config:
 
-* ``normalizer``: ``"olive"`` (the default; Olive's numbers), ``"none"``, ``"whisper_english"`` or
-  ``"open_asr_leaderboard"`` (Whisper's English normalizer, then kaldialign's counting with merged compounds;
-  ``wer`` only). Olive's ``normalize: false`` means ``"none"``.
+* ``normalizer``: ``"olive"`` (the default: Olive's ``normalize: true``, which came after Olive 0.13),
+  ``"olive_raw"`` (Olive's ``normalize: false``, and Olive 0.13's raw-string comparison), ``"none"`` (jiwer's
+  words), ``"whisper_english"`` or ``"open_asr_leaderboard"`` (Whisper's English normalizer, then kaldialign's
+  counting with merged compounds; ``wer`` only). See :mod:`olive_eval.metrics.speech.normalize`.
 
 Empty references follow jiwer 4: an utterance with no reference words adds its prediction's words as
 insertions. A corpus with no reference words at all has no error rate: that is an error, not ``inf``.
@@ -41,7 +42,7 @@ __all__ = [
     "WordsOnlyConfig",
 ]
 
-Normalizer = Literal["olive", "none", "whisper_english", "open_asr_leaderboard"]
+Normalizer = Literal["olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard"]
 
 #: The normalizer whose counting (merged compounds) defines only WER.
 LEADERBOARD = "open_asr_leaderboard"
@@ -52,17 +53,20 @@ class ErrorRateConfig(StrictModel):
 
     normalizer: Normalizer | None = Field(
         None,
-        description="Text normalization before alignment: olive (default: lowercase, punctuation to spaces), none, "
-        "whisper_english, or open_asr_leaderboard (Whisper English + kaldialign with merged compounds; wer only)",
+        description="Text normalization before alignment: olive (default: lowercase, punctuation to spaces), "
+        "olive_raw (Olive's raw text, split at any whitespace), none (jiwer's words), whisper_english, or "
+        "open_asr_leaderboard (Whisper English + kaldialign with merged compounds; wer only)",
     )
-    normalize: bool | None = Field(None, description="Olive's switch: false means normalizer 'none'.")
+    normalize: bool | None = Field(
+        None, description="Olive's switch: false means normalizer 'olive_raw' (or 'none' where given)."
+    )
 
     @model_validator(mode="after")
     def _resolve(self) -> ErrorRateConfig:
         if self.normalize is False:
-            if self.normalizer not in (None, "none"):
+            if self.normalizer not in (None, "olive_raw", "none"):
                 raise ValueError(f"normalize: false contradicts normalizer '{self.normalizer}'; give one of them")
-            self.normalizer = "none"
+            self.normalizer = self.normalizer or "olive_raw"
         elif self.normalizer is None:
             self.normalizer = "olive"
         return self

@@ -2,7 +2,11 @@ r"""Text normalizers for speech error rates, chosen by name.
 
 * ``"olive"`` -- Olive's WER normalization: lowercase, every ``[^\w\s]`` character to a space, whitespace
   runs collapsed to one space, stripped. ``"don't"`` becomes ``"don t"`` (two words), ``"naïve"`` stays.
-* ``"none"`` -- the text unchanged (Olive's ``normalize: false``); the kernels still split on whitespace.
+* ``"olive_raw"`` -- Olive's ``normalize: false``, and Olive 0.13's only rule: the text as it is but for its
+  whitespace, each run of it one space and none at the ends, so the words are those of ``str.split()``, as
+  torchmetrics (Olive's WER) splits them: a lone tab or newline separates words.
+* ``"none"`` -- the text unchanged; words are then split as jiwer 4 splits them (a lone tab or newline stays
+  inside its word, see :func:`olive_eval.metrics.speech.alignment.jiwer_words`).
 * ``"whisper_english"`` -- Whisper's ``EnglishTextNormalizer`` with its British-to-American spelling
   mapping, from the ``whisper-normalizer`` package (fillers dropped, contractions expanded, spoken
   numbers to digits, ``colour`` to ``color``).
@@ -24,7 +28,7 @@ import numpy as np
 
 __all__ = ["NORMALIZERS", "as_texts", "get_normalizer", "normalize_texts", "olive_normalize"]
 
-NORMALIZERS = ("olive", "none", "whisper_english", "open_asr_leaderboard")
+NORMALIZERS = ("olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard")
 
 _NON_WORD = re.compile(r"[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
@@ -116,10 +120,16 @@ def _unchanged(text: str) -> str:
     return text
 
 
+def _whitespace_collapsed(text: str) -> str:
+    return " ".join(text.split())
+
+
 def get_normalizer(name: str) -> Callable[[str], str]:
     """The single-text normalizer called ``name`` (one of :data:`NORMALIZERS`)."""
     if name == "olive":
         return olive_normalize
+    if name == "olive_raw":
+        return _whitespace_collapsed
     if name == "none":
         return _unchanged
     if name in ("whisper_english", "open_asr_leaderboard"):

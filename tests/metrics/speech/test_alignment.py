@@ -90,7 +90,7 @@ WIDE_VOCAB = [f"w{i}" for i in range(40)] + ["x", "é", "naïve", "don't"]
         ("hello world", "hello world", "olive", 0.0),  # row 3: a bare string is one utterance
         (["hello world"], ["hello earth"], "olive", 0.5),  # row 4
         (["Hello, World!"], ["hello world"], "olive", 0.0),  # row 5: normalize (default)
-        (["Hello, World!"], ["hello world"], "none", 1.0),  # row 6: normalize=False
+        (["Hello, World!"], ["hello world"], "olive_raw", 1.0),  # row 6: normalize=False
         (["the quick fox"], ["the slow fox"], "olive", 1 / 3),  # row 7
         (["a b", "c d e f"], ["a x", "c d e f"], "olive", 1 / 6),  # corpus level, not the mean 0.25
     ],
@@ -104,12 +104,45 @@ def test_olive_wer_vectors(predictions, references, normalizer, expected):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_none_normalizer_splits_on_any_whitespace_like_torchmetrics(seed):
+def test_olive_raw_normalizer_splits_on_any_whitespace_like_torchmetrics(seed):
+    """Olive's raw rule (``normalize: false``; Olive 0.13's only one): torchmetrics splits with ``str.split()``."""
     rng = random.Random(seed)
     pieces = [*SMALL_VOCAB, "A,", "B."]
     refs = ["\t".join(rng.choice(pieces) for _ in range(rng.randint(1, 6))) for _ in range(30)]
     preds = ["\n ".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(30)]
-    assert corpus_wer(preds, refs, "none") == pytest.approx(float(torchmetrics_wer(preds, refs)), abs=1e-6)
+    assert corpus_wer(preds, refs, "olive_raw") == pytest.approx(float(torchmetrics_wer(preds, refs)), abs=1e-6)
+
+
+def whitespace_text(rng: random.Random, vocab: list[str]) -> str:
+    """Words separated by a space, spaces, a lone tab or newline, or runs of whitespace; stray whitespace at the
+    ends; now and then empty or whitespace only."""
+    gaps = [" ", " ", " ", "  ", "\t", "\n", " \t", "\t\t", "\r\n", "\u00a0", "\x0b", "\x1c", "\u3000 "]
+    if rng.random() < 0.1:
+        return rng.choice(["", " ", "\t", " \n ", "\u00a0"])
+    words = [rng.choice(vocab) for _ in range(rng.randint(1, 8))]
+    ends = ["", "", " ", "\t", "\n", "  "]
+    return rng.choice(ends) + "".join(w + rng.choice(gaps) for w in words[:-1]) + words[-1] + rng.choice(ends)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_none_normalizer_splits_words_as_jiwer(seed):
+    """jiwer's default transform: whitespace runs of two or more become a space, the ends are stripped, and words
+    are split at single spaces, so a lone tab or newline does not separate words ("none" promises no change)."""
+    rng = random.Random(seed)
+    refs = [whitespace_text(rng, SMALL_VOCAB) for _ in range(60)]
+    preds = [whitespace_text(rng, SMALL_VOCAB) if rng.random() < 0.5 else r.replace("\t", " ") for r in refs]
+    refs[0] = "a\tb c"
+    counts = word_edit_counts(normalize_texts(preds, "none"), normalize_texts(refs, "none"))
+    assert tuple(counts.sum(axis=0)) == jiwer_counts(jiwer.process_words(refs, preds))
+    for name, measure in JIWER_WORD_MEASURES.items():
+        assert MEASURES[name](counts.sum(axis=0)) == pytest.approx(measure(refs, preds), abs=1e-12), name
+        expected = [measure(r, p) for r, p in zip(refs, preds, strict=True)]
+        np.testing.assert_allclose(instance_scores(counts, name), expected, atol=1e-12, err_msg=name)
+    chars = char_edit_counts(preds, refs)
+    assert cer(chars.sum(axis=0)) == pytest.approx(jiwer.cer(refs, preds), abs=1e-12)
+    expected = [jiwer.cer(r, p) for r, p in zip(refs, preds, strict=True)]
+    np.testing.assert_allclose(instance_scores(chars, "cer"), expected, atol=1e-12)
+    assert wer(word_edit_counts("a b c", "a\tb c").sum(axis=0)) == jiwer.wer("a\tb c", "a b c") == 1.0
 
 
 # ------------------------------------------------------------------------------------- jiwer's vectors

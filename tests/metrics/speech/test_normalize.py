@@ -96,6 +96,7 @@ def test_olive_text_containing_the_bulk_separator():
 
 def test_none_keeps_texts_and_bare_string_is_one_text():
     assert normalize_texts(["A, b ", " C"], "none") == ["A, b ", " C"]
+    assert normalize_texts([" A,\tb \n", "\u3000", "C"], "olive_raw") == ["A, b", "", "C"]  # whitespace only
     assert normalize_texts("Hello, World!", "olive") == ["hello world"]
     assert normalize_texts([], "olive") == []
 
@@ -136,9 +137,9 @@ def test_whisper_english_equals_transformers_copy(seed, transformers_whisper):
 
 # ------------------------------------------------------------------------------------------- bad input
 def test_unknown_normalizer_names_the_choices():
-    with pytest.raises(ValueError, match=r"unknown text normalizer 'basic'.*olive, none, whisper_english"):
+    with pytest.raises(ValueError, match=r"unknown text normalizer 'basic'.*olive, olive_raw, none, whisper_english"):
         normalize_texts(["a"], "basic")
-    assert NORMALIZERS == ("olive", "none", "whisper_english", "open_asr_leaderboard")
+    assert NORMALIZERS == ("olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard")
 
 
 @pytest.mark.parametrize("name", NORMALIZERS)

@@ -10,6 +10,8 @@ import jiwer
 import kaldialign
 import numpy as np
 import pytest
+import torchmetrics
+from rapidfuzz.distance import Levenshtein
 from whisper_normalizer.english import EnglishTextNormalizer
 
 from olive_eval import compute_metric
@@ -97,6 +99,56 @@ def test_jiwer_empty_reference_vectors():
 def test_random_corpora_equal_jiwer(seed, name):
     preds, refs = random_corpus(seed)
     assert compute_metric(name, preds, refs, normalizer="none") == pytest.approx(JIWER[name](refs, preds), abs=1e-12)
+
+
+def whitespace_corpus(seed: int, n: int = 60) -> tuple[list[str], list[str]]:
+    """Texts with lone tabs and newlines between words, runs of whitespace, stray whitespace at the ends, case and
+    punctuation; some empty or whitespace only."""
+    rng = random.Random(seed)
+    gaps = [" ", " ", "  ", "\t", "\n", " \t ", "\r\n", "\u00a0"]
+    pool = [*VOCAB, "The", "cat,", "sat.", "A"]
+
+    def text() -> str:
+        if rng.random() < 0.1:
+            return rng.choice(["", " ", "\t\n", "  "])
+        words = [rng.choice(pool) for _ in range(rng.randint(1, 8))]
+        return rng.choice(["", " ", "\n"]) + "".join(w + rng.choice(gaps) for w in words[:-1]) + words[-1]
+
+    refs = [text() for _ in range(n)]
+    refs[0] = "the\tcat sat"
+    preds = [text() if rng.random() < 0.5 else r.replace("\t", " ").replace("\n", "  ") for r in refs]
+    return preds, refs
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("name", list(JIWER))
+def test_none_normalizer_equals_jiwer_on_text_with_tabs_and_newlines(seed, name):
+    preds, refs = whitespace_corpus(seed)
+    assert compute_metric(name, preds, refs, normalizer="none") == pytest.approx(JIWER[name](refs, preds), abs=1e-12)
+    metric = get_metric(name, {"normalizer": "none"})
+    expected = [JIWER[name](r, p) for r, p in zip(refs, preds, strict=True)]
+    np.testing.assert_allclose(metric.instance_scores(metric.statistics(preds, refs)), expected, atol=1e-12)
+
+
+def test_none_normalizer_keeps_a_lone_tab_inside_a_word_as_jiwer():
+    assert compute_metric("wer", "a b c", "a\tb c", normalizer="none") == 1.0 == jiwer.wer("a\tb c", "a b c")
+    assert compute_metric("wer", "a b c", "a\t\tb c", normalizer="none") == 0.0 == jiwer.wer("a\t\tb c", "a b c")
+    assert compute_metric("wer", "a b c", "a\tb c", normalize=False) == 0.0  # Olive's raw rule: str.split()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_normalize_false_is_olives_raw_string_rule(seed):
+    """Olive 0.13 compares raw strings with torchmetrics' WER (words of ``str.split()``, corpus-level), and so does
+    Olive's ``normalize: false`` after it: case, punctuation and lone tabs count as they are."""
+    preds, refs = whitespace_corpus(seed)
+    expected = float(torchmetrics.text.WordErrorRate()(preds, refs))
+    assert compute_metric("wer", preds, refs, normalize=False) == pytest.approx(expected, abs=1e-6)  # float32
+    assert compute_metric("wer", preds, refs, normalize=False) == pytest.approx(
+        sum(Levenshtein.distance(r.split(), p.split()) for r, p in zip(refs, preds, strict=True))
+        / sum(len(r.split()) for r in refs),
+        abs=1e-12,
+    )
+    assert compute_metric("wer", "Hello, World!", "hello world", normalize=False) == 1.0
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -268,8 +320,9 @@ def test_bad_metric_config_is_a_config_error_with_its_path(tmp_path, sub, messag
         load_run_config({"input_model": {"type": "ONNXModel", "model_path": str(model)}, "metrics": [metric]})
 
 
-def test_normalize_false_is_the_none_normalizer_and_true_is_olive():
-    assert get_metric("wer", {"normalize": False}).config.normalizer == "none"
+def test_normalize_false_is_the_olive_raw_normalizer_and_true_is_olive():
+    assert get_metric("wer", {"normalize": False}).config.normalizer == "olive_raw"
+    assert get_metric("wer", {"normalize": False, "normalizer": "none"}).config.normalizer == "none"
     assert get_metric("wer", {"normalize": True}).config.normalizer == "olive"
     assert get_metric("wer").config.normalizer == "olive"
     assert get_metric("wer").higher_is_better is False and get_metric("wip").higher_is_better is True
