@@ -20,6 +20,8 @@ class GoalResult:
     value: float
     threshold: float | None  # None when a relative goal has no baseline value to resolve against
     met: bool
+    #: How far short the goal fell, None when met: |threshold - value| for a plain goal; for a goal with a
+    #: confidence, the bound's shortfall (-margin_bound), which decided it.
     missed_by: float | None = None
     # Filled for goals with a ``confidence`` (paired bootstrap against the baseline):
     confidence: float | None = None
