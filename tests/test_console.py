@@ -96,3 +96,16 @@ def test_without_goals_the_best_is_only_first_in_priority_order():
 def test_no_evaluated_candidate_is_not_called_a_goal_miss():
     out = render(run_of({"base": 0.75, "broken": None}, {}))
     assert "No candidate to rank: none was evaluated." in out and "No candidate meets every goal." not in out
+
+
+def test_goals_met_is_blank_without_goals_and_unknown_is_not_no():
+    def row(out: str, label: str) -> list[str]:
+        return next(line.split()[len(label.split()) :] for line in out.splitlines() if line.startswith(label))
+
+    no_goals = render(run_of({"base": 0.75, "zero": 0.0}, {}))
+    assert row(no_goals, "goals met") == ["-", "-"]
+    with_goals = render(run_of({"base": 0.75, "zero": 0.0, "good": 0.8}, {"acc": ("threshold", 0.5)}))
+    assert row(with_goals, "goals met") == ["-", "no", "yes"]
+    unknown = run_of({"base": 0.75, "good": 0.8}, {})
+    unknown.models["base"].pareto, unknown.models["good"].pareto = True, None
+    assert row(render(unknown), "pareto front") == ["yes", "-"]

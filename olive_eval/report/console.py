@@ -82,6 +82,11 @@ def _miss(key: str, sub: SubMetricResult) -> str:
     return f"{key} {format_value(sub.value)} vs {_op(sub)}{format_value(goal.threshold)} ({'; '.join(parts)})"
 
 
+def _yes_no(flag: bool | None) -> str:
+    """None is unknown (a model not finished), not a no."""
+    return "-" if flag is None else "yes" if flag else "no"
+
+
 def _table(rows: list[list[str]]) -> str:
     widths = [max(display_width(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(_pad(cell, w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
@@ -107,10 +112,12 @@ def render(result: RunResult) -> str:
         label = f"{key}{unit}" + (f" ({', '.join(notes)})" if notes else "")
         rows.append([label] + [_cell(result.models[n].metrics.get(key), n == result.baseline) for n in names])
     rows.append(["status"] + [result.models[n].status for n in names])
+    has_goals = any(sub.goal is not None for model in result.models.values() for sub in model.metrics.values())
     rows.append(
-        ["goals met"] + ["-" if n == result.baseline else "yes" if result.models[n].goals_met else "no" for n in names]
+        ["goals met"]
+        + ["-" if n == result.baseline or not has_goals else _yes_no(result.models[n].goals_met) for n in names]
     )
-    rows.append(["pareto front"] + ["yes" if result.models[n].pareto else "no" for n in names])
+    rows.append(["pareto front"] + [_yes_no(result.models[n].pareto) for n in names])
     out = [_table(rows), ""]
     for name in names:
         model = result.models[name]
