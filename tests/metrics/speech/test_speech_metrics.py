@@ -19,7 +19,9 @@ from olive_eval.config import load_run_config
 from olive_eval.config.metric import MetricConfig
 from olive_eval.engine.scoring import MetricScorer
 from olive_eval.errors import ConfigError
-from olive_eval.metrics import get_metric
+from olive_eval.metrics import get_metric, resampling
+from olive_eval.metrics import stats as boot_stats
+from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.metrics.speech import alignment
 
 JIWER = {"wer": jiwer.wer, "cer": jiwer.cer, "mer": jiwer.mer, "wil": jiwer.wil, "wip": jiwer.wip}
@@ -188,6 +190,42 @@ def test_bootstrap_totals_equal_jiwer_on_each_resample(name):
     values = metric.finalize_totals(np.stack([stats[d].sum(axis=0) for d in draws]))
     expected = [JIWER[name]([refs[i] for i in d], [preds[i] for i in d]) for d in draws]
     np.testing.assert_allclose(values, expected, atol=1e-12)
+
+
+def measure_of_totals(name: str, totals: np.ndarray) -> np.ndarray:
+    """Each measure's definition on summed (H, S, D, I), NaN where there are no reference words."""
+    h, s, d, i = totals.T
+    n_ref, n_pred = h + s + d, h + s + i
+    with np.errstate(invalid="ignore", divide="ignore"):
+        wip = np.where(n_pred > 0, (h / n_ref) * (h / n_pred), 0.0)
+        value = {"wer": (s + d + i) / n_ref, "cer": (s + d + i) / n_ref, "mer": (s + d + i) / (n_ref + i)}.get(
+            name, wip if name == "wip" else 1 - wip
+        )
+    return np.where(n_ref == 0, np.nan, value)
+
+
+@pytest.mark.parametrize("name", [*WORD_MEASURES, "cer"])
+def test_a_resample_without_reference_words_is_nan_and_left_out_of_the_interval(name):
+    """finalize_totals: a resample with no reference words has no value (NaN, not jiwer's per-utterance value,
+    which is the insertion count); the interval is the percentile interval of the other resamples' values."""
+    preds, refs = ["a b", "x y", "z", "c d e"], ["a b", "", "", "c x e"]
+    metric = get_metric(name, {"normalizer": "none"})
+    counts = metric.statistics(preds, refs)
+    seed, n = 7, 2000
+    totals = boot_stats.additive_distribution(counts, lambda t: t, n, seed)  # the same draws, summed
+    expected = measure_of_totals(name, totals)
+    theta = resampling.distribution(ExampleStats(metric, statistics=counts), n, seed)
+    np.testing.assert_array_equal(np.isnan(theta), np.isnan(expected))
+    assert 0.05 < np.isnan(theta).mean() < 0.5
+    np.testing.assert_allclose(theta, expected, atol=1e-12)  # NaN where expected is NaN
+    value = metric.reduce(counts).value
+    low, high = resampling.confidence_interval(
+        ExampleStats(metric, statistics=counts), value, "percentile", n, 0.95, seed
+    )
+    finite = expected[~np.isnan(expected)]
+    assert (low, high) == pytest.approx(tuple(np.percentile(finite, [2.5, 97.5])), abs=1e-12)
+    kept = np.where(np.isnan(expected), metric.instance_scores(totals.astype(np.int64)), expected)
+    assert (low, high) != tuple(np.percentile(kept, [2.5, 97.5]))  # the NaN resamples would move it
 
 
 def test_word_measures_share_one_alignment_per_batch(monkeypatch):
