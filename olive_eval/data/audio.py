@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from olive_eval.errors import MissingDependencyError
+from olive_eval.errors import EvaluationError, MissingDependencyError
 
 __all__ = [
     "RESAMPLE_QUALITY",
@@ -35,8 +35,12 @@ RESAMPLE_QUALITY = "HQ"
 _INT_SCALE = {np.dtype(np.int8): 2.0**7, np.dtype(np.int16): 2.0**15, np.dtype(np.int32): 2.0**31}
 
 
-class AudioDecodeError(ValueError):
-    """A clip could not be turned into a waveform. The message is one line: the example, then the reason."""
+class AudioDecodeError(EvaluationError, ValueError):
+    """A clip could not be turned into a waveform. The message is one line: the example, then the reason.
+
+    An :class:`EvaluationError`, so a run reports it as the data's fault in one line (as an undecodable image
+    is), not as an unforeseen failure with a source location; a ``ValueError`` for callers that catch that.
+    """
 
     def __init__(self, where: str, reason: str) -> None:
         self.where = where
@@ -109,7 +113,8 @@ def decode_audio_column(
 
     With ``on_error="raise"`` the first undecodable clip raises :class:`AudioDecodeError`; with ``"skip"`` it
     is left out and its one-line message is returned. ``names`` (one per example) label the examples in the
-    messages; without them a path found in the value is used.
+    messages (a batch of a dataset passes "example 130", its place in the data); without them the label is the
+    position in ``values``, with a path found in the value.
     """
     _check_column_args(len(values), on_error, names)
     _check_rate(sample_rate, "sample_rate")
@@ -252,7 +257,7 @@ def _clip(where: str, name: str | None, kind: str = "audio") -> str:
 
 def _example_label(index: int, value: Any, names: Sequence[str] | None) -> str:
     if names is not None:
-        return f"example {index} ({names[index]})"
+        return names[index]
     if isinstance(value, (str, os.PathLike)):
         return f"example {index} ({value})"
     if isinstance(value, Mapping) and value.get("path"):

@@ -24,7 +24,7 @@ from olive_eval.data.audio import (
     decode_audio,
     decode_audio_column,
 )
-from olive_eval.errors import MissingDependencyError
+from olive_eval.errors import EvaluationError, MissingDependencyError
 
 TARGET = 16000
 
@@ -350,11 +350,12 @@ def test_column_skip_keeps_the_others(tmp_path):
 def test_column_raise_stops_at_the_first_bad_example_and_uses_names(tmp_path):
     good = write(tmp_path / "good.wav", tone(440.0, TARGET, 0.1), TARGET, "PCM_16")
     values = [good, good, b"not audio at all", b"nor this"]
-    names = ["a.wav", "b.wav", "c.wav", "d.wav"]
+    names = ["example 40", "example 41", "example 42", "example 43"]
 
     with pytest.raises(AudioDecodeError) as exc:
         decode_audio_column(values, names=names)
-    assert_one_line(exc, "example 2 (c.wav)", "cannot decode")
+    assert_one_line(exc, "example 42", "cannot decode the audio bytes")  # the name as given, as images label them
+    assert isinstance(exc.value, EvaluationError)  # the data's fault, reported in one line by a run
 
     audios, kept, messages = decode_audio_column(values[:2], names=names[:2])
     assert kept == [0, 1] and messages == [] and [a.seconds for a in audios] == [0.1, 0.1]
