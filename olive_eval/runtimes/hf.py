@@ -22,7 +22,9 @@ from olive_eval.data.sources import hf_cache_root, offline, quiet_transformers
 from olive_eval.errors import EvaluationError
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
+from olive_eval.runtimes.torch import gpu_problem
 from olive_eval.strict_model import StrictModel
 
 torch = LazyModule("torch")
@@ -144,6 +146,10 @@ class HfRuntime(Runtime):
         self.task = TASKS[config.task]
 
     @classmethod
+    def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
+        return gpu_problem(device)
+
+    @classmethod
     def load(
         cls,
         model_config: Any,
@@ -152,8 +158,8 @@ class HfRuntime(Runtime):
         settings: StrictModel | None = None,
     ) -> HfRuntime:
         config: HfModelConfig = model_config
-        if device == "gpu" and not torch.cuda.is_available():
-            raise EvaluationError("device gpu was requested but torch has no CUDA device")
+        if problem := cls.device_problem(config, device, execution_providers):
+            raise EvaluationError(f"device gpu was requested but {problem}")
         target = torch.device("cuda" if device == "gpu" else "cpu")
         kwargs: dict[str, Any] = {
             "trust_remote_code": config.load_kwargs.trust_remote_code,
@@ -191,7 +197,7 @@ class HfRuntime(Runtime):
         dtype = next(self.model.parameters()).dtype
         tensors = {}
         for name, column in batch.model_inputs().items():
-            array = np.asarray(column)
+            array = input_array(column, name, batch.start)
             if array.dtype == object:
                 raise EvaluationError(
                     f"input '{name}' holds rows of different shapes; pad them (the dataloader pads token ids)"

@@ -19,6 +19,7 @@ from olive_eval.data.batch import Batch, Columns
 from olive_eval.errors import EvaluationError
 from olive_eval.provenance import physical_cores
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, Outputs, Runtime, runtime_registry
+from olive_eval.runtimes.inputs import cast_input
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.strict_model import LaxPath, StrictModel
 
@@ -205,22 +206,6 @@ _IO_DEVICE = {
 }
 
 
-def _cast(name: str, value: Any, dtype: np.dtype) -> np.ndarray:
-    """``value`` as a contiguous ``dtype`` array.
-
-    Float precision may drop (float64 → float32 is the usual case), but a cast to an integer or bool
-    type must keep every value: silently truncated ids would give wrong metrics, not an error.
-    """
-    array = np.asarray(value)
-    if array.dtype == dtype:
-        return np.require(array, requirements="C")  # keeps a 0-d input (a scalar ``step``) 0-d
-    cast = np.require(array, dtype=dtype, requirements="C")
-    lossy = dtype.kind in "biu" and not np.can_cast(array.dtype, dtype, casting="safe")
-    if lossy and not np.array_equal(cast, array):
-        raise EvaluationError(f"input '{name}' has dtype {array.dtype} with values that do not fit the model's {dtype}")
-    return cast
-
-
 def _session_options(options: SessionOptions) -> ort.SessionOptions:
     so = ort.SessionOptions()
     if options.intra_op_num_threads is not None:
@@ -373,6 +358,15 @@ class OnnxRuntime(Runtime):
         path = Path(model_config.onnx_path)
         return cls(_open_session(path, merged, providers), path, merged, device, providers)
 
+    @classmethod
+    def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
+        """On gpu, a provider of the run's that this onnxruntime build lacks (a model naming its own is its own)."""
+        available = ort.get_available_providers()
+        missing = [name for name, _ in execution_providers if name not in available]
+        if device != "gpu" or model_config.inference_settings.execution_provider or not missing:
+            return None
+        return f"execution provider '{missing[0]}' is not in this onnxruntime build (it has {', '.join(available)})"
+
     # ------------------------------------------------------------------ Olive's model handler API
     @property
     def inference_settings(self) -> dict[str, Any]:
@@ -447,8 +441,8 @@ class OnnxRuntime(Runtime):
     def output_names(self) -> list[str]:
         return [o.name for o in self.session.get_outputs()]
 
-    def _feed(self, inputs: Columns) -> dict[str, np.ndarray]:
-        """The graph's inputs from a batch's model inputs, cast to their dtypes.
+    def _feed(self, inputs: Columns, start: int = 0) -> dict[str, np.ndarray]:
+        """The graph's inputs from a batch's model inputs (``start``: the batch's first example), cast to their dtypes.
 
         Columns named like the graph's inputs feed them (a tokenizer's ``input_ids``, ``attention_mask``,
         ``token_type_ids``); extra columns are left out. A single column feeds a single-input graph
@@ -465,13 +459,13 @@ class OnnxRuntime(Runtime):
                     f"{', '.join(inputs) or 'nothing'} (missing: {', '.join(missing)}); name the data's columns "
                     "after the inputs, or map them with pre_process_data_config.input_cols"
                 )
-        feed = {name: _cast(name, inputs[name], self._numpy_dtype(name)) for name in wanted}
+        feed = {name: cast_input(name, inputs[name], self._numpy_dtype(name), start) for name in wanted}
         for spec in self.input_specs():
             _check_shape(spec, feed[spec.name].shape, self.model_path.name)
         return feed
 
     def bind(self, batch: Batch) -> BoundCall:
-        feed = self._feed(batch.model_inputs())
+        feed = self._feed(batch.model_inputs(), batch.start)
         if self.settings.io_bind:
             return _IOBindingCall(self.session, feed, self._io_device())
         return _PlainCall(self.session, feed)
@@ -481,7 +475,7 @@ class OnnxRuntime(Runtime):
             call = self.bind(batch)
             call()
             return call.outputs()
-        outputs = self.session.run(None, self._feed(batch.model_inputs()))
+        outputs = self.session.run(None, self._feed(batch.model_inputs(), batch.start))
         return dict(zip(self.output_names(), outputs, strict=True))
 
     def describe(self) -> dict[str, Any]:

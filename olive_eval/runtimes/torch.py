@@ -19,6 +19,7 @@ from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.user_module import call_user, load_function
@@ -103,12 +104,15 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def gpu_problem(device: Device) -> str | None:
+    """Why torch cannot run on ``device``: a gpu without CUDA."""
+    return "torch has no CUDA device" if device == "gpu" and not torch.cuda.is_available() else None
+
+
 def _torch_device(device: Device) -> torch.device:
-    if device == "gpu":
-        if not torch.cuda.is_available():
-            raise EvaluationError("device gpu was requested but torch has no CUDA device")
-        return torch.device("cuda")
-    return torch.device("cpu")
+    if problem := gpu_problem(device):
+        raise EvaluationError(f"device gpu was requested but {problem}")
+    return torch.device("cuda" if device == "gpu" else "cpu")
 
 
 def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
@@ -370,7 +374,11 @@ class TorchRuntime(Runtime):
         """``output_i`` or the returned dict's keys. Unknown until the first call: empty before that."""
         return list(self._output_names)
 
-    def _tensors(self, inputs: Mapping[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    @classmethod
+    def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
+        return gpu_problem(device)
+
+    def _tensors(self, inputs: Mapping[str, np.ndarray], start: int = 0) -> dict[str, torch.Tensor]:
         needed = [s.name for s in self._specs]
         needed += [n for n in self._plan.names() if n not in needed]
         missing = [n for n in needed if n not in inputs]
@@ -380,7 +388,7 @@ class TorchRuntime(Runtime):
             )
         tensors = {}
         for name in needed or list(inputs):
-            array = np.require(inputs[name], requirements="C")  # keeps a 0-d input (a scalar step) 0-d
+            array = np.require(input_array(inputs[name], name, start), requirements="C")  # a 0-d input stays 0-d
             if not array.flags.writeable:  # torch.from_numpy warns on read-only memory
                 array = array.copy()
             dtype = self._torch_dtypes.get(name)
@@ -406,10 +414,10 @@ class TorchRuntime(Runtime):
         return named
 
     def bind(self, batch: Batch) -> BoundCall:
-        return _TorchCall(self, self._tensors(self._named(batch.model_inputs())))
+        return _TorchCall(self, self._tensors(self._named(batch.model_inputs()), batch.start))
 
     def predict(self, batch: Batch) -> Outputs:
-        result = self._forward(self._tensors(self._named(batch.model_inputs())))
+        result = self._forward(self._tensors(self._named(batch.model_inputs()), batch.start))
         return {name: _to_numpy(t) for name, t in self._record(result)}
 
     def _named(self, inputs: dict[str, Any]) -> dict[str, Any]:
