@@ -31,6 +31,11 @@ class UsageError(OliveEvalError):
     """The command cannot run as asked (an unusable or busy output directory). The CLI exits 2."""
 
 
+class DataError(UsageError):
+    """A data config cannot be evaluated on, whatever the model (a missing column, a malformed file, no rows):
+    found when the run is planned, before any model loads. The CLI exits 2."""
+
+
 class EvaluationError(OliveEvalError):
     """A model could not be evaluated (load failure, provider fallback, user function raised)."""
 

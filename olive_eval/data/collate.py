@@ -54,6 +54,7 @@ class DefaultDataloader(Component):
             yield self._batch(batch, data, start)
 
     def _batch(self, columns: Columns, data: Prepared, start: int) -> Batch:
+        check_labels(columns, data, start)
         multiple = getattr(self.params, "pad_to_multiple_of", None)
         for name, value in data.pad.items():
             if name in columns:
@@ -141,8 +142,24 @@ class NoAutoBatchDataloader(DefaultDataloader):
                         f"one batch (Olive's: the dataset returns batches), but item {start} is not a batch: its "
                         f"columns hold different numbers of rows ({shapes}); use default_dataloader to batch examples"
                     )
+                check_labels(columns, data, start)
                 yield Batch(columns, [c for c in data.inputs if c in columns], start)
                 start += rows
+
+
+def check_labels(columns: Columns, data: Prepared, start: int) -> None:
+    """A label missing from a numeric label column (a null, which reads as NaN) would be scored as a wrong class;
+    it is named, with its example, instead. ``start`` is the example of the first row."""
+    label = data.references
+    values = columns.get(label) if label else None
+    if not isinstance(values, np.ndarray) or values.dtype.kind != "f" or not len(values):
+        return
+    missing = np.isnan(values.reshape(len(values), -1)).any(axis=1)
+    if missing.any():
+        raise EvaluationError(
+            f"data config '{data.name}': label column '{label}' has no value (null or NaN) at example "
+            f"{start + int(np.argmax(missing))}; fill it in, or leave the example out of the data"
+        )
 
 
 def _sized(value: Any) -> bool:

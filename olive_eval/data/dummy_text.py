@@ -153,6 +153,10 @@ class TransformersDummySource(Source):
         self.name, self.params, self.context, self.folder = name, params, context, folder or params.model_name
         self.columns = ["input_ids", "attention_mask"]
 
+    @property
+    def needs_model(self) -> bool:  # type: ignore[override]
+        return self.folder is None
+
     def for_model(self, folder: str | None) -> TransformersDummySource:
         return TransformersDummySource(self.name, self.params, self.context, self.params.model_name or folder)
 

@@ -11,6 +11,11 @@ from olive_eval.data.batch import Columns
 from olive_eval.data.processor import load_processor
 
 
+class ProcessorDeferred(Exception):
+    """Where pre-processing would load a tokenizer or processor while the run is planned: the checks before that
+    point (columns, a tokenizer source) have passed, and what follows is checked when the model's pass runs."""
+
+
 @dataclass
 class PrepareContext:
     """What pre- and post-processing may need from the model being evaluated: its processor."""
@@ -20,6 +25,8 @@ class PrepareContext:
     allow_download: bool = False
     #: Things a reader should know that did not stop the run (e.g. empty generations), by message.
     notes: dict[str, int] = field(default_factory=dict)
+    #: The run is being planned: asking for a processor that has a source raises :class:`ProcessorDeferred`.
+    planning: bool = False
 
     def processor(self, name_or_path: str | Path | None = None, *, trust_remote_code: bool = False) -> Any:
         source = name_or_path or self.processor_folder
@@ -31,6 +38,8 @@ class PrepareContext:
                 "(HfModel model_path, ONNXModel processor_path) or pre_process_data_config.model_name; a model "
                 "that takes the raw columns (a PythonModel) wants pre_process_data_config.type 'skip_pre_process'"
             )
+        if self.planning:
+            raise ProcessorDeferred(str(source))
         return load_processor(source, allow_download=self.allow_download, trust_remote_code=trust_remote_code)
 
     def note(self, message: str, count: int = 1) -> None:
@@ -57,6 +66,9 @@ class Prepared:
     num_rows: int | None = None
     #: Where the tokenizer or processor came from: data prepared with the same one is shared between models.
     processor_key: str | None = None
+    #: The dataset's columns as they are stored (nothing decoded or tokenized): the first rows cost no more than
+    #: reading them, so they are checked when the run is planned.
+    as_stored: bool = False
 
     def cached(self) -> Prepared:
         """The same data held in memory: pre-processing that is worth sharing runs once."""
@@ -72,4 +84,5 @@ class Prepared:
             self.padding_side,
             rows,
             self.processor_key,
+            self.as_stored,
         )

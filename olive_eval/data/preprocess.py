@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from olive_eval.data.arrow import table_columns
-from olive_eval.data.batch import GROUP_SEP, Columns, num_rows
+from olive_eval.data.batch import GROUP_SEP, Columns
 from olive_eval.data.components import Component, ComponentParams, register_component
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import Source
@@ -38,19 +38,6 @@ def check_columns(source: Source, wanted: list[str], key: str) -> None:
             f"data config '{source.name}': {key} '{missing[0]}' is not a column of the dataset; "
             f"columns: {', '.join(source.columns)}"
         )
-
-
-def _limited(chunks: Iterator[Columns], max_samples: int | None) -> Iterator[Columns]:
-    remaining = max_samples
-    for chunk in chunks:
-        if remaining is not None:
-            if remaining <= 0:
-                return
-            n = num_rows(chunk)
-            if n > remaining:
-                chunk = {k: v[:remaining] for k, v in chunk.items()}
-            remaining -= min(n, remaining)
-        yield chunk
 
 
 # ---------------------------------------------------------------------------------------------- columns and text
@@ -147,7 +134,9 @@ class HuggingfacePreProcess(PreProcess):
 
         columns = [*inputs, *([label] if label else []), *metadata, *text_cols]
         key = self.processor_source(context) if tokenizer is not None else None
-        return Prepared(source.name, chunks, inputs, label, columns, pad, "right", source.num_rows, key)
+        return Prepared(
+            source.name, chunks, inputs, label, columns, pad, "right", source.num_rows, key, as_stored=tokenizer is None
+        )
 
     def _tokenizer(self, context: PrepareContext) -> Any:
         from olive_eval.data.processor import tokenizer_of
@@ -221,7 +210,9 @@ class SkipPreProcess(PreProcess):
             for table in source.chunks():
                 yield table_columns(table)
 
-        return Prepared(source.name, chunks, inputs, label, list(source.columns), num_rows=source.num_rows)
+        return Prepared(
+            source.name, chunks, inputs, label, list(source.columns), num_rows=source.num_rows, as_stored=True
+        )
 
 
 register_component("pre-process", "pre_process")(SkipPreProcess)

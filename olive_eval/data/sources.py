@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ import pyarrow as pa
 from pydantic import Field, model_validator
 
 from olive_eval.data.components import Component, ComponentParams, not_built, register_component
+from olive_eval.data.json_files import read_json
 from olive_eval.errors import EvaluationError
 from olive_eval.strict_model import StrictModel, closest
 
@@ -55,6 +55,8 @@ class Source:
     columns: list[str]
     #: The column that holds the references, when the dataset itself says which (raw_dataset's annotations).
     label: str | None = None
+    #: Rows made for the model being evaluated (sized from its config): none to read before it is known.
+    needs_model: bool = False
 
     def chunks(self) -> Iterator[pa.Table]:
         raise NotImplementedError
@@ -110,21 +112,12 @@ class FileSource(Source):
             for batch in reader.iter_batches(batch_size=CHUNK_ROWS):
                 yield pa.Table.from_batches([batch])
             return
-        if self.builder == "csv":
-            import pyarrow.csv as pcsv
+        if self.builder == "json":
+            yield from read_json(path, self.name, schema_only)
+            return
+        import pyarrow.csv as pcsv
 
-            reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24))
-        else:
-            with open(path, "rb") as handle:
-                head = handle.read(64).lstrip()
-            if head.startswith(b"["):  # one JSON array of records rather than JSON lines
-                with open(path, encoding="utf-8") as handle:
-                    table = pa.Table.from_pylist(json.load(handle))
-                yield table.slice(0, 0) if schema_only else table
-                return
-            import pyarrow.json as pjson
-
-            reader = pjson.open_json(path, read_options=pjson.ReadOptions(block_size=1 << 24))
+        reader = pcsv.open_csv(path, read_options=pcsv.ReadOptions(block_size=1 << 24))
         if schema_only:
             yield pa.Table.from_batches([], schema=reader.schema)
             return

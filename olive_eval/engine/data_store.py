@@ -17,6 +17,7 @@ from olive_eval.data.batch import Batch
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import DataContext, Source
+from olive_eval.engine.preflight import check_data
 from olive_eval.runtimes.base import ModelConfig
 
 
@@ -78,13 +79,6 @@ class DataStore:
         )
 
     def preload(self, names: list[str]) -> None:
-        """Open the sources up front (one-time setup is the run's, not the first model's). A source that
-        cannot be opened is left for the metrics that read it to fail on, with its error."""
-        from olive_eval.errors import EvaluationError
-
-        for name in names:
-            if not self._run.data_config(name).is_dummy:
-                try:
-                    self.source(name)
-                except EvaluationError:
-                    continue
+        """Open the sources up front (one-time setup is the run's, not the first model's), and check what each
+        data config gives before any model loads: a data error is the run's (exit 2), not every model's."""
+        check_data(self._run, names, self.source)

@@ -13,6 +13,7 @@ from typing import Any
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
+from olive_eval.engine.preflight import check_device
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import Need
 
@@ -71,6 +72,8 @@ class Plan:
 
 
 def make_plan(run: RunConfig) -> Plan:
+    """The run's work for every model. A device no model can run on is a config error here, before any loads."""
+    check_device(run)
     plan = Plan()
     passes: dict[tuple[str, str], PredictionPass] = {}
     timings: dict[tuple[str | None, str, str], TimingRun] = {}

@@ -17,6 +17,7 @@ import soundfile
 import soxr
 
 from olive_eval import evaluate
+from olive_eval.errors import DataError
 from olive_eval.metrics.speech.normalize import olive_normalize
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.helpers import write_jsonl
@@ -192,9 +193,9 @@ def test_a_sample_rate_the_recognizer_does_not_take(tmp_path, clips):
 
 
 def test_a_missing_transcript_column(tmp_path, clips):
-    result = run(tmp_path, [sphinx()], [data_config(clips / "clips.jsonl", text_col="transcript")], [speech_metric()])
-    error = only_error(result)
-    assert "transcript" in error and "text" in error
+    with pytest.raises(DataError) as error:  # found when the run is planned, before the model loads
+        run(tmp_path, [sphinx()], [data_config(clips / "clips.jsonl", text_col="transcript")], [speech_metric()])
+    assert "transcript" in str(error.value) and "text" in str(error.value)
 
 
 def test_empty_transcripts_are_an_error_not_inf(tmp_path, clips):

@@ -38,7 +38,7 @@ from olive_eval.data.postprocess import CtcDecode, CtcParams
 from olive_eval.data.prepared import PrepareContext
 from olive_eval.data.preprocess import HuggingfacePreProcess
 from olive_eval.engine.data_store import DataStore
-from olive_eval.errors import ConfigError
+from olive_eval.errors import ConfigError, DataError, EvaluationError
 from olive_eval.metrics import metric_registry
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.hf import HfModelConfig
@@ -682,8 +682,9 @@ def test_a_tokenizer_missing_from_the_model_folder(tmp_path):
 
 
 def test_an_onnx_model_without_a_processor_on_text_data(tmp_path, bert_onnx):
-    result = text_run(tmp_path, {"type": "ONNXModel", "name": "onnx", "model_path": str(bert_onnx)})
-    assert result.models["onnx"].metrics["acc-accuracy_score"].error == (
+    with pytest.raises(DataError) as error:  # when the run is planned, before the model loads
+        text_run(tmp_path, {"type": "ONNXModel", "name": "onnx", "model_path": str(bert_onnx)})
+    assert str(error.value) == (
         "data config 'd' needs a tokenizer or processor: give the model's folder (HfModel model_path, ONNXModel "
         "processor_path) or pre_process_data_config.model_name; a model that takes the raw columns (a PythonModel) "
         "wants pre_process_data_config.type 'skip_pre_process'"
@@ -800,11 +801,20 @@ def test_gpu_without_cuda_is_refused(tmp_path, bert, monkeypatch):
     data_file, _, _ = text_data(tmp_path)
     pre = {"input_cols": ["text"], "label_col": "label"}
     models = [{"type": "HfModel", "name": "hf", "model_path": str(bert), "task": "text-classification"}]
-    result = run(
-        tmp_path, models, [data_config("d", data_file, pre, {"type": "argmax"}, 4)], [accuracy("acc", "d", 1)], "gpu"
+    with pytest.raises(ConfigError) as error:  # when the run is planned, before the model loads
+        run(
+            tmp_path,
+            models,
+            [data_config("d", data_file, pre, {"type": "argmax"}, 4)],
+            [accuracy("acc", "d", 1)],
+            "gpu",
+        )
+    assert str(error.value) == (
+        "device: 'gpu' is asked for, but model 'hf' (HfModel) cannot run there: torch has no CUDA device; run on a "
+        'machine with a GPU, or set "device": "cpu"'
     )
-    assert result.models["hf"].status == "failed"
-    assert result.models["hf"].error == "device gpu was requested but torch has no CUDA device"
+    with pytest.raises(EvaluationError, match=r"^device gpu was requested but torch has no CUDA device$"):
+        create_runtime(HfModelConfig(**models[0]), "gpu", [])  # loading it anyway says so too
 
 
 def bert_and_gpt2_on(device: str, tmp_path: Path, bert: Path, gpt2: Path, metric_names: dict[str, str]) -> None:

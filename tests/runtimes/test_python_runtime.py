@@ -14,6 +14,7 @@ import pytest
 from sklearn.metrics import accuracy_score
 
 from olive_eval import evaluate
+from olive_eval.errors import DataError
 from olive_eval.metrics import metric_registry
 from tests.helpers import write_jsonl
 
@@ -351,10 +352,10 @@ def test_a_python_model_with_the_default_pre_process_is_told_to_skip_tokenizing(
     rows = [{"text": "a b" * (i + 1), "label": i % 3} for i in range(N)]
     cfg = config(tmp_path, script, rows, "text_length")
     cfg["data_configs"][0]["pre_process_data_config"] = {"input_cols": ["text"], "label_col": "label"}
-    result = evaluate(cfg)
-    error = result.models["py"].error
-    assert result.models["py"].status == "failed" and "needs a tokenizer or processor" in error
-    assert "skip_pre_process" in error and "\n" not in error
+    with pytest.raises(DataError) as raised:  # when the run is planned, before the model loads
+        evaluate(cfg)
+    error = str(raised.value)
+    assert "needs a tokenizer or processor" in error and "skip_pre_process" in error and "\n" not in error
 
 
 def test_labels_without_a_task_are_scored_like_sklearn_whatever_the_last_batch_holds(tmp_path, script, rows):
