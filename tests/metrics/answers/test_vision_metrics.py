@@ -338,3 +338,15 @@ def test_one_example_as_a_bare_prediction_string(name):
     assert compute_metric("exact_match", "answer", "answer") == 1.0
     with pytest.raises(TypeError, match="single str"):  # a column of predictions needs a column of references
         compute_metric(name, ["a"], "a")
+
+
+def test_word_sort_ratio_scores_a_joined_string_whole_when_given_as_a_one_element_list():
+    """Olive 0.13's code scores a ``|``-joined reference as one string; a one-element list reproduces that."""
+    preds = ["red car", "a|b c", "blue", "b c"]
+    joined = ["red car|blue car", "a|b c", "red|blue", "a|b c"]
+    whole = [ref_word_sort(p, [r]) for p, r in zip(preds, joined, strict=True)]
+    assert whole == [2 / 3, 1.0, 0.0, 0.5]  # words of the whole string: "car|blue" is one word
+    assert compute_metric("word_sort_ratio", preds, [[r] for r in joined]) == pytest.approx(np.mean(whole), abs=1e-15)
+    split = [ref_word_sort(p, r.split("|")) for p, r in zip(preds, joined, strict=True)]
+    assert split == [1.0, 0.5, 1.0, 1.0]  # the best alternative, as Olive's documentation describes
+    assert compute_metric("word_sort_ratio", preds, joined) == pytest.approx(np.mean(split), abs=1e-15)
