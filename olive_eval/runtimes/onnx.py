@@ -361,11 +361,13 @@ class OnnxRuntime(Runtime):
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
         """On gpu, a provider of the run's that this onnxruntime build lacks (a model naming its own is its own)."""
-        available = ort.get_available_providers()
-        missing = [name for name, _ in execution_providers if name not in available]
-        if device != "gpu" or model_config.inference_settings.execution_provider or not missing:
+        if device != "gpu" or model_config.inference_settings.execution_provider:
             return None
-        return f"execution provider '{missing[0]}' is not in this onnxruntime build (it has {', '.join(available)})"
+        available = ort.get_available_providers()
+        missing = next((name for name, _ in execution_providers if name not in available), None)
+        if missing is None:
+            return None
+        return f"execution provider '{missing}' is not in this onnxruntime build (it has {', '.join(available)})"
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property
