@@ -23,6 +23,14 @@ from typing_extensions import Unpack
 
 from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.classification_inputs import (
+    Task,
+    check_labels,
+    column,
+    infer_task,
+    resolve_task,
+    valid_mask,
+)
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
 
@@ -48,7 +56,7 @@ auroc = K.auroc
 class StatOptions(TypedDict, total=False):
     """Keyword options of the functional forms; the meanings of torchmetrics' task-style functions."""
 
-    task: K.Task | None
+    task: Task | None
     num_classes: int | None
     num_labels: int | None
     average: K.Average
@@ -59,7 +67,7 @@ class StatOptions(TypedDict, total=False):
 
 def _functional(stat: K.StatName, preds: Any, targets: Any, options: StatOptions) -> float | np.ndarray:
     top_k, ignore_index = options.get("top_k", 1), options.get("ignore_index")
-    task = K.resolve_task(preds, targets, options.get("task"), ignore_index)
+    task = resolve_task(preds, targets, options.get("task"), ignore_index)
     stats = K.stat_scores(
         preds,
         targets,
@@ -161,42 +169,78 @@ def _binary_as_two_classes(part: np.ndarray) -> np.ndarray:
     return np.stack([zero, one], axis=1)
 
 
+def logits_width(predictions: Any, logits: Any) -> int | None:
+    """The number of classes when the predictions are labels taken from per-class logits (an argmax over the
+    last axis or over axis 1), else None: predicted labels alone cannot tell how many classes the model has."""
+    if not (isinstance(predictions, np.ndarray) and isinstance(logits, np.ndarray)):
+        return None
+    if predictions.dtype.kind not in "iu" or logits.ndim != predictions.ndim + 1:
+        return None
+    for axis in (-1, 1):
+        if np.delete(logits.shape, axis).tolist() == list(predictions.shape) and logits.shape[axis] >= 2:
+            return int(logits.shape[axis])
+    return None
+
+
 class _StatScoresMetric(Metric):
     """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see classification_kernels).
+
+    It reads the pass's ``logits`` besides the predictions: when the predictions are labels taken from them
+    (the ``argmax`` post-process), their width is the number of classes, so a reference label outside the
+    model's classes is an error rather than one more class. Without logits (``compute_metric`` on labels),
+    ``num_classes`` comes from metric_config or the largest label.
 
     With ``task`` left out, ``reduce`` uses the task that the last ``statistics`` call on this instance
     inferred (a ``[N, 1, 4]`` array with nothing inferred is taken as binary); set ``task`` explicitly
     when reducing statistics computed elsewhere. Likewise set ``num_classes`` when the statistics of
     several batches of predicted labels are concatenated: inferred from each batch's largest label,
-    ``C`` could differ between batches.
+    ``C`` could differ between batches. Errors number the examples across the batches of a pass.
     """
 
     kind = Kind.MAP_REDUCE
     higher_is_better = True
+    reads = ("prediction", "references", "logits")
 
     Config: ClassVar[type[StrictModel]] = ClassificationConfig
     stat: ClassVar[K.StatName]
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
-        self._inferred_task: K.Task | None = None
+        self._inferred_task: Task | None = None
+        self._seen = 0  # examples of the earlier batches, to number examples in errors
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
-        c = self.config
-        task = K.resolve_task(predictions, references, c.task, c.ignore_index)
+    def compute(self, *fields: Any) -> Score:
+        """The whole set: examples numbered from 0."""
+        self._seen = 0
+        return super().compute(*fields)
+
+    def statistics(self, predictions: Any, references: Any, logits: Any = None) -> np.ndarray:
+        c, start = self.config, self._seen
+        task, num_classes = c.task, c.num_classes
+        width = logits_width(predictions, logits)
+        if width is not None:
+            if num_classes is not None and num_classes != width:
+                raise ValueError(f"num_classes is {num_classes} but the model's logits have {width} classes")
+            refs = column(references, "references", start=start, labels=True)
+            why = f"the model's logits have {width} classes"
+            check_labels(refs, width, "references", why=why, start=start, valid=valid_mask(refs, c.ignore_index))
+            num_classes, task = width, task or ("multiclass" if width > 2 else None)
+        task = resolve_task(predictions, references, task, c.ignore_index)
         if c.task is None and task == "binary" and self._inferred_task == "multiclass":
             task = "multiclass"  # a pass streams in batches: once a label above 1 was seen, stay multiclass
         stats = K.stat_scores(
             predictions,
             references,
             task=task,
-            num_classes=c.num_classes,
+            num_classes=num_classes,
             num_labels=c.num_labels,
             threshold=c.threshold,
             top_k=c.top_k,
             ignore_index=c.ignore_index,
+            start=start,
         )
         self._inferred_task = task
+        self._seen += len(stats)
         return stats
 
     def shared_key(self) -> Any:
@@ -205,6 +249,7 @@ class _StatScoresMetric(Metric):
 
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
+        self._seen = getattr(producer, "_seen", self._seen)
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         """Batches whose class count was inferred differently (labels rather than scores, a class missing
@@ -221,7 +266,7 @@ class _StatScoresMetric(Metric):
             widened.append(part)
         return np.concatenate(widened, axis=0) if widened else np.empty((0, 0, 4), dtype=np.int8)
 
-    def _task(self, statistics: np.ndarray) -> K.Task:
+    def _task(self, statistics: np.ndarray) -> Task:
         task = self.config.task or self._inferred_task
         if task is None and statistics.shape[-2] == 1:
             task = "binary"
@@ -240,6 +285,9 @@ class _StatScoresMetric(Metric):
 
     def reduce(self, statistics: np.ndarray) -> Score:
         statistics = np.asarray(statistics)
+        if not statistics.any():  # every example adds to some count: nothing counted is 0 / 0
+            why = "every reference is ignore_index" if len(statistics) else "no examples to score"
+            return Score(float("nan"), undefined=why)
         task, average, top_k = self._task(statistics), self.config.average, self.config.top_k
         if average != "none":
             return _score(K.reduce_stat_scores(statistics, self.stat, average, task=task, top_k=top_k), None, task)
@@ -303,8 +351,8 @@ class AUROC(Metric):
 
     def compute(self, predictions: Any, references: Any) -> Score:
         c = self.config
-        p, t = np.asarray(predictions), np.asarray(references)
-        task = c.task or K.infer_task(p, t, c.ignore_index)
+        p, t = column(predictions, "predictions"), column(references, "references", labels=True)
+        task = c.task or infer_task(p, t, c.ignore_index)
         kwargs = {"task": task, "num_classes": c.num_classes, "num_labels": c.num_labels}
         if c.average != "none" or task == "binary":
             value = K.auroc(p, t, average=c.average, ignore_index=c.ignore_index, **kwargs)

@@ -5,8 +5,10 @@ and the registered metric classes live in :mod:`olive_eval.metrics.classificatio
 
 The meaning of every argument follows torchmetrics' ``task``-style classification API:
 
-* ``task`` -- ``"binary"``, ``"multiclass"``, ``"multilabel"`` or None to infer it (:func:`infer_task`);
-* ``num_classes`` / ``num_labels`` -- None to infer from the score columns or the largest label;
+* ``task`` -- ``"binary"``, ``"multiclass"``, ``"multilabel"`` or None to infer it
+  (:func:`~olive_eval.metrics.classification_inputs.infer_task`);
+* ``num_classes`` / ``num_labels`` -- None to infer from the score columns or the largest label; a label
+  outside ``[0, num_classes)`` is an error naming its example (:mod:`~olive_eval.metrics.classification_inputs`);
 * ``threshold`` -- a binary/multilabel score counts as positive when ``score > threshold`` (strictly,
   as torchmetrics); float scores with any value outside [0, 1] are logits and go through a sigmoid first;
 * ``top_k`` -- multiclass only, torchmetrics >= 1.6 semantics: a row's predicted class is its target
@@ -28,11 +30,21 @@ from typing import Literal
 
 import numpy as np
 
-Task = Literal["binary", "multiclass", "multilabel"]
+from olive_eval.metrics.classification_inputs import (
+    Task,
+    check_binary,
+    check_labels,
+    column,
+    is_float,
+    prepare,
+    resolve_num_classes,
+    resolve_task,
+    valid_mask,
+)
+
 Average = Literal["micro", "macro", "weighted", "none"]
 StatName = Literal["accuracy", "precision", "recall", "f1"]
 
-TASKS = ("binary", "multiclass", "multilabel")
 AVERAGES = ("micro", "macro", "weighted", "none")
 TP, FP, FN, TN = 0, 1, 2, 3
 
@@ -40,24 +52,7 @@ _trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 has only tr
 _AUC_CHUNK = 1 << 23  # elements per block of columns sorted at once (bounds memory for N x C scores)
 
 
-# ----------------------------------------------------------------------------------------------- input
-def _as_array(x: object, what: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.dtype == object:
-        raise ValueError(f"{what} must be numeric, got ragged or non-numeric data")
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    return arr
-
-
-def _is_float(arr: np.ndarray) -> bool:
-    return np.issubdtype(arr.dtype, np.floating)
-
-
-def _valid_mask(targets: np.ndarray, ignore_index: int | None) -> np.ndarray:
-    return np.ones(targets.shape, bool) if ignore_index is None else targets != ignore_index
-
-
+# ---------------------------------------------------------------------------------------------- scores
 def _sigmoid_if_logits(scores: np.ndarray) -> np.ndarray:
     """torchmetrics' rule: any value outside [0, 1] means the whole array holds logits."""
     scores = scores.astype(np.float64, copy=False)
@@ -84,83 +79,12 @@ def _softmax_if_logits(scores: np.ndarray) -> np.ndarray:
 def _binary_scores(preds: np.ndarray) -> np.ndarray:
     """``[N]`` scores, or ``[N, 2]`` scores reduced to the positive column (softmax'ed if logits)."""
     if preds.ndim == 2 and preds.shape[1] == 2:
-        if not _is_float(preds):
+        if not is_float(preds):
             raise ValueError("binary preds of shape [N, 2] must be float scores (probabilities or logits)")
         return _softmax_if_logits(preds)[:, 1]
     if preds.ndim != 1:
         raise ValueError(f"binary preds must have shape [N] or [N, 2], got {list(preds.shape)}")
     return preds
-
-
-def infer_task(preds: object, targets: object, ignore_index: int | None = None) -> Task:
-    """Multilabel when targets are 2-D with the preds' shape; multiclass when preds have > 2 score columns
-    or an integer label exceeds 1; binary otherwise."""
-    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
-    if t.ndim >= 2 and p.ndim == t.ndim + 1:
-        return "multiclass"  # scores [N, C, ...] for labels [N, ...]
-    valid = t[_valid_mask(t, ignore_index)]
-    if t.ndim == 2 and p.shape == t.shape:  # multilabel, unless a label exceeds 1 (per-token classes)
-        above = (valid.size and valid.max() > 1) or (not _is_float(p) and p.size and p.max() > 1)
-        return "multiclass" if above else "multilabel"
-    if t.ndim > 2 and p.shape == t.shape:
-        return "multiclass"
-    if p.ndim == 2 and p.shape[1] > 2:
-        return "multiclass"
-    labels = [t[_valid_mask(t, ignore_index)]]
-    if p.ndim == 1 and not _is_float(p):
-        labels.append(p)
-    if any(a.size and a.max() > 1 for a in labels):
-        return "multiclass"
-    return "binary"
-
-
-def resolve_task(preds: object, targets: object, task: Task | None, ignore_index: int | None = None) -> Task:
-    """``task`` itself when given (validated), else :func:`infer_task`."""
-    if task is None:
-        return infer_task(preds, targets, ignore_index)
-    if task not in TASKS:
-        raise ValueError(f"task must be one of {TASKS}, got {task!r}")
-    return task
-
-
-def _check_binary_labels(arr: np.ndarray, what: str) -> None:
-    if arr.size and not np.isin(arr, (0, 1)).all():
-        bad = np.unique(arr[~np.isin(arr, (0, 1))])[:5].tolist()
-        raise ValueError(f"{what} must be 0 or 1 (or ignore_index), found {bad}")
-
-
-def _check_class_labels(arr: np.ndarray, num_classes: int, what: str) -> np.ndarray:
-    if arr.size and _is_float(arr) and not np.array_equal(arr, np.round(arr)):
-        raise ValueError(f"{what} must be integer class labels")
-    labels = arr.astype(np.int64)
-    if labels.size and (labels.min() < 0 or labels.max() >= num_classes):
-        raise ValueError(
-            f"{what} must lie in [0, {num_classes - 1}] (or be ignore_index), found {labels.min()}..{labels.max()}"
-        )
-    return labels
-
-
-def _resolve_num_classes(p: np.ndarray, t: np.ndarray, valid: np.ndarray, num_classes: int | None) -> int:
-    if p.ndim == 2:
-        if num_classes is not None and num_classes != p.shape[1]:
-            raise ValueError(f"num_classes is {num_classes} but preds have {p.shape[1]} score columns")
-        return int(p.shape[1])
-    if num_classes is not None:
-        return num_classes
-    largest = max(int(t[valid].max()) if valid.any() else 0, int(p.max()) if p.size else 0)
-    return max(2, largest + 1)
-
-
-def _prepare(preds: object, targets: object, task: Task | None, ignore_index: int | None) -> tuple:
-    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
-    if len(p) != len(t):
-        raise ValueError(f"preds and targets hold different numbers of examples: {len(p)} vs {len(t)}")
-    task = resolve_task(p, t, task, ignore_index)
-    if task == "multilabel" and (p.ndim != 2 or p.shape != t.shape):
-        raise ValueError(f"multilabel preds and targets must both be [N, L], got {list(p.shape)} and {list(t.shape)}")
-    if task != "multilabel" and t.ndim != 1:
-        raise ValueError(f"{task} targets must have shape [N], got {list(t.shape)}")
-    return p, t, task, _valid_mask(t, ignore_index)
 
 
 # ------------------------------------------------------------------------------------ map/reduce stats
@@ -177,11 +101,11 @@ def _one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
     return out
 
 
-def _positive(scores: np.ndarray, threshold: float, what: str) -> np.ndarray:
+def _positive(scores: np.ndarray, threshold: float, why: str, start: int) -> np.ndarray:
     """Binary/multilabel predictions: scores (logits get a sigmoid) above ``threshold``, or 0/1 labels."""
-    if _is_float(scores):
+    if is_float(scores):
         return _sigmoid_if_logits(scores) > threshold
-    _check_binary_labels(scores, what)
+    check_binary(scores, "predictions", why=why, start=start)
     return scores == 1
 
 
@@ -195,46 +119,50 @@ def stat_scores(
     threshold: float = 0.5,
     top_k: int = 1,
     ignore_index: int | None = None,
+    start: int = 0,
 ) -> np.ndarray:
     """Per-example ``(tp, fp, fn, tn)`` counts, ``int8`` of shape ``[N, C, 4]`` (see the module docstring).
 
     ``task=None`` infers the task (:func:`resolve_task` tells which one, to pass on to the reduce).
+    ``start`` numbers the examples in errors (a batch's first example in a pass).
     """
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if resolve_task(preds, targets, task, ignore_index) == "multiclass" and np.ndim(targets) >= 2:
-        return _multidim_stat_scores(preds, targets, num_classes, top_k, ignore_index)
-    p, t, task, valid = _prepare(preds, targets, task, ignore_index)
+        return _multidim_stat_scores(preds, targets, num_classes, top_k, ignore_index, start)
+    p, t, task, valid = prepare(preds, targets, task, ignore_index)
     if top_k > 1 and task != "multiclass":
         raise ValueError(f"top_k applies to multiclass inputs only, but the task is {task}")
 
     if task == "binary":
-        _check_binary_labels(t[valid], "binary targets")
-        pred = _positive(_binary_scores(p), threshold, "binary integer preds")
+        why = "a binary task has the labels 0 and 1"
+        check_binary(t, "references", why=why, start=start, valid=valid)
+        pred = _positive(_binary_scores(p), threshold, why, start)
         tgt = np.where(valid, t, 0) == 1
         return _confusion(pred[:, None], tgt[:, None], valid[:, None])
 
     if task == "multilabel":
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
-        _check_binary_labels(t[valid], "multilabel targets")
-        return _confusion(_positive(p, threshold, "multilabel integer preds"), np.where(valid, t, 0) == 1, valid)
+        why = "multilabel labels are 0 or 1"
+        check_binary(t, "references", why=why, start=start, valid=valid)
+        return _confusion(_positive(p, threshold, why, start), np.where(valid, t, 0) == 1, valid)
 
     # multiclass
     if p.ndim not in (1, 2):
         raise ValueError(f"multiclass preds must be labels [N] or scores [N, C], got {list(p.shape)}")
-    n_cls = _resolve_num_classes(p, t, valid, num_classes)
+    n_cls, why = resolve_num_classes(p, t, valid, num_classes)
     if n_cls < 2:
         raise ValueError(f"num_classes must be >= 2, got {n_cls}")
-    tgt_labels = _check_class_labels(np.where(valid, t, 0), n_cls, "multiclass targets")
+    tgt_labels = check_labels(np.where(valid, t, 0), n_cls, "references", why=why, start=start, valid=valid)
     if top_k > n_cls:
         raise ValueError(f"top_k ({top_k}) cannot exceed num_classes ({n_cls})")
     if p.ndim == 1:
         if top_k > 1:
             raise ValueError("top_k > 1 needs per-class scores [N, C], not predicted labels [N]")
-        pred = _one_hot(_check_class_labels(p, n_cls, "multiclass preds"), n_cls)
+        pred = _one_hot(check_labels(p, n_cls, "predictions", why=why, start=start), n_cls)
     elif top_k == 1:
         pred = _one_hot(np.argmax(p, axis=1), n_cls)
     else:  # the target when it ranks among the k best (ties: lower index first), else the top-1 class
@@ -245,13 +173,14 @@ def stat_scores(
 
 
 def _multidim_stat_scores(
-    preds: object, targets: object, num_classes: int | None, top_k: int, ignore_index: int | None
+    preds: object, targets: object, num_classes: int | None, top_k: int, ignore_index: int | None, start: int
 ) -> np.ndarray:
     """Multiclass with extra dimensions (torchmetrics' ``[N, ...]`` labels or ``[N, C, ...]`` scores for
     ``[N, ...]`` targets, e.g. a label per token): every position is scored as one prediction, and each
     example's counts are summed over its positions, so row ``i`` stays example ``i`` (``int32`` ``[N, C, 4]``).
-    Global sums equal torchmetrics' ``multidim_average="global"``."""
-    p, t = _as_array(preds, "preds"), _as_array(targets, "targets")
+    Global sums equal torchmetrics' ``multidim_average="global"``. Labels are checked before flattening, so
+    an error names the example and the position in it."""
+    p, t = column(preds, "predictions", start=start), column(targets, "references", start=start, labels=True)
     n, positions = t.shape[0], int(np.prod(t.shape[1:]))
     if p.shape == t.shape:
         flat_p = p.reshape(-1)
@@ -262,8 +191,13 @@ def _multidim_stat_scores(
             f"multiclass preds must be labels [N, ...] or scores [N, C, ...] for targets [N, ...], got preds "
             f"{list(p.shape)} and targets {list(t.shape)}"
         )
+    valid = valid_mask(t, ignore_index)
+    n_cls, why = resolve_num_classes(flat_p, t, valid, num_classes)
+    check_labels(t, n_cls, "references", why=why, start=start, valid=valid)
+    if p.shape == t.shape:
+        check_labels(p, n_cls, "predictions", why=why, start=start)
     flat = stat_scores(
-        flat_p, t.reshape(-1), task="multiclass", num_classes=num_classes, top_k=top_k, ignore_index=ignore_index
+        flat_p, t.reshape(-1), task="multiclass", num_classes=n_cls, top_k=top_k, ignore_index=ignore_index
     )
     return flat.reshape(n, positions, *flat.shape[1:]).sum(axis=1, dtype=np.int32)
 
@@ -410,9 +344,7 @@ def auroc(
     """
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
-    p, t, task, valid = _prepare(preds, targets, task, ignore_index)
-    if not np.issubdtype(p.dtype, np.number):
-        raise ValueError("auroc preds must be numeric scores")
+    p, t, task, valid = prepare(preds, targets, task, ignore_index)
     if task == "binary":
         if p.ndim == 2 and p.shape[1] == 2:  # positive column; for logits softmax(.)[:, 1] ranks as l1 - l0
             s = p[:, 1] if _is_probability(p) else p[:, 1].astype(np.float64) - p[:, 0]
@@ -420,21 +352,22 @@ def auroc(
             s = p.reshape(-1)
         else:
             raise ValueError(f"binary preds must have shape [N], [N, 1] or [N, 2], got {list(p.shape)}")
-        _check_binary_labels(t[valid], "binary targets")
+        check_binary(t, "references", why="a binary task has the labels 0 and 1", valid=valid)
         return float(
             _auc_columns(s.astype(np.float64)[:, None], ((t == 1) & valid)[:, None], ((t == 0) & valid)[:, None])[0]
         )
     if task == "multiclass":
         if p.ndim != 2:
             raise ValueError(f"multiclass auroc needs per-class scores [N, C], got {list(p.shape)}")
-        n_cls = _resolve_num_classes(p, t, valid, num_classes)
-        p, t = _softmax_if_logits(p[valid]), _check_class_labels(t[valid], n_cls, "multiclass targets")
+        n_cls, why = resolve_num_classes(p, t, valid, num_classes)
+        check_labels(t, n_cls, "references", why=why, valid=valid)
+        p, t = _softmax_if_logits(p[valid]), t[valid].astype(np.int64)
         positive = _one_hot(t, n_cls)
         negative = ~positive
     else:
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
-        _check_binary_labels(t[valid], "multilabel targets")
+        check_binary(t, "references", why="multilabel labels are 0 or 1", valid=valid)
         p = p.astype(np.float64)
         positive, negative = (t == 1) & valid, (t == 0) & valid
     if average == "micro":

@@ -6,9 +6,12 @@ structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` a
 ``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
 Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
 
-They read ``prediction``: class scores ``[N, C]`` (use the ``softmax`` post-process on logits; ``[N]``
-scores of a binary model become ``[1 - s, s]``) and ``references``: integer labels ``[N]`` (``-1``: no
-reference label). Class names (``class_names``) name the per-class values and the matrix rows.
+They read ``prediction``: class scores ``[N, C]`` (use the ``softmax`` post-process on logits) and
+``references``: integer labels ``[N]`` in ``[0, C)`` (``-1``: no reference label). ``[N]`` scores of a
+binary model are the positive class's: ``roc_auc`` and ``average_precision`` score that class alone
+(scikit-learn's binary ``roc_auc_score`` and ``average_precision_score``), computed on the scores as given;
+the sub-types decided at thresholds see them as ``[1 - s, s]``. Class names (``class_names``) name the
+per-class values and the matrix rows. No examples: every sub-type is undefined.
 """
 
 from __future__ import annotations
@@ -22,12 +25,20 @@ from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification_curves import (
     DEFAULT_THRESHOLDS,
     average_precision,
+    binary_curve,
+    curve_average_precision,
+    curve_roc_auc,
     detailed_pr_curve,
     macro_average,
     pr_curve,
     roc_auc,
 )
-from olive_eval.metrics.classification_thresholds import threshold_confusion_matrix, threshold_metrics
+from olive_eval.metrics.classification_inputs import check_labels, column
+from olive_eval.metrics.classification_thresholds import (
+    NO_LABEL,
+    threshold_confusion_matrix,
+    threshold_metrics,
+)
 from olive_eval.metrics.confusion import class_names_or_indices
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
@@ -35,19 +46,24 @@ from olive_eval.strict_model import StrictModel
 __all__ = ["AveragePrecision", "ConfusionMatrix", "DetailedPRCurve", "PRCurve", "RocAuc", "ThresholdMetrics"]
 
 STRUCTURED = "a structured value (see details), not a number"
+NO_EXAMPLES = "no examples to score"
+
+
+def _columns(predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
+    s, y = column(predictions, "predictions"), column(references, "references", labels=True)
+    return s, y.reshape(-1) if y.ndim == 2 and y.shape[1] == 1 else y
+
+
+def _is_binary(scores: np.ndarray) -> bool:
+    return scores.ndim == 1 or (scores.ndim == 2 and scores.shape[1] == 1)
 
 
 def class_scores(predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``[N, C]`` float scores and ``[N]`` labels; ``[N]`` binary scores become two columns."""
-    s = np.asarray(predictions)
-    if s.dtype == object:
-        raise ValueError("class scores must be a dense numeric array [N, C] (one score per class)")
-    if s.ndim == 1 or (s.ndim == 2 and s.shape[1] == 1):
+    """``[N, C]`` float scores and ``[N]`` labels; ``[N]`` binary scores become two columns ``[1 - s, s]``."""
+    s, y = _columns(predictions, references)
+    if _is_binary(s):
         s = s.reshape(-1).astype(np.float64)
         s = np.stack([1.0 - s, s], axis=1)
-    y = np.asarray(references)
-    if y.ndim == 2 and y.shape[1] == 1:
-        y = y.reshape(-1)
     return s, y
 
 
@@ -102,10 +118,23 @@ class _PerClassMean(Metric):
     def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def binary(self, scores: np.ndarray, positive: np.ndarray) -> float:
+        """The positive class's value from its ``[N]`` scores."""
+        raise NotImplementedError
+
     def compute(self, predictions: Any, references: Any) -> Score:
-        s, y = class_scores(predictions, references)
-        values = self.per_class(s, y)
-        names = _names(self.config, len(values))
+        s, y = _columns(predictions, references)
+        if len(s) == len(y) == 0:
+            return Score(float("nan"), undefined=NO_EXAMPLES)
+        if _is_binary(s):  # the positive class alone, on its own scores: 1 - s would round tiny scores to ties
+            s = s.reshape(-1)
+            if len(s) != len(y):
+                raise ValueError(f"labels must have shape [{len(s)}] to match the scores, got {list(y.shape)}")
+            y = check_labels(y, 2, "references", why="binary scores [N] are the scores of class 1", allow=NO_LABEL)
+            values, names = np.array([self.binary(s, y == 1)]), _names(self.config, 2)[1:]
+        else:
+            values = self.per_class(s, y)
+            names = _names(self.config, len(values))
         value = macro_average(values)
         undefined = None
         if np.isnan(value):
@@ -129,6 +158,9 @@ class RocAuc(_PerClassMean):
     def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return roc_auc(scores, labels)
 
+    def binary(self, scores: np.ndarray, positive: np.ndarray) -> float:
+        return curve_roc_auc(binary_curve(scores, positive))
+
 
 @register_metric
 class AveragePrecision(_PerClassMean):
@@ -139,6 +171,9 @@ class AveragePrecision(_PerClassMean):
 
     def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return average_precision(scores, labels)
+
+    def binary(self, scores: np.ndarray, positive: np.ndarray) -> float:
+        return curve_average_precision(binary_curve(scores, positive))
 
 
 class _Structured(Metric):
@@ -152,6 +187,8 @@ class _Structured(Metric):
 
     def compute(self, predictions: Any, references: Any) -> Score:
         s, y = class_scores(predictions, references)
+        if len(s) == len(y) == 0:
+            return Score(float("nan"), undefined=NO_EXAMPLES)
         return Score(float("nan"), undefined=STRUCTURED, details=self.details(s, y))
 
 

@@ -38,6 +38,7 @@ from typing import Any, Literal
 import numpy as np
 
 from olive_eval.metrics import classification_kernels as K
+from olive_eval.metrics.classification_inputs import check_labels, column
 from olive_eval.metrics.confusion import class_names_or_indices
 
 __all__ = [
@@ -59,28 +60,25 @@ _CHUNK = 1 << 22  # (example, class) entries per block, to bound temporary memor
 
 # ----------------------------------------------------------------------------------------------- input
 def check_scores_labels(scores: object, labels: object, *, probabilities: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``float64 [N, C]`` scores and ``int64 [N]`` labels, validated; ``probabilities`` requires ``[0, 1]``."""
-    s, y = np.asarray(scores), np.asarray(labels)
+    """``float64 [N, C]`` scores and ``int64 [N]`` labels, validated; ``probabilities`` requires ``[0, 1]``.
+
+    A bad label is named with its example (:mod:`~olive_eval.metrics.classification_inputs`)."""
+    s, y = column(scores, "predictions"), column(labels, "references", labels=True)
     if s.ndim != 2 or s.shape[1] < 1:
         raise ValueError(f"scores must have shape [N, C], got {list(s.shape)}")
-    if s.dtype == bool or not np.issubdtype(s.dtype, np.number):
+    if s.dtype == bool:
         raise ValueError(f"scores must be numeric, got dtype {s.dtype}")
     if y.ndim != 1 or len(y) != len(s):
         raise ValueError(f"labels must have shape [{len(s)}] to match the scores, got {list(y.shape)}")
-    integral = np.issubdtype(y.dtype, np.integer) and y.dtype != bool
-    whole_floats = np.issubdtype(y.dtype, np.floating) and np.array_equal(y, np.round(y))
-    if y.size and not (integral or whole_floats):
-        raise ValueError(f"labels must be integer class indices, got dtype {y.dtype}")
-    s, y = np.ascontiguousarray(s, dtype=np.float64), y.astype(np.int64)
+    s = np.ascontiguousarray(s, dtype=np.float64)
     if s.size:
         low, high = s.min(), s.max()
         if np.isnan(low) or np.isnan(high):
             raise ValueError("scores contain NaN")
         if probabilities and (low < 0 or high > 1):
             raise ValueError(f"scores must lie in [0, 1] when score thresholds apply, found [{low}, {high}]")
-    if y.size and (y.min() < NO_LABEL or y.max() >= s.shape[1]):
-        raise ValueError(f"labels must lie in [0, {s.shape[1] - 1}] (or be {NO_LABEL}), found [{y.min()}, {y.max()}]")
-    return s, y
+    why = f"the scores have {s.shape[1]} columns ({NO_LABEL}: no reference label)"
+    return s, check_labels(y, s.shape[1], "references", why=why, allow=NO_LABEL)
 
 
 def check_thresholds(thresholds: object) -> np.ndarray:

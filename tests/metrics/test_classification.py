@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from olive_eval.metrics import classification as C
 from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics import get_metric
+from olive_eval.metrics.classification_inputs import infer_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # torchmetrics / sklearn warn on degenerate inputs
 
@@ -72,10 +73,12 @@ def test_binary_stat_metrics_match_sklearn_and_torchmetrics(seed, n, kind, ignor
     keep = targets != -1
     decision = binary_decision(preds, threshold)
     for name in STAT_METRICS:
-        got = ours(name, preds, targets, **config).value
-        if keep.any():
-            assert got == pytest.approx(SK_BINARY[name](targets[keep], decision[keep]), abs=SK_TOL), name
-        assert got == pytest.approx(float(tm_value(name, preds, targets, **config)), abs=TM_TOL), name
+        score = ours(name, preds, targets, **config)
+        if not keep.any():  # 0 / 0: torchmetrics and scikit-learn say 0.0
+            assert np.isnan(score.value) and score.undefined == "every reference is ignore_index", name
+            continue
+        assert score.value == pytest.approx(SK_BINARY[name](targets[keep], decision[keep]), abs=SK_TOL), name
+        assert score.value == pytest.approx(float(tm_value(name, preds, targets, **config)), abs=TM_TOL), name
 
 
 def test_binary_threshold_is_strict_like_torchmetrics():
@@ -163,11 +166,12 @@ def test_multiclass_stat_metrics_match_sklearn_and_torchmetrics(seed, n, kind, i
                 "ignore_index": -100 if ignore else None,
             }
             score = ours(name, preds, targets, **config)
+            if not keep.any():  # 0 / 0: torchmetrics says 0.0
+                assert np.isnan(score.value) and score.undefined == "every reference is ignore_index"
+                continue
             tm = tm_value(name, preds, targets, **config)
             got = np.array(score.per_class) if average == "none" else score.value
             np.testing.assert_allclose(got, tm, atol=TM_TOL, err_msg=f"{name} {average}")
-            if not keep.any():
-                continue
             sk = sk_multiclass(name, targets[keep], labels[keep], average, num_classes)
             np.testing.assert_allclose(got, sk, atol=SK_TOL, rtol=0, err_msg=f"{name} {average}")
             if average == "none":  # value = unweighted mean over the classes macro includes
@@ -306,15 +310,18 @@ def test_statistics_layout_ignored_rows_and_shards():
 
 
 def test_task_inference():
-    assert K.infer_task([0.1, 0.9], [0, 1]) == "binary"
-    assert K.infer_task([0, 2, 1], [0, 1, 1]) == "multiclass"
-    assert K.infer_task(np.zeros((3, 3)), [0, 1, 2]) == "multiclass"
-    assert K.infer_task(np.zeros((3, 2)), [0, 1, 1]) == "binary"
-    assert K.infer_task(np.zeros((3, 2)), np.zeros((3, 2), int)) == "multilabel"
-    assert K.infer_task([0, 1], [1, -100], ignore_index=-100) == "binary"
+    assert infer_task([0.1, 0.9], [0, 1]) == "binary"
+    assert infer_task([0.1, 0.9], [0, 7]) == "binary"  # [N] fractional scores: a label above 1 is an error later
+    assert infer_task([0, 2, 1], [0, 1, 1]) == "multiclass"
+    assert infer_task(np.zeros((3, 3)), [0, 1, 2]) == "multiclass"
+    assert infer_task(np.zeros((3, 2)), [0, 1, 1]) == "binary"
+    assert infer_task(np.zeros((3, 2)), np.zeros((3, 2), int)) == "multilabel"
+    assert infer_task([0, 1], [1, -100], ignore_index=-100) == "binary"
     assert ours("accuracy_score", [0, 2, 1, 2], [0, 1, 1, 2]).extra["task"] == "multiclass"
+    true_negatives = np.zeros((3, 2, 4), np.int8)
+    true_negatives[..., K.TN] = 1
     with pytest.raises(ValueError, match="multiclass from multilabel"):
-        get_metric("precision").reduce(np.zeros((3, 2, 4), np.int8))
+        get_metric("precision").reduce(true_negatives)
 
 
 def test_functional_forms():
@@ -330,8 +337,8 @@ def test_functional_forms():
 @pytest.mark.parametrize(
     ("config", "preds", "targets", "message"),
     [
-        ({"task": "binary"}, [0.2, 0.7], [0, 2], "must be 0 or 1"),
-        ({"task": "multiclass", "num_classes": 3}, [0, 1], [0, 3], r"\[0, 2\]"),
+        ({"task": "binary"}, [0.2, 0.7], [0, 2], r"^references: example 1 is 2, outside \[0, 2\): a binary task"),
+        ({"task": "multiclass", "num_classes": 3}, [0, 1], [0, 3], r"^references: example 1 is 3, outside \[0, 3\)"),
         ({"num_classes": 3}, np.zeros((2, 4)), [0, 1], "num_classes is 3"),
         ({"top_k": 2}, [0, 1, 2], [0, 1, 2], "top_k > 1 needs per-class scores"),
         ({"top_k": 2}, [0.1, 0.7], [0, 1], "multiclass inputs only"),

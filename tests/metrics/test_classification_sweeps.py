@@ -130,3 +130,47 @@ def test_structured_values_reach_results_json(toy) -> None:
     assert matrix.value is None and "structured" in matrix.undefined
     assert sum(sum(row.values()) for row in matrix.details["confusion_matrix"].values()) > 0
     assert set(model.metrics["cls-pr_curve"].details) == {"0", "1", "2"}
+
+
+# ------------------------------------------------------------------------ binary [N] scores (issue 16, items 7, 8)
+def binary_scores(seed: int, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Scores over 30 decades (most below 1e-16, where 1 - s is 1.0) with ties, and 0/1 labels."""
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.random(n), 1) * 10.0 ** rng.integers(-30, 0, n)
+    return s, rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("shape", ["[N]", "[N, 1]"])
+def test_binary_roc_auc_is_exact_on_tiny_scores(seed: int, shape: str) -> None:
+    s, y = binary_scores(seed)
+    given = s if shape == "[N]" else s[:, None]
+    assert olive_eval.compute_metric("roc_auc", given, y) == pytest.approx(roc_auc_score(y, s), rel=0, abs=TOL)
+    assert olive_eval.compute_metric("roc_auc", np.array([1e-19, 3e-19]), np.array([1, 0])) == 0.0
+    assert olive_eval.compute_metric("roc_auc", [0.0, 1e-300, 5e-324], [0, 1, 1]) == roc_auc_score(
+        [0, 1, 1], [0.0, 1e-300, 5e-324]
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_binary_average_precision_is_the_positive_class(seed: int) -> None:
+    s, y = binary_scores(seed)
+    value = olive_eval.compute_metric("average_precision", s, y)
+    assert value == pytest.approx(average_precision_score(y, s), rel=0, abs=TOL)
+    assert value.per_class == [float(value)]
+    vector = olive_eval.compute_metric("average_precision", [0.2, 0.6, 0.4], [1, 0, 0])
+    assert vector == pytest.approx(average_precision_score([1, 0, 0], [0.2, 0.6, 0.4]), rel=0, abs=TOL)  # 1/3
+    assert olive_eval.compute_metric("average_precision", [0.5, 0.5, 0.5], [1, 0, 1]) == pytest.approx(
+        average_precision_score([1, 0, 1], [0.5, 0.5, 0.5]), abs=TOL
+    )
+
+
+def test_binary_scores_without_a_reference_label_count_as_negatives() -> None:
+    s, y = binary_scores(3)
+    y[::7] = -1
+    assert olive_eval.compute_metric("roc_auc", s, y) == pytest.approx(roc_auc_score(y == 1, s), abs=TOL)
+    assert olive_eval.compute_metric("average_precision", s, y) == pytest.approx(
+        average_precision_score(y == 1, s), abs=TOL
+    )
+    with pytest.raises(ValueError, match=r"^average_precision is undefined here: no class has positives"):
+        olive_eval.compute_metric("average_precision", s, np.where(y == 1, 0, y))
