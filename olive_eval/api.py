@@ -76,10 +76,12 @@ def evaluate(
         if held.previous_run_note is not None:
             progress("warning", held.previous_run_note)
             result.environment["previous_run"] = held.previous_run_note
-        _save(result, out_dir, writer)
         current: str | None = None
         try:
-            data.preload(plan.data_configs())  # one-time setup is the run's, not the first model's
+            # one-time setup is the run's, not the first model's; a data error found here (exit 2) leaves no
+            # results.json behind, since no model was evaluated
+            data.preload(plan.data_configs())
+            _save(result, out_dir, writer)
             result.stage_seconds["setup"] = round(time.perf_counter() - clock, 6)
             clock = time.perf_counter()
             for model in models:
