@@ -114,7 +114,12 @@ class HfModelConfig(ModelConfig):
 
     def files(self) -> list[Path]:
         folder = self.folder()
-        return [p for p in folder.rglob("*") if p.is_file()] if folder is not None else []
+        return [folder] if folder is not None else []
+
+    def no_files_reason(self) -> str | None:
+        if self.folder() is None:
+            return f"'{self.model_path}' is neither a local folder nor in the Hugging Face cache, so there is nothing to measure"
+        return None
 
     def processor_folder(self) -> Path | None:
         return self.folder() or Path(self.model_path)

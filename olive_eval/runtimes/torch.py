@@ -75,7 +75,13 @@ class PyTorchModelConfig(ModelConfig):
         return "model_path", f"file not found: {self.model_path}"
 
     def files(self) -> list[Path]:
-        return [p for p in (self.model_path, self.model_script) if p is not None]
+        """The model_path; a model_script is code, not the model."""
+        return [self.model_path] if self.model_path is not None else []
+
+    def no_files_reason(self) -> str | None:
+        if self.model_path is None:
+            return "a PyTorchModel built by its model_loader without model_path has no files to measure"
+        return None
 
     def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
         if self.model_loader is None or self.model_script is None:
