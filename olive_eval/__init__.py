@@ -1,24 +1,29 @@
-"""olive-eval: evaluate a baseline model and optimized candidates against prioritized goals."""
+"""olive-eval: evaluate a baseline model and optimized candidates against prioritized goals.
 
-from olive_eval.api import compute_metric, evaluate
-from olive_eval.config import RunConfig, load_run_config
-from olive_eval.errors import ConfigError, EvaluationError, OliveEvalError
-from olive_eval.metrics import Metric, register_metric
-from olive_eval.metrics.compute import MetricValue
-from olive_eval.results import RunResult
+The public names are imported on first use (PEP 562): ``import olive_eval`` stays light, and the config's
+pydantic models, numpy and the runtimes load when ``evaluate`` or ``RunConfig`` is first read.
+"""
+
+from olive_eval.lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "ConfigError",
-    "EvaluationError",
-    "Metric",
-    "MetricValue",
-    "OliveEvalError",
-    "RunConfig",
-    "RunResult",
-    "compute_metric",
-    "evaluate",
-    "load_run_config",
-    "register_metric",
-]
+#: Each public name → the module that defines it.
+_SOURCES = {
+    "ConfigError": "olive_eval.errors",
+    "EvaluationError": "olive_eval.errors",
+    "OliveEvalError": "olive_eval.errors",
+    "Metric": "olive_eval.metrics",
+    "MetricValue": "olive_eval.metrics.compute",
+    "RunConfig": "olive_eval.config",
+    "RunResult": "olive_eval.results",
+    "compute_metric": "olive_eval.api",
+    "evaluate": "olive_eval.api",
+    "load_run_config": "olive_eval.config",
+    "register_metric": "olive_eval.metrics",
+}
+
+__all__ = sorted(_SOURCES)
+
+__getattr__, __dir__ = lazy_attributes(globals(), _SOURCES)
+del lazy_attributes
