@@ -14,8 +14,9 @@ import torch
 from olive_eval.data.batch import Batch
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes import BoundCall, InputSpec, create_runtime, runtime_registry
-from olive_eval.runtimes.onnx import ONNXModelConfig, OnnxRuntime
-from olive_eval.runtimes.onnx import OnnxSettings as InferenceSettings
+from olive_eval.runtimes.onnx import OnnxRuntime
+from olive_eval.runtimes.onnx_config import ONNXModelConfig
+from olive_eval.runtimes.onnx_config import OnnxSettings as InferenceSettings
 
 from .models import SmallNet, linear_numpy, linear_onnx, two_input_numpy, two_input_onnx
 
