@@ -52,6 +52,12 @@ class UserCodeError(EvaluationError):
     """A function from a user's script raised (or called ``sys.exit``): that model fails, the run goes on."""
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none), for one-line errors."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def failure_location(exc: BaseException) -> str | None:
     """``file:line`` of the innermost frame where ``exc`` (or the exception it wraps) was raised."""
     while exc.__traceback__ is None and exc.__cause__ is not None:

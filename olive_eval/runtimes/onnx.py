@@ -14,7 +14,7 @@ import numpy as np
 import onnxruntime as ort
 
 from olive_eval.data.batch import Batch, Columns
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, first_line
 from olive_eval.provenance import physical_cores
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Outputs, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import cast_input
@@ -81,11 +81,6 @@ def _check_shape(spec: InputSpec, shape: tuple[int, ...], model: str) -> None:
         raise EvaluationError(f"input '{spec.name}' of {model} has shape {list(shape)}; the model expects {expected}")
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 class _PlainCall(BoundCall):
     def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray]) -> None:
         self._session = session
@@ -146,7 +141,7 @@ def _open_session(path: Path, settings: OnnxSettings, providers: list[ProviderSp
             provider_options=[dict(opts) for _, opts in providers],
         )
     except Exception as exc:
-        raise EvaluationError(f"onnxruntime cannot load {path}: {_first_line(exc)}") from exc
+        raise EvaluationError(f"onnxruntime cannot load {path}: {first_line(exc)}") from exc
     used = list(session.get_providers())
     missing = [name for name in names if name not in used]
     if missing:

@@ -1,13 +1,11 @@
-"""PyTorch: a TorchScript file, a ``torch.export`` archive, or a module from the user's ``model_loader``.
+"""PyTorch: a TorchScript file, a ``torch.export`` archive (both read by ``runtimes/torch_formats.py``), or a
+module from the user's ``model_loader``.
 
 Execution providers are an ONNX Runtime notion and are ignored here; ``device`` alone picks cpu or cuda.
 """
 
 from __future__ import annotations
 
-import inspect
-import warnings
-import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -16,11 +14,12 @@ import numpy as np
 from pydantic import model_validator
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, first_line
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
+from olive_eval.runtimes.torch_formats import CallPlan, load_file
 from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.user_module import call_user, load_function
 
@@ -105,11 +104,6 @@ def _io_dtypes(type_name: str) -> tuple[np.dtype, torch.dtype]:
         raise EvaluationError(f"io_config input type '{type_name}' is not a numpy/torch dtype name") from exc
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def gpu_problem(device: Device) -> str | None:
     """Why torch cannot run on ``device``: a gpu without CUDA."""
     return "torch has no CUDA device" if device == "gpu" and not torch.cuda.is_available() else None
@@ -119,24 +113,6 @@ def _torch_device(device: Device) -> torch.device:
     if problem := gpu_problem(device):
         raise EvaluationError(f"device gpu was requested but {problem}")
     return torch.device("cuda" if device == "gpu" else "cpu")
-
-
-def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
-    """The numpy dtype data should have for a torch dtype (bfloat16, which numpy lacks, comes as float32)."""
-    if dtype == torch.bfloat16:
-        return np.dtype("float32")
-    return torch.empty(0, dtype=dtype).numpy().dtype
-
-
-def _is_export_archive(path: Path) -> bool:
-    """``torch.export.save`` writes a zip with an ``archive_format`` record; TorchScript zips have none."""
-    if path.suffix == ".pt2":
-        return True
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return any(n == "archive_format" or n.endswith("/archive_format") for n in archive.namelist())
-    except (zipfile.BadZipFile, OSError):
-        return False
 
 
 def _flatten(name: str, value: Any, out: list[tuple[str, torch.Tensor]]) -> None:
@@ -183,79 +159,6 @@ def _to_numpy(tensor: torch.Tensor) -> np.ndarray:
     return tensor.cpu().numpy()
 
 
-class _CallPlan:
-    """How to pass named tensors to the module.
-
-    Default: one input positionally, several as keywords. A ``torch.export`` module only accepts the
-    exact positional/keyword split it was exported with, so that split is read from its input spec.
-    """
-
-    def __init__(
-        self,
-        positional: list[str] | None = None,
-        keywords: list[str] | None = None,
-        specs: list[InputSpec] | None = None,
-    ) -> None:
-        self.positional = positional
-        self.keywords = keywords
-        #: The inputs' names, dtypes and shapes where the file records them (``torch.export`` does).
-        self.specs = specs or []
-
-    @classmethod
-    def for_export(cls, program: Any, module: torch.nn.Module) -> _CallPlan:
-        in_spec = program.call_spec.in_spec
-        children = in_spec.children() if hasattr(in_spec, "children") else in_spec.children_specs
-        args_spec, kwargs_spec = children
-        params = list(inspect.signature(module.forward).parameters)
-        positional, keywords = params[: args_spec.num_children], list(kwargs_spec.context or [])
-        values = {n.name: n.meta.get("val") for n in program.graph.nodes if n.op == "placeholder"}
-        specs = []
-        for name, placeholder in zip(positional + keywords, program.graph_signature.user_inputs, strict=False):
-            val = values.get(placeholder)
-            if isinstance(val, torch.Tensor):
-                shape = tuple(d if isinstance(d, int) else str(d) for d in val.shape)
-                specs.append(InputSpec(name, _numpy_dtype(val.dtype), shape))
-        return cls(positional, keywords, specs if len(specs) == len(positional) + len(keywords) else None)
-
-    def names(self) -> list[str]:
-        """The inputs the module requires; empty when any set of names will do."""
-        return [*(self.positional or []), *(self.keywords or [])]
-
-    def __call__(self, module: Callable[..., Any], tensors: dict[str, torch.Tensor]) -> Any:
-        if self.positional is None:
-            if len(tensors) == 1:
-                return module(next(iter(tensors.values())))
-            return module(**tensors)
-        args = [tensors[n] for n in self.positional]
-        return module(*args, **{n: tensors[n] for n in (self.keywords or []) if n in tensors})
-
-
-def _load_export(path: Path, device: torch.device) -> tuple[torch.nn.Module, _CallPlan]:
-    try:
-        with path.open("rb") as stream:  # a buffer: torch.export.load takes only paths ending in ".pt2"
-            program = torch.export.load(stream)
-        if device.type != "cpu":
-            from torch.export.passes import move_to_device_pass
-
-            program = move_to_device_pass(program, device)
-        module = program.module()
-    except Exception as exc:
-        raise EvaluationError(f"torch.export.load cannot read {path}: {_first_line(exc)}") from exc
-    return module, _CallPlan.for_export(program, module)
-
-
-def _load_torchscript(path: Path, device: torch.device) -> torch.nn.Module:
-    try:
-        with warnings.catch_warnings():  # TorchScript is deprecated, but it is what the user gave
-            warnings.simplefilter("ignore", DeprecationWarning)
-            return torch.jit.load(str(path), map_location=device)
-    except Exception as exc:
-        raise EvaluationError(
-            f"{path} is not a TorchScript or torch.export file ({_first_line(exc)}); "
-            "for a pickled module or a state_dict, use model_loader"
-        ) from exc
-
-
 class _TorchCall(BoundCall):
     def __init__(self, runtime: TorchRuntime, tensors: dict[str, torch.Tensor]) -> None:
         self._runtime = runtime
@@ -285,13 +188,13 @@ class TorchRuntime(Runtime):
         model_path: Path | None,
         io_config: IOConfig | None,
         source: str,
-        plan: _CallPlan | None = None,
+        plan: CallPlan | None = None,
     ) -> None:
         self.module = module
         self.device = device
         self.model_path = model_path
         self.source = source
-        self._plan = plan or _CallPlan()
+        self._plan = plan or CallPlan()
         self._output_names: list[str] = []
         self._specs: list[InputSpec] = []
         self._torch_dtypes: dict[str, torch.dtype] = {}
@@ -323,19 +226,13 @@ class TorchRuntime(Runtime):
             source = "model_loader"
         else:
             assert path is not None  # the config validator guarantees a path or a loader
-            if not path.is_file():
-                raise EvaluationError(f"model file {path} does not exist")
-            if _is_export_archive(path):
-                module, plan = _load_export(path, torch_device)
-                source = "torch.export"
-            else:
-                module, source = _load_torchscript(path, torch_device), "torchscript"
+            module, plan, source = load_file(path, torch_device)
         if isinstance(module, torch.nn.Module) and source != "torch.export":
             # Exported graphs refuse .to()/.eval(): their device and mode were fixed when exported.
             try:
                 module = module.to(torch_device).eval()
             except Exception as exc:
-                raise EvaluationError(f"cannot move the model to {torch_device}: {_first_line(exc)}") from exc
+                raise EvaluationError(f"cannot move the model to {torch_device}: {first_line(exc)}") from exc
         return cls(module, torch_device, path, model_config.io_config, source, plan)
 
     @staticmethod
