@@ -103,7 +103,7 @@ def evaluate_coco(
         max_det=params.max_dets[-1],
         area_ranges=params.area_ranges,
     )
-    precision, recall = accumulate(matches, params, len(data.category_ids))
+    precision, recall = accumulate(outcomes(matches, len(params.iou_thresholds)), params, len(data.category_ids))
     summary, undefined = summarize(precision, recall, params, data.category_ids)
     return CocoResult(precision, recall, data.category_ids, params, summary, undefined)
 
@@ -117,10 +117,47 @@ def _recall_steps(npig: np.ndarray, rec_thresholds: np.ndarray) -> np.ndarray:
     return out
 
 
-def accumulate(m: CocoMatches, params: CocoParams, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
-    """``COCOeval.accumulate``: precision ``[T, R, K, A, M]`` and recall ``[T, K, A, M]`` from the matches."""
+@dataclass(frozen=True)
+class CocoOutcomes:
+    """What accumulation reads of a matching: the kept detections, and per (detection, area range, IoU
+    threshold) that counts, whether it is a true positive or at least not a false positive (a match to an
+    ignored ground truth, or to pycocotools' unmatchable annotation id 0 inside the range)."""
+
+    det_category: np.ndarray  # [N] ordered by (image, category, score desc, input order)
+    det_score: np.ndarray  # [N] the scores, or anything in the same order with the same ties
+    det_rank: np.ndarray  # [N] rank within its (image, category)
+    det_out_of_range: np.ndarray  # [N, A] bool
+    hit_det: np.ndarray  # [P] index into the detections
+    hit_slice: np.ndarray  # [P] area range * T + IoU threshold
+    hit_tp: np.ndarray  # [P] bool
+    hit_not_fp: np.ndarray  # [P] bool
+    npig: np.ndarray  # [K, A] ground truths that count, per category and area range
+
+
+def outcomes(m: CocoMatches, n_thr: int) -> CocoOutcomes:
+    """The matches (at ``n_thr`` IoU thresholds) as accumulation reads them (pycocotools' ``dtm`` / ``dtIg``)."""
+    d, a, t, g = m.match_det, m.match_area, m.match_iou, m.match_gt
+    ignored = m.gt_ignore[g, a]
+    is_tp = ~ignored & ~m.gt_unmatchable[g]
+    not_fp = (ignored | ~m.gt_unmatchable[g]) & ~m.det_out_of_range[d, a]
+    useful = is_tp | not_fp
+    return CocoOutcomes(
+        det_category=m.det_category,
+        det_score=m.det_score,
+        det_rank=m.det_rank,
+        det_out_of_range=m.det_out_of_range,
+        hit_det=d[useful],
+        hit_slice=(a * n_thr + t)[useful],
+        hit_tp=is_tp[useful],
+        hit_not_fp=not_fp[useful],
+        npig=m.npig,
+    )
+
+
+def accumulate(m: CocoOutcomes, params: CocoParams, n_cat: int) -> tuple[np.ndarray, np.ndarray]:
+    """``COCOeval.accumulate``: precision ``[T, R, K, A, M]`` and recall ``[T, K, A, M]`` from the outcomes."""
     n_thr, n_rec, n_area = len(params.iou_thresholds), len(params.rec_thresholds), len(params.area_ranges)
-    n_det, n_seg = len(m.det), n_area * n_thr * n_cat
+    n_det, n_seg = len(m.det_score), n_area * n_thr * n_cat
     eps = np.spacing(1)
 
     # one global order: category, then score descending; ties keep (image, rank) order as pycocotools' concat
@@ -133,49 +170,47 @@ def accumulate(m: CocoMatches, params: CocoParams, n_cat: int) -> tuple[np.ndarr
     in_range_sorted = np.ascontiguousarray(~m.det_out_of_range[g_order].T)  # [A, N]
     rank_sorted = m.det_rank[g_order]
 
-    # matches that are a TP, or matched and not an FP (they are subtracted from the in-range count)
-    d, a, t, g = m.match_det, m.match_area, m.match_iou, m.match_gt
-    ignored = m.gt_ignore[g, a]
-    is_tp = ~ignored & ~m.gt_unmatchable[g]
-    not_fp = (ignored | ~m.gt_unmatchable[g]) & ~m.det_out_of_range[d, a]
-    useful = is_tp | not_fp
-    d, a, t, is_tp, not_fp = d[useful], a[useful], t[useful], is_tp[useful], not_fp[useful]
-    pos = g_pos[d]
-    o = np.argsort((a * n_thr + t) * max(n_det, 1) + pos)  # keys are unique: one match per (det, a, t)
-    d, a, t, is_tp, not_fp, pos = d[o], a[o], t[o], is_tp[o], not_fp[o], pos[o]
-    k = m.det_category[d]
-    rank = m.det_rank[d]
-    seg_all = (a * n_thr + t) * n_cat + k
-
-    steps = _recall_steps(m.npig, params.rec_thresholds)  # [K, A, R]
+    # matches that are a TP, or matched and not an FP (they are subtracted from the in-range count), in
+    # segment order: (area range, IoU threshold, category), then position; a segment is a key range
+    key = m.hit_slice * n_det + g_pos[m.hit_det]  # unique: one match per (det, a, t)
+    o = _argsort_unique(key, n_area * n_thr * n_det)
+    key, is_tp, not_fp = key[o], m.hit_tp[o], m.hit_not_fp[o]
     seg_ids = np.arange(n_seg)
     seg_a, seg_k = seg_ids // (n_thr * n_cat), seg_ids % n_cat
+    seg_lo = (seg_ids // n_cat) * n_det + cat_start[seg_k]  # the first key of each segment
+
+    steps = _recall_steps(m.npig, params.rec_thresholds)  # [K, A, R]
     npig_seg = m.npig[seg_k, seg_a]
     precision = np.zeros((n_area, n_thr, n_cat, n_rec, len(params.max_dets)))
     recall = np.zeros((n_area, n_thr, n_cat, len(params.max_dets)))
     for mi, max_det in enumerate(params.max_dets):
         # detections before each position in its category that are in range and within maxDet
         counted = in_range_sorted & (rank_sorted < max_det)
-        before = np.cumsum(counted, axis=1, dtype=np.int64) - counted  # exclusive prefix counts, [A, N]
-        sel = rank < max_det
-        s_seg, s_a, s_pos, s_k = seg_all[sel], a[sel], pos[sel], k[sel]
-        s_tp, s_nf = is_tp[sel], not_fp[sel]
-        first = _run_start(s_seg)
-        nf_before = np.cumsum(s_nf) - s_nf
-        nf_before = nf_before - nf_before[first]
-        tp_upto = np.cumsum(s_tp)
-        tp_upto = tp_upto - (tp_upto[first] - s_tp[first])
-        fp = before[s_a, s_pos] - before[s_a, cat_start[s_k]] - nf_before
-        tpf = tp_upto[s_tp].astype(np.float64)
-        pr = tpf / (fp[s_tp].astype(np.float64) + tpf + eps)
-        tp_seg = s_seg[s_tp]
+        before = np.zeros((n_area, n_det + 1), np.int64)  # exclusive prefix counts, [A, N + 1]
+        np.cumsum(counted, axis=1, out=before[:, 1:])
+        before = before.ravel()
+        within = n_det == 0 or int(m.det_rank.max()) < max_det
+        sel = slice(None) if within else m.det_rank[m.hit_det[o]] < max_det  # views where every match counts
+        s_key, s_tp, s_nf = key[sel], is_tp[sel], not_fp[sel]
+        bounds = np.searchsorted(s_key, seg_lo)  # [S]: where each segment starts
+        tpi = np.flatnonzero(s_tp)
+        seg_start = np.searchsorted(tpi, bounds)  # where each segment's TPs start among all TPs
+        n_tp = np.diff(np.append(seg_start, len(tpi)))  # [S]
+        # at each TP: TPs up to it, and FPs before it = in-range detections before it in its category,
+        # less the matches before it in its segment that are no FP
+        cum_nf = np.zeros(len(s_key) + 1, np.int64)
+        np.cumsum(s_nf, out=cum_nf[1:])
+        seg = np.repeat(seg_ids, n_tp)  # each TP's segment
+        at = seg_a * (n_det + 1) - (seg_ids // n_cat) * n_det  # [S]: key -> index into `before`
+        base = before[seg_a * (n_det + 1) + cat_start[seg_k]] - cum_nf[bounds]  # [S]
+        fp = before[at[seg] + s_key[tpi]] - cum_nf[tpi] - base[seg]
+        tpf = np.arange(1.0, len(tpi) + 1.0) - seg_start.astype(np.float64)[seg]
+        pr = tpf / (fp.astype(np.float64) + tpf + eps)
 
-        n_tp = np.bincount(tp_seg, minlength=n_seg)
-        seg_start = np.cumsum(n_tp) - n_tp
         read = seg_start[:, None] + np.minimum(steps[seg_k, seg_a], n_tp[:, None])  # [S, R]
-        bounds = np.concatenate([read, (seg_start + n_tp)[:, None]], axis=1)
-        chunk = np.maximum.reduceat(np.append(pr, 0.0), bounds.ravel()).reshape(n_seg, n_rec + 1)[:, :n_rec]
-        chunk[np.diff(bounds, axis=1) == 0] = 0.0
+        ends = np.concatenate([read, (seg_start + n_tp)[:, None]], axis=1)
+        chunk = np.maximum.reduceat(np.append(pr, 0.0), ends.ravel()).reshape(n_seg, n_rec + 1)[:, :n_rec]
+        chunk[np.diff(ends, axis=1) == 0] = 0.0
         q = np.maximum.accumulate(chunk[:, ::-1], axis=1)[:, ::-1]
         with np.errstate(divide="ignore", invalid="ignore"):
             rc = n_tp / npig_seg
@@ -186,6 +221,16 @@ def accumulate(m: CocoMatches, params: CocoParams, n_cat: int) -> tuple[np.ndarr
     precision[np.broadcast_to(absent[..., None, None], precision.shape)] = -1.0
     recall[np.broadcast_to(absent[..., None], recall.shape)] = -1.0
     return precision.transpose(1, 3, 2, 0, 4).copy(), recall.transpose(1, 2, 0, 3).copy()
+
+
+def _argsort_unique(keys: np.ndarray, bound: int) -> np.ndarray:
+    """``argsort`` of distinct integer keys in ``[0, bound)``: a scatter into ``bound`` slots where that is
+    cheaper than a sort (many matches per detection, as in a bootstrap's pooled resamples)."""
+    if bound > 8 * len(keys):
+        return np.argsort(keys)
+    slots = np.full(bound, -1, np.int64)
+    slots[keys] = np.arange(len(keys))
+    return slots[slots >= 0]
 
 
 def _run_start(keys: np.ndarray) -> np.ndarray:

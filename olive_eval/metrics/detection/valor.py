@@ -78,30 +78,40 @@ def _first_of_runs(keys: np.ndarray) -> np.ndarray:
     return np.concatenate([[True], keys[1:] != keys[:-1]]) if len(keys) else np.zeros(0, bool)
 
 
-def evaluate_valor(
+@dataclass(frozen=True)
+class ValorMatches:
+    """Each prediction's score, the IoU that ranks it among equal scores, and whether it is a true positive
+    at each IoU threshold. A prediction only competes with those of its own image, so this is per image."""
+
+    scores: np.ndarray  # [D]
+    rank_iou: np.ndarray  # [D]
+    tp: np.ndarray  # [T, D] bool
+
+
+def ranking(scores: np.ndarray, rank_iou: np.ndarray) -> np.ndarray:
+    """valor's order: score, then IoU, descending; then input order (images in evaluation order)."""
+    return np.lexsort((np.arange(len(scores)), -rank_iou, -scores))
+
+
+def match_valor(
     data: DetectionSet,
     *,
     iou_type: str = "bbox",
     iou_thresholds: Sequence[float] = (0.5, 0.75),
     score_thresholds: Sequence[float] = (0.5,),
-) -> ValorResult:
-    """valor-lite's precision/recall family (AP, mAP, AR, mAR, counts, P/R/F1, PR curves) on flat arrays."""
+) -> ValorMatches:
+    """Every prediction tied to its best ground truth, and credited where it is the first ranked one tied to it."""
     data.require(iou_type)
     ious_t = np.asarray(iou_thresholds, np.float64).reshape(-1)
-    scores_t = np.asarray(score_thresholds, np.float64).reshape(-1)
-    if not len(ious_t) or not len(scores_t):
+    if not len(ious_t) or not len(np.asarray(score_thresholds).reshape(-1)):
         raise ValueError("valor needs at least one IoU threshold and one score threshold")
     scores = check_scores(
         data.dt_scores,
         score_thresholds=score_thresholds,
         name=lambda i: f"detection {i} (image {int(data.image_ids[data.dt_image[i]])})",
     )
-    cats = np.unique(np.concatenate([data.gt_category, data.dt_category]))
-    label_of = np.full(len(data.category_ids), -1, np.int64)
-    label_of[cats] = np.arange(len(cats))
-    n_lab, n_det = len(cats), len(scores)
-    g_lab, d_lab = label_of[data.gt_category], label_of[data.dt_category]
-    n_gt = np.bincount(g_lab, minlength=n_lab)
+    n_det = len(scores)
+    g_lab, d_lab = data.gt_category, data.dt_category
 
     # every overlapping (prediction, ground truth) pair of an image, any labels
     p_det, p_gt, p_pos = group_pairs(data.dt_image, data.gt_image)
@@ -124,23 +134,41 @@ def evaluate_valor(
     rank_iou[sd[head]] = si[head]
     best_iou = np.where(best_gt >= 0, rank_iou, 0.0)
 
-    # ranking: score, then IoU, descending; then images in evaluation order, predictions in input order
-    pd_id = np.empty(n_det, np.int64)
-    pd_id[np.argsort(data.dt_image, kind="stable")] = np.arange(n_det)
-    ranked = np.lexsort((pd_id, -rank_iou, -scores))
-    position = np.empty(n_det, np.int64)
-    position[ranked] = np.arange(n_det)
-
     # TP at threshold t: the first ranked prediction tied to a ground truth whose IoU reaches t
+    by_image = np.argsort(data.dt_image, kind="stable")
+    position = np.empty(n_det, np.int64)
+    position[by_image[ranking(scores[by_image], rank_iou[by_image])]] = np.arange(n_det)
     cand = np.flatnonzero((best_gt >= 0) & (scores > EPSILON))
     cand = cand[np.lexsort((position[cand], best_gt[cand]))]
     tp = np.zeros((len(ious_t), n_det), bool)
     for ti, t in enumerate(ious_t):
         c = cand[best_iou[cand] >= t]
         tp[ti, c[_first_of_runs(best_gt[c])]] = True
+    return ValorMatches(scores, rank_iou, tp)
 
-    ap, pr_curve = _average_precision(tp, ranked, d_lab, scores, n_gt, n_lab)
-    tp_c, fp_c = _counts(tp, scores, d_lab, scores_t, n_lab)
+
+def evaluate_valor(
+    data: DetectionSet,
+    *,
+    iou_type: str = "bbox",
+    iou_thresholds: Sequence[float] = (0.5, 0.75),
+    score_thresholds: Sequence[float] = (0.5,),
+) -> ValorResult:
+    """valor-lite's precision/recall family (AP, mAP, AR, mAR, counts, P/R/F1, PR curves) on flat arrays."""
+    m = match_valor(data, iou_type=iou_type, iou_thresholds=iou_thresholds, score_thresholds=score_thresholds)
+    ious_t = np.asarray(iou_thresholds, np.float64).reshape(-1)
+    scores_t = np.asarray(score_thresholds, np.float64).reshape(-1)
+    cats = np.unique(np.concatenate([data.gt_category, data.dt_category]))
+    label_of = np.full(len(data.category_ids), -1, np.int64)
+    label_of[cats] = np.arange(len(cats))
+    n_lab = len(cats)
+    d_lab = label_of[data.dt_category]
+    n_gt = np.bincount(label_of[data.gt_category], minlength=n_lab)
+    by_image = np.argsort(data.dt_image, kind="stable")
+    ranked = by_image[ranking(m.scores[by_image], m.rank_iou[by_image])]
+
+    ap, pr_curve = average_precision(m.tp, ranked, d_lab, m.scores, n_gt, n_lab)
+    tp_c, fp_c = label_counts(m.tp, m.scores, d_lab, scores_t, n_lab)
     fn_c = n_gt - tp_c
     precision, recall, f1 = (np.zeros(tp_c.shape) for _ in range(3))
     np.divide(tp_c, tp_c + fp_c, where=(tp_c + fp_c) > 0, out=precision)
@@ -171,7 +199,7 @@ def evaluate_valor(
     )
 
 
-def _average_precision(
+def average_precision(
     tp: np.ndarray, ranked: np.ndarray, label: np.ndarray, scores: np.ndarray, n_gt: np.ndarray, n_lab: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """AP ``[T, L]`` by floor binning of recall onto 101 points, and the binned PR curve ``[T, L, 101, 2]``."""
@@ -206,7 +234,7 @@ def _average_precision(
     return ap / 101.0, curve
 
 
-def _counts(
+def label_counts(
     tp: np.ndarray, scores: np.ndarray, label: np.ndarray, thresholds: np.ndarray, n_lab: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """TP and FP per (IoU threshold, score threshold, label): predictions scoring at least the threshold."""
