@@ -62,7 +62,6 @@ class MetricScorer:
             if writer is not None and config.sample_log_num
             else None
         )
-        self._any_decomposes = any(s.metric.decomposes for s in self._subs)
 
     def reads(self) -> set[str]:
         return {name for s in self._subs for name in s.metric.reads}
@@ -94,7 +93,9 @@ class MetricScorer:
                 stats, producer = cached
                 s.metric.adopt(producer)
             s.rows.append(stats)
-            scores[s.sub.name] = s.metric.instance_scores(stats)
+            per_example = s.metric.instance_scores(stats)
+            if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
+                scores[s.sub.name] = per_example
         self._write(view, start, scores)
 
     def _filtered(self, fields: Fields) -> Fields:
@@ -108,7 +109,7 @@ class MetricScorer:
             return
         preds = rows(view["prediction"])
         refs = rows(view["references"]) if "references" in view else [None] * n
-        if self._instances is not None and (scores or not self._any_decomposes):
+        if self._instances is not None:
             score_rows = {name: rows(np.asarray(v, dtype=np.float64)) for name, v in scores.items()}
             self._instances.write(
                 [

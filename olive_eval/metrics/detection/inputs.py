@@ -89,12 +89,14 @@ def from_per_image(
     box_format: str = "xyxy",
     iou_type: str = "bbox",
     score_thresholds: float | Sequence[float] | None = None,
+    start: int = 0,
 ) -> DetectionSet:
     """torchmetrics ``MeanAveragePrecision`` inputs: one dict per image, image ``i`` has id ``i``.
 
     ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``), ``scores``,
     ``labels``; ``references[i]``: ``boxes`` (or ``masks``), ``labels``, optional ``iscrowd`` and ``area``.
     Categories are every label seen on either side (a label with predictions only evaluates to -1/undefined).
+    Errors name image ``start + i`` (in a pass, ``start`` is the batch's first image).
     """
     if iou_type not in IOU_TYPES:
         raise ValueError(f"iou_type must be one of {IOU_TYPES}, got {iou_type!r}")
@@ -103,43 +105,44 @@ def from_per_image(
     geo = "boxes" if iou_type == "bbox" else "masks"
     cols: dict[str, list] = {k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "di", "dl", "ds", "da", "db", "dm")}
     for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
+        name = start + i
         for side, item, keys in (
             ("predictions", pred, ("labels", "scores", geo)),
             ("references", ref, ("labels", geo)),
         ):
             missing = [k for k in keys if k not in item]
             if missing:
-                raise ValueError(f"image {i} {side}: missing key(s) {missing}")
-        d_labels = _ints(pred["labels"], f"image {i} prediction labels")
-        g_labels = _ints(ref["labels"], f"image {i} reference labels")
-        scores = check_scores(pred["scores"], score_thresholds=score_thresholds, where=f"image {i}")
+                raise ValueError(f"image {name} {side}: missing key(s) {missing}")
+        d_labels = _ints(pred["labels"], f"image {name} prediction labels")
+        g_labels = _ints(ref["labels"], f"image {name} reference labels")
+        scores = check_scores(pred["scores"], score_thresholds=score_thresholds, where=f"image {name}")
         if iou_type == "bbox":
-            d_geo = as_xywh(pred["boxes"], box_format, where=f"image {i} predictions")
-            g_geo = as_xywh(ref["boxes"], box_format, where=f"image {i} references")
+            d_geo = as_xywh(pred["boxes"], box_format, where=f"image {name} predictions")
+            g_geo = as_xywh(ref["boxes"], box_format, where=f"image {name} references")
             d_size, g_size = len(d_geo), len(g_geo)
             g_area_geo = g_geo[:, 2] * g_geo[:, 3]
             d_area = d_geo[:, 2] * d_geo[:, 3]
         else:
-            g_geo = to_rles(ref["masks"], where=f"image {i} references")
-            d_geo = to_rles(pred["masks"], where=f"image {i} predictions")
+            g_geo = to_rles(ref["masks"], where=f"image {name} references")
+            d_geo = to_rles(pred["masks"], where=f"image {name} predictions")
             first = g_geo if len(g_geo) else d_geo
             if len(first):  # the image's size is that of its first mask; every other mask must agree
                 size = (int(first.heights[0]), int(first.widths[0]))
-                check_size(g_geo, size, where=f"image {i} references")
-                check_size(d_geo, size, where=f"image {i} predictions")
+                check_size(g_geo, size, where=f"image {name} references")
+                check_size(d_geo, size, where=f"image {name} predictions")
             d_size, g_size = len(d_geo), len(g_geo)
             g_area_geo = g_geo.area().astype(np.float64)
             d_area = d_geo.area().astype(np.float64)
         if not len(d_labels) == len(scores) == d_size:
             raise ValueError(
-                f"image {i} predictions: {d_size} {geo}, {len(scores)} scores and {len(d_labels)} labels (must be equal)"
+                f"image {name} predictions: {d_size} {geo}, {len(scores)} scores and {len(d_labels)} labels (must be equal)"
             )
         if len(g_labels) != g_size:
-            raise ValueError(f"image {i} references: {g_size} {geo} and {len(g_labels)} labels (must be equal)")
+            raise ValueError(f"image {name} references: {g_size} {geo} and {len(g_labels)} labels (must be equal)")
         crowd = np.asarray(ref.get("iscrowd", np.zeros(g_size)), dtype=np.float64).reshape(-1)
         area = np.asarray(ref.get("area", np.zeros(g_size)), dtype=np.float64).reshape(-1)
         if len(crowd) != g_size or len(area) != g_size:
-            raise ValueError(f"image {i} references: iscrowd/area must have one value per {geo[:-1]}")
+            raise ValueError(f"image {name} references: iscrowd/area must have one value per {geo[:-1]}")
         cols["gi"].append(np.full(g_size, i, np.int64))
         cols["gl"].append(g_labels)
         cols["ga"].append(np.where(area > 0, area, g_area_geo))

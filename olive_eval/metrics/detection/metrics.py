@@ -1,12 +1,15 @@
-"""Detection sub-types under torchmetrics' ``MeanAveragePrecision`` keys, from one evaluation per pass.
+"""Detection sub-types under torchmetrics' ``MeanAveragePrecision`` keys, from one matching per pass.
 
 ``map``, ``map_50``, ``map_75``, ``map_small``, ``map_medium``, ``map_large``, ``mar_1``, ``mar_10``,
 ``mar_100``, ``mar_small``, ``mar_medium``, ``mar_large`` (and ``mar``: recall at the largest ``maxDet``
 under COCO, valor's mAR under valor) each read the whole pass (``prediction``: one dict per image with
 ``boxes`` (or ``masks``), ``scores``, ``labels``; ``references``: ``boxes``/``masks``, ``labels``, optional
-``iscrowd`` and ``area``). Every sub-type of a metric config asks :func:`evaluation` for the same
-predictions and gets the one evaluation computed for the first: matching and accumulation run once per
-pass, however many keys are reported.
+``iscrowd`` and ``area``).
+
+The per-example statistics are per image: the matching's outcome (:mod:`.image_statistics`). Sub-types of
+one metric config share them (:meth:`~Metric.shared_key`; the scorer computes them once per batch), and
+each accumulates its own slice from them (:mod:`.accumulation`). A bootstrap resample re-accumulates from
+the resampled images' statistics, all resamples of a chunk in one call, and never matches again.
 
 Per-class values ride along: ``Score.per_class`` in category-id order, and ``details`` maps each class
 name (``class_names``, else the id) to its value. Where pycocotools reports -1 (no ground truth for a
@@ -17,17 +20,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.detection.accumulation import (
+    CocoKey,
+    ValorKey,
+    coco_key,
+    coco_values,
+    valor_key,
+    valor_values,
+)
+from olive_eval.metrics.detection.coco import CocoParams, coco_params, default_iou_thresholds
+from olive_eval.metrics.detection.image_statistics import coco_statistics, valor_statistics
+from olive_eval.metrics.detection.per_image import PerImage
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
 
-__all__ = ["DetectionConfig", "DetectionOutcome", "evaluation"]
+__all__ = ["DetectionConfig", "compute_all"]
 
 
 class DetectionConfig(StrictModel):
@@ -71,16 +84,6 @@ class DetectionConfig(StrictModel):
         return self.class_names.get(str(category_id), "")
 
 
-@dataclass
-class DetectionOutcome:
-    """Every key's value, the reason where one is undefined, and its per-class values ``[K]``."""
-
-    classes: list[str]
-    values: dict[str, float] = field(default_factory=dict)
-    undefined: dict[str, str] = field(default_factory=dict)
-    per_class: dict[str, np.ndarray] = field(default_factory=dict)
-
-
 # ------------------------------------------------------------------------------------------------ inputs
 def _unwrap(value: Any) -> Any:
     """``compute_metric`` passes ``np.asarray(...)``: a 0-d array holds one object (a path, a COCO dict)."""
@@ -89,150 +92,30 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def _dataset(config: DetectionConfig, predictions: Any, references: Any) -> Any:
+def _dataset(config: DetectionConfig, predictions: Any, references: Any, start: int) -> Any:
+    """The inputs as flat arrays; images are numbered from ``start`` in errors (a batch's first image)."""
     from olive_eval.metrics.detection.inputs import from_coco, from_per_image
 
     preds, refs = _unwrap(predictions), _unwrap(references)
     thresholds = config.score_thresholds if config.convention == "valor" else None
     if isinstance(refs, (str, os.PathLike)) or (isinstance(refs, Mapping) and "annotations" in refs):
-        data = from_coco(refs, preds, iou_type=config.iou_type, score_thresholds=thresholds)
-    else:
-        for side, items in (("prediction", preds), ("reference", refs)):
-            bad = next((i for i, item in enumerate(items) if not isinstance(item, Mapping)), None)
-            if bad is not None:
-                raise ValueError(
-                    f"example {bad}: a detection {side} must be a dict of "
-                    f"{'boxes, scores and labels' if side == 'prediction' else 'boxes and labels'}, "
-                    f"got {type(items[bad]).__name__}"
-                )
-        data = from_per_image(
-            preds, refs, box_format=config.box_format, iou_type=config.iou_type, score_thresholds=thresholds
-        )
-    if config.class_names is not None:
-        unknown = [int(c) for c in data.category_ids if not config.name_of(int(c))]
-        if unknown:
-            raise ValueError(f"category id(s) {unknown[:5]} not in class_names")
-    return data
-
-
-# ------------------------------------------------------------------------------------------- evaluation
-def _per_class_mean(values: np.ndarray, class_axis: int) -> np.ndarray:
-    """pycocotools' mean over entries > -1, per class; NaN where a class has none."""
-    v = np.moveaxis(values, class_axis, -1).reshape(-1, values.shape[class_axis])
-    valid = v > -1
-    count = valid.sum(axis=0)
-    total = np.where(valid, v, 0.0).sum(axis=0)
-    return np.divide(total, count, out=np.full(len(count), np.nan), where=count > 0)
-
-
-def _at(thresholds: np.ndarray, iou: float) -> np.ndarray:
-    hit = np.flatnonzero(thresholds == iou)
-    return hit if hit.size else np.flatnonzero(np.isclose(thresholds, iou, rtol=0, atol=1e-12))
-
-
-AREAS = ("small", "medium", "large")
-
-
-def _coco(config: DetectionConfig, data: Any) -> DetectionOutcome:
-    from olive_eval.metrics.detection.coco import evaluate_coco
-
-    r = evaluate_coco(
-        data,
-        iou_type=config.iou_type,
-        iou_thresholds=config.iou_thresholds,
-        rec_thresholds=config.rec_thresholds,
-        max_dets=config.max_dets,
+        return from_coco(refs, preds, iou_type=config.iou_type, score_thresholds=thresholds)
+    for side, items in (("prediction", preds), ("reference", refs)):
+        bad = next((i for i, item in enumerate(items) if not isinstance(item, Mapping)), None)
+        if bad is not None:
+            raise ValueError(
+                f"example {start + bad}: a detection {side} must be a dict of "
+                f"{'boxes, scores and labels' if side == 'prediction' else 'boxes and labels'}, "
+                f"got {type(items[bad]).__name__}"
+            )
+    return from_per_image(
+        preds, refs, box_format=config.box_format, iou_type=config.iou_type, score_thresholds=thresholds, start=start
     )
-    p, rc, params = r.precision, r.recall, r.params  # [T, R, K, A, M], [T, K, A, M]
-    out = DetectionOutcome([config.name_of(int(c)) for c in r.category_ids])
-    last = len(params.max_dets) - 1
-    labels = list(params.area_labels)
-    for key in ("map", "map_50", "map_75", *(f"map_{a}" for a in AREAS)):
-        out.values[key] = float(r.summary[key])
-        area = labels.index(key[4:]) if key[4:] in labels else 0
-        sel = p[..., area, last]
-        if key in ("map_50", "map_75"):
-            sel = sel[_at(params.iou_thresholds, 0.5 if key == "map_50" else 0.75)]
-        out.per_class[key] = _per_class_mean(sel, 2) if sel.shape[0] else np.full(p.shape[2], np.nan)
-    for mi, m in enumerate(params.max_dets):
-        out.values[f"mar_{m}"] = float(r.summary[f"mar_{m}"])
-        out.per_class[f"mar_{m}"] = _per_class_mean(rc[:, :, 0, mi], 1)
-    for a in AREAS:
-        out.values[f"mar_{a}"] = float(r.summary[f"mar_{a}"])
-        out.per_class[f"mar_{a}"] = _per_class_mean(rc[:, :, labels.index(a), last], 1)
-    largest = f"mar_{params.max_dets[-1]}"
-    out.values["mar"], out.per_class["mar"] = out.values[largest], out.per_class[largest]
-    out.undefined.update({k: v for k, v in r.undefined.items() if k in out.values})
-    if largest in r.undefined:
-        out.undefined["mar"] = r.undefined[largest]
-    return out
-
-
-def _valor(config: DetectionConfig, data: Any) -> DetectionOutcome:
-    from olive_eval.metrics.detection.coco import default_iou_thresholds
-    from olive_eval.metrics.detection.valor import evaluate_valor
-
-    ious = np.asarray(config.iou_thresholds if config.iou_thresholds is not None else default_iou_thresholds())
-    r = evaluate_valor(
-        data, iou_type=config.iou_type, iou_thresholds=ious, score_thresholds=config.score_thresholds or [0.5]
-    )
-    out = DetectionOutcome([config.name_of(int(c)) for c in r.labels])
-    out.values["map"], out.per_class["map"] = r.map_averaged_over_ious, r.ap_averaged_over_ious
-    for key, iou in (("map_50", 0.5), ("map_75", 0.75)):
-        hit = _at(r.iou_thresholds, iou)
-        if hit.size:
-            out.values[key], out.per_class[key] = float(r.map[hit[0]]), r.ap[hit[0]]
-        else:
-            out.undefined[key] = f"IoU threshold {iou} is not among iou_thresholds {r.iou_thresholds.tolist()}"
-    out.values["mar"], out.per_class["mar"] = r.mar_averaged_over_scores, r.ar_averaged_over_scores
-    return out
-
-
-_MEMO: list[tuple[str, list[Any], list[int], DetectionOutcome]] = []
-
-
-def _identity(items: list[Any]) -> tuple[list[Any], list[int]]:
-    """The items themselves (compared with ``is``) and the ids of the arrays inside each dict."""
-    inner = [id(v) for x in items if isinstance(x, Mapping) for v in x.values()]
-    return items, inner
-
-
-def evaluation(config: DetectionConfig, predictions: Any, references: Any) -> DetectionOutcome:
-    """The evaluation of ``(predictions, references)`` under ``config``, computed once for all sub-types.
-
-    Sub-types of one metric receive lists holding the same per-image objects; the last two evaluations are
-    kept, keyed by the identity of those objects (and of the arrays inside each dict), so the second and
-    later sub-types reuse the first one's work. A resample (new combination of images) is a new key. The
-    memo holds the objects, so an id cannot be reused while it is kept.
-    """
-    preds, refs = _unwrap(predictions), _unwrap(references)
-    if not isinstance(preds, list) or not isinstance(refs, list):  # COCO files or dicts: not memoised
-        return _run(config, preds, refs)
-    objects, inner = _identity([*preds, None, *refs])
-    key = config.model_dump_json()
-    for k, objs, ids, outcome in _MEMO:
-        same = len(objs) == len(objects) and all(a is b for a, b in zip(objs, objects, strict=True))
-        if k == key and same and ids == inner:
-            return outcome
-    outcome = _run(config, preds, refs)
-    _MEMO[:] = [(key, objects, inner, outcome), *_MEMO[:1]]
-    return outcome
-
-
-def _run(config: DetectionConfig, preds: Any, refs: Any) -> DetectionOutcome:
-    data = _dataset(config, preds, refs)
-    return (_coco if config.convention == "coco" else _valor)(config, data)
-
-
-def _no_valor(key: str) -> str:
-    if key.startswith("map_") or key in ("mar_small", "mar_medium", "mar_large"):
-        return f"convention 'valor' has no area ranges, so no '{key}' (use convention 'coco')"
-    return f"convention 'valor' has no maxDets cap, so no '{key}'; 'mar' is valor's mAR"
 
 
 # -------------------------------------------------------------------------------------------- sub-types
 class _DetectionMetric(Metric):
-    """One key of the shared evaluation (see module docstring)."""
+    """One key, accumulated from the per-image statistics (see module docstring)."""
 
     higher_is_better = True
     kind = Kind.GLOBAL
@@ -240,33 +123,104 @@ class _DetectionMetric(Metric):
     Config: ClassVar[type[StrictModel]] = DetectionConfig
     key: ClassVar[str]
 
+    def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
+        super().__init__(config, aggregation)
+        self._seen = 0  # images of the earlier batches of a pass, to number images in errors
+
+    @property
+    def decomposes(self) -> bool:
+        """Per-image statistics exist, though the value is no sum of them (it ranks detections across images)."""
+        return True
+
+    @property
+    def _config(self) -> DetectionConfig:
+        return self.config  # type: ignore[return-value]
+
+    def _params(self) -> CocoParams:
+        c = self._config
+        return coco_params(c.iou_thresholds, c.rec_thresholds, c.max_dets)
+
+    def _ious(self) -> np.ndarray:
+        c = self._config
+        return np.asarray(c.iou_thresholds if c.iou_thresholds is not None else default_iou_thresholds(), np.float64)
+
+    def shared_key(self) -> Any:
+        """Sub-types whose configs differ in class names only match the same way."""
+        return ("detection", self._config.model_dump_json(exclude={"class_names"}))
+
+    def statistics(self, predictions: Any, references: Any) -> PerImage:
+        c = self._config
+        data = _dataset(c, predictions, references, self._seen)
+        if c.convention == "coco":
+            stats = coco_statistics(data, c.iou_type, self._params())
+        else:
+            stats = valor_statistics(data, c.iou_type, self._ious(), c.score_thresholds or [0.5])
+        self._seen += len(stats)
+        return stats
+
+    def concat_statistics(self, parts: list[PerImage]) -> PerImage:  # type: ignore[override]
+        return PerImage.concat(parts) if parts else self.statistics([], [])
+
+    def instance_scores(self, statistics: PerImage) -> None:  # type: ignore[override]
+        """None: an image's own mAP is no per-image score of the set's mAP, so records carry none."""
+        return None
+
     def compute(self, predictions: Any, references: Any) -> Score:
-        config: DetectionConfig = self.config  # type: ignore[assignment]
-        outcome = evaluation(config, predictions, references)
-        key = self.key
-        extra = {"convention": config.convention}
-        if key not in outcome.values:
-            why = outcome.undefined.get(key)
-            if why is None:
-                why = (
-                    _no_valor(key)
-                    if config.convention == "valor"
-                    else f"max_dets {config.max_dets} has no {key[4:]} ('mar' is the recall at the largest)"
-                )
+        """The whole set: images numbered from 0."""
+        self._seen = 0
+        return self.reduce(self.statistics(predictions, references))
+
+    def _slice(self) -> CocoKey | ValorKey | str:
+        c = self._config
+        return coco_key(self.key, self._params()) if c.convention == "coco" else valor_key(self.key, self._ious())
+
+    def _values(self, statistics: PerImage, key: CocoKey | ValorKey, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = self._config
+        if isinstance(key, CocoKey):
+            return coco_values(statistics, self._params(), key, idx)
+        thresholds = np.asarray(c.score_thresholds or [0.5], np.float64)
+        return valor_values(statistics, key, self._ious(), thresholds, idx)
+
+    def reduce(self, statistics: PerImage) -> Score:  # type: ignore[override]
+        c = self._config
+        if c.class_names is not None:
+            unknown = [int(i) for i in statistics.category_ids if not c.name_of(int(i))]
+            if unknown:
+                raise ValueError(f"category id(s) {unknown[:5]} not in class_names")
+        extra = {"convention": c.convention}
+        key = self._slice()
+        if isinstance(key, str):
+            return Score(float("nan"), undefined=key, extra=extra)
+        if not len(statistics):
+            why = "there are no images to score (the predictions and references are empty)"
             return Score(float("nan"), undefined=why, extra=extra)
-        per_class = outcome.per_class[key]
+        values, per_class = self._values(statistics, key, np.arange(len(statistics))[None])
+        value, per_class = float(values[0]), per_class[0]
+        shown = np.ones(len(per_class), bool) if isinstance(key, CocoKey) else ~np.isnan(per_class)
+        names = [c.name_of(int(i)) for i in statistics.category_ids[shown]]
         details = {
             "per_class": {
-                name: (None if np.isnan(v) else float(v)) for name, v in zip(outcome.classes, per_class, strict=True)
+                name: (None if np.isnan(v) else float(v)) for name, v in zip(names, per_class[shown], strict=True)
             }
         }
+        undefined = None
+        if np.isnan(value):
+            area = "" if key.area == "all" else f" in area range {key.area!r}"  # type: ignore[union-attr]
+            undefined = f"no category has ground truth{area} (pycocotools reports -1)"
         return Score(
-            outcome.values[key],
-            per_class=[float(v) for v in per_class],
-            undefined=outcome.undefined.get(key),
+            value,
+            per_class=[float(v) for v in per_class[shown]],
+            undefined=undefined,
             extra=extra,
             details=details,
         )
+
+    def reduce_resamples(self, statistics: PerImage, idx: np.ndarray) -> np.ndarray:
+        """The value on each resample ``idx`` ``[B, n]`` of the images, re-accumulated from their statistics."""
+        key = self._slice()
+        if isinstance(key, str):
+            return np.full(len(idx), np.nan)
+        return self._values(statistics, key, idx)[0]
 
 
 KEYS: dict[str, str] = {
@@ -298,6 +252,8 @@ DETECTION_METRICS: dict[str, type[Metric]] = {key: _make(key, doc) for key, doc 
 def compute_all(
     predictions: Sequence[Mapping[str, Any]], references: Sequence[Mapping[str, Any]], **config: Any
 ) -> dict[str, float]:
-    """Every key at once (``nan`` where undefined), as torchmetrics' ``MeanAveragePrecision().compute()``."""
-    outcome = evaluation(DetectionConfig.model_validate(config), list(predictions), list(references))
-    return {key: outcome.values.get(key, float("nan")) for key in KEYS}
+    """Every key at once (``nan`` where undefined), as torchmetrics' ``MeanAveragePrecision().compute()``:
+    one matching, then each key's accumulation."""
+    metrics = {key: cls(DetectionConfig.model_validate(config)) for key, cls in DETECTION_METRICS.items()}
+    stats = metrics["map"].statistics(list(predictions), list(references))
+    return {key: metric.reduce(stats).value for key, metric in metrics.items()}

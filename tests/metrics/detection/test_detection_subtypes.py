@@ -1,5 +1,5 @@
 """The registered detection sub-types (torchmetrics' MeanAveragePrecision keys): compute_metric and a JSON run,
-against pycocotools and Valor's published vectors, one evaluation per pass, and every bad input."""
+against pycocotools and Valor's published vectors, and every bad input."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric
-from olive_eval.metrics.detection import coco as coco_module
-from olive_eval.metrics.detection.metrics import KEYS, compute_all
+from olive_eval.metrics.detection.metrics import compute_all
 from tests.helpers import write_jsonl
 
 from .scenes import random_mask_scene, random_scene, run_pycocotools, scene_to_coco, to_xywh
@@ -118,19 +117,6 @@ def test_coco_json_files_through_compute_metric(tmp_path) -> None:
     (tmp_path / "dt.json").write_text(json.dumps(dets))
     value = olive_eval.compute_metric("map_75", str(tmp_path / "dt.json"), str(tmp_path / "gt.json"))
     assert value == pytest.approx(run_pycocotools(gt, dets).stats[2], abs=TOL)
-
-
-def test_all_sub_types_share_one_evaluation(monkeypatch) -> None:
-    calls = []
-    original = coco_module.evaluate_coco
-    monkeypatch.setattr(coco_module, "evaluate_coco", lambda *a, **k: calls.append(1) or original(*a, **k))
-    preds, refs = random_scene(11)
-    values = {key: get_metric(key).compute(list(preds), list(refs)).value for key in KEYS}
-    assert len(calls) == 1 and len(values) == len(KEYS)
-    get_metric("map", {"iou_thresholds": [0.5]}).compute(preds, refs)  # another config: its own evaluation
-    fresh = [dict(p) for p in preds]  # other objects: a new evaluation
-    get_metric("map").compute(fresh, refs)
-    assert len(calls) == 3
 
 
 # ------------------------------------------------------------------------------------------- bad input
