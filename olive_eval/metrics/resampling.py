@@ -3,7 +3,9 @@
 * instance with mean aggregation, and map/reduce: resample per-example statistics and reduce sums
   (:func:`stats.additive_distribution`); the metric is never recomputed from the raw inputs;
 * instance with another aggregation: resample the scores and aggregate each resample;
-* global: recompute the metric on each resample (the only option; it costs a full evaluation each).
+* global with per-example statistics (detection's per-image matching): reduce each resample's statistics,
+  a chunk of resamples per call where the metric evaluates many at once (:class:`ResamplesAtOnce`);
+* global without: recompute the metric on each resample (it costs a full evaluation each).
 
 ``ExampleStats`` bundle what a metric saw for one model, so a paired comparison can apply the
 same resampled examples to a baseline and a candidate.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -21,16 +23,26 @@ from olive_eval.metrics import stats
 from olive_eval.metrics.base import Kind, Metric
 
 
+@runtime_checkable
+class ResamplesAtOnce(Protocol):
+    """A metric whose statistics do not add up, but which reduces many resamples of them in one call."""
+
+    def reduce_resamples(self, statistics: Any, idx: np.ndarray) -> np.ndarray:
+        """The metric on each row of example indices ``idx`` ``[B, n]``: ``[B]``."""
+        ...
+
+
 @dataclass
 class ExampleStats:
     """One model's evidence for one metric: per-example statistics, or the fields a global metric reads.
 
     ``fields`` are the metric's :attr:`~Metric.reads` columns, whole-set; for a decomposable metric the
-    statistics are computed from them when not given.
+    statistics are computed from them when not given. Statistics are an array whose first axis is the
+    examples, or any object that ``len`` and ``[idx]`` take by example (detection's per-image tables).
     """
 
     metric: Metric
-    statistics: np.ndarray | None = None
+    statistics: Any = None
     fields: tuple[Any, ...] | None = None
 
     def __post_init__(self) -> None:
@@ -68,6 +80,12 @@ class ExampleStats:
         assert self.fields is not None
         return self.metric.compute(*(_take(f, idx) for f in self.fields)).value
 
+    def values_on(self, idx: np.ndarray) -> np.ndarray:
+        """The metric on each resample ``idx`` ``[B, n]``, in one call where the metric can."""
+        if self.statistics is not None and isinstance(self.metric, ResamplesAtOnce):
+            return np.asarray(self.metric.reduce_resamples(self.statistics, idx), dtype=np.float64)
+        return np.array([self.value_on(row) for row in idx], dtype=np.float64)
+
 
 def _take(values: Any, idx: np.ndarray) -> Any:
     return np.asarray(values)[idx] if not isinstance(values, list) else [values[i] for i in idx]
@@ -88,7 +106,11 @@ def distribution(sample: ExampleStats, n_resamples: int, seed: int) -> np.ndarra
     if sample.metric.kind is Kind.INSTANCE:
         aggregate = sample.metric.aggregator
         return stats.sample_distribution(sample.statistics, aggregate, n_resamples, seed)
-    return stats.resampled_calls(len(sample), sample.value_on, n_resamples, seed)
+    out, start = np.empty(n_resamples), 0
+    for idx in stats.index_chunks(len(sample), n_resamples, seed):
+        out[start : start + len(idx)] = sample.values_on(idx)
+        start += len(idx)
+    return out
 
 
 def jackknife(sample: ExampleStats) -> stats.Jackknife:
@@ -126,9 +148,9 @@ def paired_distribution(
     out_base, out_cand = np.empty(n_resamples), np.empty(n_resamples)
     start = 0
     for idx in stats.index_chunks(len(base), n_resamples, seed):
-        for row in idx:
-            out_base[start], out_cand[start] = base.value_on(row), candidate.value_on(row)
-            start += 1
+        out_base[start : start + len(idx)] = base.values_on(idx)
+        out_cand[start : start + len(idx)] = candidate.values_on(idx)
+        start += len(idx)
     return out_base, out_cand
 
 
