@@ -73,10 +73,15 @@ def is_timing(metric: MetricConfig) -> bool:
     return metric.metric_type.need is Need.TIMINGS
 
 
+#: Config keys naming folders whose content is not an input: where samples are written, and a folder put on
+#: ``sys.path`` for a user script (the script itself is hashed; hashing all of its folder could mean a project).
+NOT_INPUTS = ("sample_log_dir", "script_dir")
+
+
 def _local_paths(value: Any) -> set[Path]:
     """Absolute paths of existing files or folders named anywhere in a JSON value (configs hold resolved paths)."""
     if isinstance(value, dict):
-        return set().union(*(_local_paths(v) for v in value.values()))
+        return set().union(*(_local_paths(v) for k, v in value.items() if k not in NOT_INPUTS))
     if isinstance(value, list):
         return set().union(*(_local_paths(v) for v in value))
     if isinstance(value, str) and Path(value).is_absolute() and Path(value).exists():

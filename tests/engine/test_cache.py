@@ -241,3 +241,35 @@ def test_the_default_folder(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert ResultCache.default_folder() == tmp_path / "home" / ".cache" / "olive-eval"
+
+
+USER_METRIC = """
+from olive_eval import register_metric
+
+
+@register_metric(name="cache_test_margin", higher_is_better=True, kind="instance", reads=("logits", "references"))
+def cache_test_margin(logits, reference, scale: float = 1.0):
+    return scale * float(logits[reference] - max(v for i, v in enumerate(logits) if i != reference))
+"""
+
+
+def test_a_metric_from_a_user_script_round_trips(toy, tmp_path):
+    script = tmp_path / "user_metrics.py"
+    script.write_text(USER_METRIC)
+    metric = {
+        "name": "m",
+        "type": "accuracy",
+        "sub_types": [{"name": "cache_test_margin", "metric_config": {"scale": 2.0}}],
+        "user_config": {"user_script": str(script)},
+    }
+    config = toy.config({"cand": 0.3}, [metric])
+    del config["output_dir"]
+    original = evaluate_model(config, "cand")
+    cache = make_cache(tmp_path / "cache")
+    key = key_of(config, cache=cache)
+    cache.put(key, original)
+    back = cache.get(key)
+    assert back is not None and as_json(back.result) == as_json(original.result)
+    restored, evidence = back.evidence["m-cache_test_margin"], original.evidence["m-cache_test_margin"]
+    np.testing.assert_array_equal(restored.sample.statistics, evidence.sample.statistics)
+    np.testing.assert_array_equal(restored.distribution(100, 3), evidence.distribution(100, 3))

@@ -120,3 +120,19 @@ def test_timing_counts_only_when_timings_are_cached(setup):
     assert key_of(slower) == key_of(rounds) == key_of(config)
     with_timing = key_of(config, include_timing=True)
     assert len({with_timing, key_of(slower, include_timing=True), key_of(rounds, include_timing=True)}) == 3
+
+
+def test_folders_that_are_not_inputs_are_not_hashed(setup, tmp_path):
+    """Samples written into sample_log_dir, or other files beside a user script, leave the key as it was."""
+    config, _ = setup
+    samples, scripts = tmp_path / "samples", tmp_path / "scripts"
+    samples.mkdir()
+    scripts.mkdir()
+    (scripts / "helpers.py").write_text("X = 1\n")
+    with_folders = copy.deepcopy(config)
+    with_folders["metrics"][0]["sample_log_dir"] = str(samples)
+    with_folders["metrics"][0]["user_config"] = {"user_script": str(scripts / "helpers.py"), "script_dir": str(scripts)}
+    base = key_of(with_folders)
+    (samples / "acc_samples.jsonl").write_text("{}\n")
+    (scripts / "notes.txt").write_text("unrelated\n")
+    assert key_of(with_folders) == base
