@@ -204,8 +204,8 @@ class _DetectionMetric(Metric):
             }
         }
         undefined = None
-        if np.isnan(value):
-            area = "" if key.area == "all" else f" in area range {key.area!r}"  # type: ignore[union-attr]
+        if np.isnan(value) and isinstance(key, CocoKey):  # valor's mean over no label is 0
+            area = "" if key.area == "all" else f" in area range {key.area!r}"
             undefined = f"no category has ground truth{area} (pycocotools reports -1)"
         return Score(
             value,
