@@ -113,6 +113,8 @@ class ModelResult:
     folder: str | None = None
     #: Things the numbers depend on that a reader should know (a busy machine during timing).
     warnings: list[str] = field(default_factory=list)
+    #: With ``early_stop``: the goal a cheap metric missed, so the expensive metrics were not measured.
+    early_stopped: str | None = None
     #: Full tracebacks of the failures, for ``--debug``; not written to results.json.
     tracebacks: list[str] = field(default_factory=list, repr=False)
 

@@ -223,13 +223,7 @@ def register_user_components(dc: dict[str, Any], base_dir: Path, where: str) -> 
 def check_references(run: RunConfig) -> None:
     """Model files, user scripts and the functions they must define, before any model runs."""
     for i, model in enumerate(run.models()):
-        where = "input_model" if i == 0 else f"candidates[{i - 1}]"
-        problem = model.path_problem(run.allow_download)
-        if problem is not None:
-            key, message = problem
-            raise ConfigError(message, path=f"{where}.{key}")
-        for key, script, name, script_dir in model.user_functions():
-            _check_function(script, name, script_dir, f"{where}.{key}")
+        check_model_references(model, "input_model" if i == 0 else f"candidates[{i - 1}]", run.allow_download)
     for i, metric in enumerate(run.all_metrics):
         uc = metric.user_config
         where = f"{'evaluator.metrics' if run.evaluator else 'metrics'}[{i}].user_config"
@@ -243,6 +237,16 @@ def check_references(run: RunConfig) -> None:
         if problem is not None:
             key, message = problem
             raise ConfigError(message, path=f"data_configs[{i}].load_dataset_config.{key}")
+
+
+def check_model_references(model: Any, where: str, allow_download: bool) -> None:
+    """A model's files and the user functions it names (``where``: its JSON path)."""
+    problem = model.path_problem(allow_download)
+    if problem is not None:
+        key, message = problem
+        raise ConfigError(message, path=f"{where}.{key}")
+    for key, script, name, script_dir in model.user_functions():
+        _check_function(script, name, script_dir, f"{where}.{key}")
 
 
 def _check_function(script: Path | None, name: str, script_dir: Path | None, where: str) -> None:

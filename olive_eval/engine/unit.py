@@ -1,11 +1,12 @@
-"""One model's evaluation as a self-contained, picklable unit of work.
+"""One model's evaluation as a self-contained unit of work, the thing an executor runs.
 
-Given the run config and a model's name, :func:`evaluate_model` loads the config (importing its user
-scripts, so their metrics and components are registered where it runs), evaluates that model's
-per-model work (prediction passes, file sizes, user functions) and returns its results with the evidence
-paired goals need. It runs the same in this process, a spawned one, or on another machine; its result
-pickles (function metrics by their registered name). Latency is not part of it: timing is only
-comparable on one machine, so the interleaved timing phase stays with the run.
+:class:`ModelUnit` names the model (its config, which pickles) and its folder. :func:`run_unit` evaluates
+the unit's per-model work (prediction passes, file sizes, user functions) on an evaluator that holds the
+run's plan and data: the local executor calls it in this process with the run's own evaluator, and
+:func:`evaluate_model` builds that evaluator from the config first (importing its user scripts, so their
+metrics and components are registered where it runs), as a spawned process or another machine does. The
+result pickles (function metrics by their registered name). Latency is not part of it: timing is only
+comparable on one machine, so the interleaved timing rounds stay with the run.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
 from olive_eval.instances import InstanceWriter
 from olive_eval.output_dir import folder_names
 from olive_eval.results import ModelResult
+from olive_eval.runtimes.base import ModelConfig
 
 
 @dataclass
@@ -32,6 +34,24 @@ class ModelEvaluation:
     evidence: dict[str, Evidence]
 
 
+@dataclass(frozen=True)
+class ModelUnit:
+    """One model to evaluate and its folder under ``instances/`` and ``samples/``."""
+
+    model: ModelConfig
+    folder: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.model.display_name()
+
+
+def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
+    """The per-model work of ``unit`` on an evaluator holding the run's plan and data."""
+    result = evaluator.evaluate(unit.model, unit.folder)
+    return ModelEvaluation(result, evaluator.evidence[unit.name])
+
+
 def evaluate_model(
     config: RunConfig | dict[str, Any] | str | Path,
     model_name: str,
@@ -39,7 +59,8 @@ def evaluate_model(
     output_dir: str | Path | None = None,
     progress: Progress = _quiet,
 ) -> ModelEvaluation:
-    """Evaluate one model of the run; per-example files go under ``output_dir`` when it is given."""
+    """Evaluate one model of the run from its config alone (in another process); per-example files go under
+    ``output_dir`` when it is given."""
     run = load_run_config(config)
     models = {m.display_name(): m for m in run.models()}
     if model_name not in models:
@@ -47,5 +68,4 @@ def evaluate_model(
     folders = folder_names(list(models))
     writer = InstanceWriter(Path(output_dir), [m.name for m in run.all_metrics]) if output_dir is not None else None
     evaluator = ModelEvaluator(run, make_plan(run), DataStore(run), progress, writer, run.source_dir)
-    result = evaluator.evaluate(models[model_name], folders[model_name])
-    return ModelEvaluation(result, evaluator.evidence[model_name])
+    return run_unit(evaluator, ModelUnit(models[model_name], folders[model_name]))

@@ -60,3 +60,26 @@ def test_an_unknown_model_name(toy, tmp_path):
         evaluate_model(
             toy.config({}, [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}]}]), "nope"
         )
+
+
+def test_the_local_executor_runs_the_same_unit_as_a_process_would(toy, tmp_path):
+    """The run's executor calls run_unit on the run's own evaluator; evaluate_model ends in the same unit."""
+    from olive_eval.engine.executor import LocalExecutor
+    from olive_eval.engine.session import Evaluation
+    from olive_eval.engine.unit import ModelUnit
+
+    metrics = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}]
+    config = toy.config({"cand": 0.3}, metrics)
+    units: list[ModelUnit] = []
+
+    class Recording(LocalExecutor):
+        def run(self, unit: ModelUnit):  # type: ignore[no-untyped-def]
+            units.append(pickle.loads(pickle.dumps(unit)))  # a unit travels by its config
+            return super().run(unit)
+
+    with Evaluation(config) as session:
+        session._run.executor = Recording(session._run.evaluator)
+        here = session.run().models["cand"]
+    assert [u.name for u in units] == ["base", "cand"] and units[1].folder == "cand"
+    there = evaluate_model(config, "cand")
+    assert {k: s.value for k, s in there.result.metrics.items()} == {k: s.value for k, s in here.metrics.items()}

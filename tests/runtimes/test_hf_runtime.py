@@ -31,7 +31,7 @@ from transformers import (
     AutoTokenizer,
 )
 
-import olive_eval.api
+import olive_eval.engine.run
 from olive_eval import evaluate
 from olive_eval.data.batch import Batch
 from olive_eval.data.postprocess import CtcDecode, CtcParams
@@ -235,7 +235,7 @@ def test_models_sharing_a_tokenizer_share_one_tokenization(tmp_path, bert, bert_
         tokenized_rows.append(len(texts[0]))
         return original(self, tokenizer, texts, names)
 
-    monkeypatch.setattr(olive_eval.api, "DataStore", RecordingStore)
+    monkeypatch.setattr(olive_eval.engine.run, "DataStore", RecordingStore)
     monkeypatch.setattr(HuggingfacePreProcess, "_tokenize", counting_tokenize)
     models = [
         {"type": "HfModel", "name": "hf", "model_path": str(bert), "task": "text-classification"},

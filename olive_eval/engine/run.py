@@ -1,0 +1,234 @@
+"""The run, as the engine owns it: per-model units through an executor, timing rounds, goals against the
+baseline, ranking and the Pareto front, and results.json written before and after each model.
+
+:class:`Run` holds one run open: the config's plan, its loaded data and the results so far. The session
+(:mod:`olive_eval.engine.session`) drives it; ``evaluate()`` is the session over the config's candidates.
+Each candidate's latency is compared with the baseline's from the same interleaved rounds (``paired``):
+a batch run times every model together, a session times the baseline again beside each new candidate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from olive_eval.config import RunConfig
+from olive_eval.config.run import joint_key
+from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.executor import Executor, LocalExecutor
+from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
+from olive_eval.engine.significance import RATIO_LEVEL, confident_goal, ratio_interval
+from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
+from olive_eval.engine.unit import ModelUnit
+from olive_eval.instances import InstanceWriter
+from olive_eval.metrics.performance import SPREAD_STATISTICS
+from olive_eval.output_dir import folder_names
+from olive_eval.ranking import GoalCheck, Objective, apply_goals, mark_pareto, rank
+from olive_eval.results import RESULTS_FILE, GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.runtimes.base import ModelConfig
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run, after results.json was written with what finished (``result``)."""
+
+    def __init__(self, result: RunResult, model: str | None) -> None:
+        super().__init__()
+        self.result = result
+        self.model = model
+
+
+def objectives_of(run: RunConfig) -> list[Objective]:
+    """The ranked sub-types, most important first."""
+    ranked = sorted(run.ranked(), key=lambda ms: ms[1].priority)
+    return [Objective(joint_key(m, s), s.priority, bool(s.higher_is_better)) for m, s in ranked]
+
+
+class Run:
+    """One run held open: evaluate models one unit at a time, time them in rounds, rank, save."""
+
+    def __init__(
+        self,
+        run: RunConfig,
+        out_dir: Path,
+        progress: Progress,
+        environment: dict[str, Any],
+        executor: Executor | None = None,
+    ) -> None:
+        self.config = run
+        self.plan = make_plan(run)
+        self.out_dir = out_dir
+        self.progress = progress
+        self.candidates = list(run.candidates)
+        models = run.models()
+        self.folders = folder_names([m.display_name() for m in models])
+        self.result = RunResult(
+            baseline=run.baseline_name,
+            models={
+                m.display_name(): ModelResult(status="pending", folder=self.folders[m.display_name()]) for m in models
+            },
+            objectives=[o.key for o in objectives_of(run)],
+            output_dir=str(out_dir),
+            environment=environment,
+        )
+        self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
+        self.data = DataStore(run)
+        self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir)
+        self.executor = executor or LocalExecutor(self.evaluator)
+        #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
+        self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
+        self.current: str | None = None
+
+    @property
+    def evidence(self) -> dict[str, dict[str, Evidence]]:
+        return self.evaluator.evidence
+
+    def open(self) -> None:
+        """Load and check the data once; a data error here (exit 2) leaves no results.json behind."""
+        self.data.preload(self.plan.data_configs())
+        self.save()
+
+    def add_candidate(self, model: ModelConfig) -> None:
+        """A candidate the config did not list (the session's), pending until evaluated."""
+        name = model.display_name()
+        self.candidates.append(model)
+        taken = list(self.folders.values())
+        self.folders[name] = folder_names([*taken, name])[name]
+        self.result.models[name] = ModelResult(status="pending", folder=self.folders[name])
+
+    def evaluate(self, model: ModelConfig) -> ModelResult:
+        """The model's per-model unit through the executor, saved before (``running``) and after."""
+        name = model.display_name()
+        self.current = name
+        self.result.models[name].status = "running"
+        self.save()
+        evaluation = self.executor.run(ModelUnit(model, self.folders[name]))
+        self.result.models[name] = evaluation.result
+        self.evidence[name] = evaluation.evidence
+        self.evaluator.current = None  # done: an interruption from here on is not this model's
+        self.current = None
+        self.finish()
+        self.save()
+        return evaluation.result
+
+    def time(self, models: list[ModelConfig]) -> None:
+        """The timing rounds of ``models`` (the baseline first), interleaved unless the config says otherwise;
+        each candidate is paired with the baseline's measurement from these rounds."""
+        if not self.plan.timings:
+            return
+        models = [m for m in models if self._timeable(m.display_name())]
+        phase = TimingPhase(self.config, timing_inputs(self.config, self.data), _statistics, self.progress)
+        outcomes = phase.measure(models, self.plan.timings)
+        base = self.result.baseline
+        for name, model_outcomes in outcomes.items():
+            self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
+            settle_status(self.result.models[name])
+        if base in outcomes:
+            keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
+            base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
+            pair = (
+                {k: v for k, v in base_result.metrics.items() if k in keys},
+                {k: v for k, v in base_evidence.items() if k in keys},
+            )
+            for name in outcomes:
+                if name != base:
+                    self.paired[name] = pair
+                    self._ratios_to_baseline(name)
+        self.finish()
+
+    def _timeable(self, name: str) -> bool:
+        model = self.result.models[name]
+        return model.status != "failed" or bool(model.metrics)
+
+    def _baseline_for(self, name: str) -> tuple[ModelResult, dict[str, Evidence]]:
+        """The baseline as ``name`` is compared with: its timing values from the rounds ``name`` ran in."""
+        base = self.result.models[self.result.baseline]
+        evidence = self.evidence.get(self.result.baseline, {})
+        if name not in self.paired:
+            return base, evidence
+        metrics, paired_evidence = self.paired[name]
+        return replace(base, metrics={**base.metrics, **metrics}), {**evidence, **paired_evidence}
+
+    def _ratios_to_baseline(self, name: str) -> None:
+        """The candidate's latency and throughput as a ratio to the baseline's, with a paired interval."""
+        base, base_evidence = self._baseline_for(name)
+        for key, sub in self.result.models[name].metrics.items():
+            base_sub = base.metrics.get(key)
+            spread = key.rsplit("-", 1)[-1] in SPREAD_STATISTICS  # a ratio of spreads says little
+            if sub.timing is None or spread or not sub.measured or base_sub is None or not base_sub.measured:
+                continue
+            assert sub.value is not None and base_sub.value is not None
+            if base_sub.value == 0:
+                continue
+            sub.timing.ratio_to_baseline = sub.value / base_sub.value
+            pair = base_evidence.get(key), self.evidence.get(name, {}).get(key)
+            if pair[0] is not None and pair[1] is not None:
+                sub.timing.ratio_ci_low, sub.timing.ratio_ci_high = ratio_interval(pair[0], pair[1])
+                sub.timing.ratio_level = RATIO_LEVEL
+
+    def finish(self) -> None:
+        """Resolve goals against the baseline, rank the candidates, mark the Pareto front."""
+        run, result = self.config, self.result
+        sub_types = {joint_key(metric, sub): sub for metric in run.all_metrics for sub in metric.sub_types}
+        goals = {key: (sub.goal.type, sub.goal.value) for key, sub in sub_types.items() if sub.goal is not None}
+        for name in result.models:
+            if name == result.baseline:
+                result.models[name].goals_met = None
+                continue
+            base, base_evidence = self._baseline_for(name)
+            view = RunResult(baseline=result.baseline, models={result.baseline: base, name: result.models[name]})
+            apply_goals(view, goals, self._goal_check(base_evidence))
+        objectives = objectives_of(run)
+        result.ranking = rank(result, objectives, [m.display_name() for m in self.candidates])
+        result.best = result.ranking[0] if result.ranking else None
+        mark_pareto(result, objectives)
+
+    def _goal_check(self, base_evidence: dict[str, Evidence]) -> GoalCheck:
+        """Goals with a confidence, decided on the paired evidence of the candidate and the baseline."""
+        goals = {joint_key(m, s): s.goal for m in self.config.all_metrics for s in m.sub_types}
+
+        def check(model: str, key: str, cand: SubMetricResult, base_sub: SubMetricResult) -> GoalResult | None:
+            goal = goals[key]
+            if goal is None or goal.confidence is None or cand.value is None or base_sub.value is None:
+                return None
+            base_ev, cand_ev = base_evidence.get(key), self.evidence.get(model, {}).get(key)
+            if base_ev is None or cand_ev is None:
+                return None
+            return confident_goal(goal, bool(cand.higher_is_better), base_sub.value, cand.value, base_ev, cand_ev)
+
+        return check
+
+    def interrupted(self) -> RunInterrupted:
+        """Record a Ctrl-C on the model being evaluated, save, and say so."""
+        current = self.current
+        if current is not None:
+            interrupted = self.evaluator.current or self.result.models[current]
+            interrupted.status, interrupted.error = "interrupted", "stopped by Ctrl-C"
+            self.result.models[current] = interrupted
+        self.finish()
+        self.save()
+        return RunInterrupted(self.result, current)
+
+    def save(self) -> None:
+        """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
+
+        The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
+        current; the record writer's first failure is kept beside it.
+        """
+        failed: dict[str, str] = {}
+        try:
+            self.result.write(self.out_dir)
+        except OSError as exc:
+            failed[str(self.out_dir / RESULTS_FILE)] = exc.strerror or str(exc)
+        self.result.write_errors = {**failed, **self.writer.errors}
+
+
+def _statistics(job: TimingRun, batch_size: int) -> list[Any]:
+    """The functions of the timed seconds that adaptive repeats must pin down."""
+    return [
+        metric.metric_type.statistic(sub.name, batch_size)
+        for metric, sub in job.sub_types
+        if metric.metric_type.can_resample(sub.name)
+    ]

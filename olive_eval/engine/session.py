@@ -1,0 +1,240 @@
+"""The session: a run held open for an optimization loop.
+
+``Evaluation(config)`` loads and checks the config and the data once and holds the output directory.
+The baseline is evaluated once; each candidate after it is one more per-model unit and one more set of
+timing rounds, interleaved with the baseline, so latency is never compared with a stale number.
+results.json is rewritten atomically before and after each candidate. ``evaluate()`` and
+``olive-eval --config`` are this session run over the config's own candidates (:meth:`Evaluation.run`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from olive_eval.config import RunConfig, load_run_config
+from olive_eval.config.errors import from_validation_error
+from olive_eval.config.loader import check_model_references
+from olive_eval.config.run import Model
+from olive_eval.engine.run import Run
+from olive_eval.engine.runner import Progress, _quiet
+from olive_eval.errors import ConfigError, UsageError
+from olive_eval.output_dir import OutputDir
+from olive_eval.provenance import environment
+from olive_eval.results import ModelResult, RunResult, SubMetricResult
+from olive_eval.runtimes.base import ModelConfig, check_name
+
+DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
+_CANDIDATE = "<candidate>"
+
+
+@dataclass(frozen=True)
+class CandidateResult:
+    """One model's standing in the session: its results, and its place in the ranking (1 = best)."""
+
+    name: str
+    model: ModelResult
+    rank: int | None
+
+    @property
+    def goals_met(self) -> bool | None:
+        return self.model.goals_met
+
+    @property
+    def metrics(self) -> dict[str, SubMetricResult]:
+        return self.model.metrics
+
+    @property
+    def status(self) -> str:
+        return self.model.status
+
+    @property
+    def error(self) -> str | None:
+        return self.model.error
+
+    @property
+    def early_stopped(self) -> str | None:
+        """The goal that stopped the candidate before its expensive metrics, if one did."""
+        return self.model.early_stopped
+
+
+class Evaluation:
+    """An evaluation session over one config; use it as a context manager, or call :meth:`close`."""
+
+    def __init__(
+        self,
+        config: RunConfig | dict[str, Any] | str | Path,
+        *,
+        output_dir: str | Path | None = None,
+        progress: Progress = _quiet,
+        allow_download: bool | None = None,
+    ) -> None:
+        started_at = datetime.now(timezone.utc)
+        clock = time.perf_counter()
+        run = load_run_config(config, allow_download=allow_download)
+        out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
+        source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
+        env = environment(config_source=source, device=run.device, started=started_at, seeds=run.seeds())
+        self._run = Run(run, out_dir, progress, env)
+        self._baseline_done = False
+        self._held = OutputDir(out_dir)
+        self._held.open()
+        self._closed = False
+        try:
+            note = self._held.previous_run_note
+            if note is not None:
+                progress("warning", note)
+                env["previous_run"] = note
+            try:
+                self._run.open()
+            except KeyboardInterrupt:
+                raise self._run.interrupted() from None
+        except BaseException:
+            self.close()
+            raise
+        self.result.stage_seconds["setup"] = round(time.perf_counter() - clock, 6)
+
+    # ------------------------------------------------------------------ lifetime
+    def __enter__(self) -> Evaluation:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the output directory; the results stay readable, no model can be added."""
+        if not self._closed:
+            self._closed = True
+            self._held.close()
+
+    # ------------------------------------------------------------------ evaluating
+    def baseline(self) -> CandidateResult:
+        """Evaluate the baseline once (later calls return the same result), timed on its own if no
+        candidate has been timed beside it yet."""
+        self._check_open()
+        self._evaluate_baseline()
+        if self._run.plan.timings and not self._run.paired:
+            base = self.result.models[self.result.baseline]
+            if not any(sub.timing is not None for sub in base.metrics.values()):
+                self._guarded(lambda: self._run.time([self._run.config.input_model]))
+        return self._view(self.result.baseline)
+
+    def evaluate(self, candidate: ModelConfig | dict[str, Any]) -> CandidateResult:
+        """Evaluate one more candidate against the baseline (evaluated first if it was not yet)."""
+        self._check_open()
+        model = self._candidate(candidate)
+        self._evaluate_baseline()
+        self._run.add_candidate(model)
+
+        def work() -> None:
+            self._run.evaluate(model)
+            self._run.time([self._run.config.input_model, model])
+            self._run.save()
+
+        self._guarded(work)
+        return self._view(model.display_name())
+
+    def run(self) -> RunResult:
+        """The config's own candidates: every model's unit, then one timing phase over all of them."""
+        self._check_open()
+        result = self._run.result
+
+        def work() -> None:
+            clock = time.perf_counter()
+            self._evaluate_baseline()
+            for model in self._run.config.candidates:
+                self._run.evaluate(model)
+            result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
+            if self._run.plan.timings:
+                clock = time.perf_counter()
+                self._run.time(self._run.config.models())
+                result.stage_seconds["timing"] = round(time.perf_counter() - clock, 6)
+            self._run.save()
+
+        self._guarded(work)
+        return result
+
+    # ------------------------------------------------------------------ the standing
+    @property
+    def result(self) -> RunResult:
+        """The run so far (what results.json holds)."""
+        return self._run.result
+
+    @property
+    def ranking(self) -> list[str]:
+        """Candidates meeting every goal, best first."""
+        return list(self.result.ranking)
+
+    @property
+    def best(self) -> str | None:
+        return self.result.best
+
+    @property
+    def pareto(self) -> list[str]:
+        """Models no other model dominates on the ranked metrics."""
+        return [name for name, model in self.result.models.items() if model.pareto]
+
+    # ------------------------------------------------------------------ helpers
+    def _evaluate_baseline(self) -> None:
+        if not self._baseline_done:
+            self._guarded(lambda: self._run.evaluate(self._run.config.input_model))
+            self._baseline_done = True
+
+    def _guarded(self, work: Any) -> None:
+        """Run ``work``; Ctrl-C records the model it stopped and raises :class:`RunInterrupted`."""
+        try:
+            work()
+        except KeyboardInterrupt:
+            raise self._run.interrupted() from None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UsageError("the evaluation session is closed; open a new Evaluation to evaluate more models")
+
+    def _view(self, name: str) -> CandidateResult:
+        ranking = self.result.ranking
+        return CandidateResult(name, self.result.models[name], ranking.index(name) + 1 if name in ranking else None)
+
+    def _candidate(self, candidate: Any) -> ModelConfig:
+        """A candidate validated as the config's own models are: its type's schema, a free name, its files."""
+        run = self._run.config
+        if isinstance(candidate, dict):
+            try:
+                model = TypeAdapter(Model).validate_python(candidate)
+            except ValidationError as exc:
+                error = from_validation_error(exc)
+                path = "candidate" if error.path == "(top level)" else f"candidate.{error.path}"
+                raise ConfigError(error.message, path=path, source=_CANDIDATE) from None
+            model.resolve_paths(Path.cwd())
+        elif isinstance(candidate, ModelConfig):
+            model = candidate.model_copy(deep=True)
+        else:
+            raise ConfigError(
+                f"a candidate is a model config dict or a ModelConfig, not {type(candidate).__name__}",
+                path="candidate",
+                source=_CANDIDATE,
+            )
+        name = model.display_name()
+        try:
+            check_name(name)
+        except ValueError as exc:
+            raise ConfigError(str(exc), path="candidate.name", source=_CANDIDATE) from None
+        if name in self.result.models:
+            raise ConfigError(
+                f"model name '{name}' is already used by another model of this session; give each model a unique name",
+                path="candidate.name",
+                source=_CANDIDATE,
+            )
+        if hasattr(model, "_allow_download"):
+            model._allow_download = run.allow_download
+        try:
+            check_model_references(model, "candidate", run.allow_download)
+        except ConfigError as exc:
+            raise exc.with_source(_CANDIDATE) from None
+        return model
