@@ -1,7 +1,9 @@
 """One generic, typed registry with lazy entries (the lm-evaluation-harness pattern).
 
-An entry is either a registered object or a lazy ``"package.module"`` placeholder: the module is
-imported on first lookup and registers the real objects through the decorators.
+Built-in entries come from the modules of the registry's packages, imported on the first lookup of a name
+not registered yet. Other packages add entries through an entry-point group (``olive_eval.metrics``...): each
+entry point is one name, loaded when that name is first looked up and checked against the registry's base
+class, so a broken plugin costs one line naming it and its distribution, and only when it is used.
 """
 
 from __future__ import annotations
@@ -9,14 +11,22 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from olive_eval.errors import OliveEvalError
 from olive_eval.strict_model import unknown_choice_hint
 
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
 T = TypeVar("T")
+
+#: ``adopt(name, obj, origin)``: register an entry point's object under ``name``, or raise TypeError saying why
+#: the object is not one (the registry's base-class check has passed when it is called).
+Adopt = Callable[[str, Any, str], None]
 
 
 class RegistryError(OliveEvalError):
@@ -35,14 +45,29 @@ def _origin(obj: object) -> str:
 class Registry(Generic[T]):
     """Name → object. Built-in entries come from the modules of ``packages``, imported (all of them,
     subpackages included) the first time a name is looked up that is not registered yet, or the names
-    are listed. A new component is one new module in such a package: no list repeats the registry."""
+    are listed. A new component is one new module in such a package, or one entry point in ``group`` of
+    another distribution whose object subclasses ``base``: no list repeats the registry."""
 
-    def __init__(self, kind: str, packages: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        kind: str,
+        packages: tuple[str, ...] = (),
+        *,
+        group: str | None = None,
+        base: type | None = None,
+        adopt: Adopt | None = None,
+    ) -> None:
         self.kind = kind
+        self.group = group
+        self._base = base
+        self._adopt = adopt
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
         self._packages = list(packages)
         self._lock = threading.RLock()
+        self._plugins: dict[str, EntryPoint] = {}
+        self._plugins_seen_on: tuple[str, ...] | None = None
+        self._from_plugins: set[str] = set()
 
     def register(self, name: str, obj: T, *, origin: str | None = None) -> T:
         with self._lock:
@@ -63,9 +88,57 @@ class Registry(Generic[T]):
             while self._packages:
                 import_package(self._packages.pop(0))
 
+    def entry_points(self) -> dict[str, EntryPoint]:
+        """This registry's entry points by name, found again whenever ``sys.path`` has changed. A plugin
+        cannot take a name olive-eval (or a user script) has: that is an error naming both."""
+        if self.group is None:
+            return {}
+        with self._lock:
+            if self._plugins_seen_on != tuple(sys.path):
+                from importlib.metadata import entry_points
+
+                self._load_lazy()
+                found = {ep.name: ep for ep in entry_points(group=self.group)}
+                for name, ep in found.items():
+                    if name in self._entries and name not in self._from_plugins:
+                        raise RegistryError(
+                            f"{describe_entry_point(ep)} registers {self.kind} '{name}', which "
+                            f"{self._origins[name]} registered already; rename it"
+                        )
+                self._plugins, self._plugins_seen_on = found, tuple(sys.path)
+            return self._plugins
+
+    def _load_plugin(self, name: str) -> None:
+        """Load the entry point of ``name``, if there is one: it registers through ``adopt``, or its module's
+        import registered the name already (a decorator)."""
+        ep = self.entry_points().get(name)
+        if ep is None:
+            return
+        where = describe_entry_point(ep)
+        with self._lock:
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                raise RegistryError(f"{where} cannot be loaded: {type(exc).__name__}: {exc}") from exc
+            if name in self._entries:
+                self._from_plugins.add(name)
+                return
+            try:
+                if self._base is not None and not (inspect.isclass(obj) and issubclass(obj, self._base)):
+                    raise TypeError(f"is not a {self._base.__name__} subclass (it is {_shown(obj)})")
+                if self._adopt is not None:
+                    self._adopt(name, obj, where)
+                else:
+                    self.register(name, obj, origin=where)
+            except TypeError as exc:
+                raise RegistryError(f"{where} {exc}") from None
+            self._from_plugins.add(name)
+
     def get(self, name: str) -> T:
         if name not in self._entries:
             self._load_lazy()
+        if name not in self._entries:
+            self._load_plugin(name)
         try:
             return self._entries[name]
         except KeyError:
@@ -74,11 +147,12 @@ class Registry(Generic[T]):
     def __contains__(self, name: object) -> bool:
         if name not in self._entries:
             self._load_lazy()
-        return name in self._entries
+        return name in self._entries or name in self.entry_points()
 
     def names(self) -> list[str]:
+        """Every name: built-ins, user scripts' and the entry points' (these not loaded until looked up)."""
         self._load_lazy()
-        return sorted(self._entries)
+        return sorted({*self._entries, *self.entry_points()})
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
@@ -92,6 +166,7 @@ class Registry(Generic[T]):
         with self._lock:
             self._entries.pop(name, None)
             self._origins.pop(name, None)
+            self._from_plugins.discard(name)
 
     def decorator(self, name: str) -> Callable[[T], T]:
         def wrap(obj: T) -> T:
@@ -105,3 +180,16 @@ def import_package(name: str) -> None:
     package = importlib.import_module(name)
     for info in pkgutil.walk_packages(getattr(package, "__path__", []), prefix=f"{name}."):
         importlib.import_module(info.name)
+
+
+def describe_entry_point(ep: EntryPoint) -> str:
+    """``entry point 'name = module:attr' (group g) of distribution 'dist 1.0'``, for one-line errors."""
+    dist = getattr(ep, "dist", None)
+    shown = f"'{dist.name} {dist.version}'" if dist is not None else "(unknown)"
+    return f"entry point '{ep.name} = {ep.value}' (group {ep.group}) of distribution {shown}"
+
+
+def _shown(obj: object) -> str:
+    if inspect.isclass(obj):
+        return f"the class {obj.__module__}.{obj.__qualname__}"
+    return f"a {type(obj).__name__}"

@@ -9,16 +9,13 @@ from pydantic import ValidationError
 from olive_eval.errors import ConfigError
 from olive_eval.strict_model import EXPECTED_JSON, shown_json
 
-#: Locations pydantic inserts for tagged unions; they are not part of the user's JSON.
-_UNION_TAGS = {"ONNXModel", "PyTorchModel", "HuggingfaceContainer", "DummyDataContainer"}
-
 
 def json_path(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in _UNION_TAGS or (isinstance(part, str) and part.startswith("function-")):
+        elif isinstance(part, str) and part.startswith("function-"):  # pydantic's name of a validator, not JSON
             continue
         else:
             out += f".{part}" if out else str(part)

@@ -11,15 +11,11 @@ from olive_eval.config.components import nested_error
 from olive_eval.config.errors import describe_error, json_path
 from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
+from olive_eval.metrics.stats import Method
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
+from olive_eval.ranking import GoalType
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import LaxPath, StrictModel, shown_json, unknown_choice_hint
-
-GoalType = Literal[
-    "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
-]
-METRIC_TYPES = ("accuracy", "latency", "throughput", "size_on_disk", "custom")
-
 
 #: Upper bound of bootstrap resamples: intervals stop moving long before this.
 MAX_RESAMPLES = 100_000
@@ -28,7 +24,7 @@ MAX_RESAMPLES = 100_000
 class ConfidenceIntervalConfig(StrictModel):
     """A seeded bootstrap interval for a sub-type's value."""
 
-    method: Literal["percentile", "bca", "basic"] = "percentile"
+    method: Method = "percentile"
     n_resamples: int = Field(1000, le=MAX_RESAMPLES, description=f"Bootstrap resamples (2 to {MAX_RESAMPLES:,}).")
     level: float = Field(0.95, gt=0, lt=1)
     seed: int = 42
@@ -275,6 +271,14 @@ class MetricConfig(StrictModel):
 
             return HuggingFaceMetric.from_sub_type(sub.name, sub.metric_config, base_dir=base_dir)
         return get_metric(sub.name, sub.metric_config, sub.aggregation)
+
+    def reads(self, sub: SubType) -> tuple[str, ...]:
+        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.fields`)."""
+        if self.type == "custom":  # metric_func gets the predictions, the raw outputs and the references
+            return ("prediction", "logits", "references")
+        if self.backend == "huggingface_metrics":
+            return ("prediction", "references")
+        return metric_registry.get(sub.name).reads if self.metric_type.need is Need.PREDICTIONS else ()
 
     def parsed_config(self, sub: SubType) -> Any:
         return self.metric_type.parse_metric_config(sub.name, sub.metric_config)

@@ -3,7 +3,7 @@
 Five kinds, one registry each: datasets (``load_dataset_config``), pre-processing, post-processing,
 dataloaders, and the containers that pick a default for each. A component is a class with a ``Params``
 model (its config, validated strictly) and the behaviour of its kind; ``@register_component(kind, name)``
-adds one, from olive-eval or a user script. Olive components that olive-eval does not have are registered
+adds one, from olive-eval or a user script, and an entry point in the kind's group adds one from another package. Olive components that olive-eval does not have are registered
 as refusals: naming one is an error that says so, never a silent no-op.
 """
 
@@ -18,9 +18,6 @@ from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
 
 KINDS = ("dataset", "pre-process", "post-process", "dataloader", "container")
-
-#: One registry per kind; built-ins are the components defined in the modules of ``olive_eval.data``.
-registries: dict[str, Registry[Any]] = {kind: Registry(f"{kind} type", packages=("olive_eval.data",)) for kind in KINDS}
 
 
 class ComponentParams(StrictModel):
@@ -40,6 +37,35 @@ class Component:
 
 
 C = TypeVar("C", bound=type[Component])
+
+#: The entry-point group of each kind, for components from other packages.
+GROUPS = {
+    "dataset": "olive_eval.datasets",
+    "pre-process": "olive_eval.pre_process",
+    "post-process": "olive_eval.post_process",
+    "dataloader": "olive_eval.dataloaders",
+    "container": "olive_eval.containers",
+}
+
+
+def _adopter(kind: str) -> Callable[[str, Any, str], None]:
+    def adopt(name: str, cls: type[Component], origin: str) -> None:
+        if not issubclass(cls.Params, ComponentParams):
+            raise TypeError(f"has a Params that is not a ComponentParams subclass ({cls.Params!r})")
+        cls.name = name
+        registries[kind].register(name, cls, origin=origin)
+
+    return adopt
+
+
+#: One registry per kind; built-ins are the components defined in the modules of ``olive_eval.data``, and other
+#: packages add Component subclasses through the kind's entry-point group (:data:`GROUPS`).
+registries: dict[str, Registry[Any]] = {
+    kind: Registry(
+        f"{kind} type", packages=("olive_eval.data",), group=GROUPS[kind], base=Component, adopt=_adopter(kind)
+    )
+    for kind in KINDS
+}
 
 
 def register_component(kind: str, name: str) -> Callable[[C], C]:

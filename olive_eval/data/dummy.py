@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from olive_eval.data.input_spec import InputSpec
 from olive_eval.data.sources import DummyDatasetParams
 from olive_eval.errors import EvaluationError
-from olive_eval.runtimes.base import InputSpec
 
 
 def dummy_inputs(config: DummyDatasetParams | None, specs: list[InputSpec]) -> dict[str, np.ndarray]:

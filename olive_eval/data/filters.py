@@ -102,8 +102,11 @@ class StringFilter(PredictionFilter):
 
 # --------------------------------------------------------------------------------------------- registry
 
-filter_registry: Registry[Any] = Registry("filter type")
-"""Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function."""
+filter_registry: Registry[Any] = Registry(
+    "filter type", group="olive_eval.filters", adopt=lambda name, obj, origin: register_filter(name)(obj)
+)
+"""Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function; other packages add
+either through the entry-point group ``olive_eval.filters``."""
 
 F = TypeVar("F")
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
 from olive_eval.engine.data_store import DataView
+from olive_eval.engine.fields import pass_fields
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes.base import Runtime
 
@@ -59,7 +60,7 @@ def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: P
     """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``)."""
     record = PassRecord(data.config.name)
     post = data.post
-    available = _available_fields(data)
+    available = pass_fields(data.prepared.columns, data.prepared.references)
     for consumer in consumers:
         consumer.check_fields(available)
     for index, batch in enumerate(data.batches()):
@@ -104,13 +105,6 @@ def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: P
             "check the model and its inputs"
         )
     return record
-
-
-def _available_fields(data: DataView) -> list[str]:
-    fields = ["prediction", "logits", "inference_seconds", "model_seconds", "batch_index", *data.prepared.columns]
-    if data.prepared.references is not None:
-        fields.append("references")
-    return sorted(set(fields))
 
 
 def _call(runtime: Runtime, batch: Batch) -> dict[str | None, Outputs]:

@@ -5,6 +5,7 @@ exit 2, not the same failure recorded for each model after it loaded.
 * Each data config the plan reads: its source opens (a malformed or blank JSON lines file fails here, by line)
   and has rows (a ``limit`` can keep none); its pre-process finds its columns, and a tokenizer source where text
   needs one, for each model's processor; data read as stored has its first batch built (a missing label shows).
+* The fields each metric reads are given by the pass over its data config (:mod:`olive_eval.engine.fields`).
 
 A pre-process is stopped where it would load a tokenizer or processor (:class:`ProcessorDeferred`): what it
 makes with one depends on the model, and is checked batch by batch when the model's pass runs. A failure that is
@@ -20,6 +21,7 @@ from olive_eval.config.run import RunConfig
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, ProcessorDeferred
 from olive_eval.data.sources import Source
+from olive_eval.engine.fields import check_reads, pass_fields
 from olive_eval.errors import ConfigError, DataError, EvaluationError, OliveEvalError
 from olive_eval.runtimes.base import runtime_registry
 
@@ -73,6 +75,7 @@ def _prepares(run: RunConfig, config: DataConfig, source: Source) -> None:
         seen.add(key)
         try:
             prepared = pre.prepare(source, context)
+            check_reads(run, config.name, pass_fields(prepared.columns, prepared.references))
             if prepared.as_stored:  # building the first batch checks it (its labels, among others)
                 next(iter(build("dataloader", config.dataloader_config).batches(prepared)), None)
         except ProcessorDeferred:

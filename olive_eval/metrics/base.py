@@ -21,6 +21,7 @@ import numpy as np
 
 from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics.aggregations import Aggregation, get_aggregation
+from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
 
 
@@ -28,14 +29,6 @@ class Kind(str, Enum):
     INSTANCE = "instance"
     MAP_REDUCE = "map_reduce"
     GLOBAL = "global"
-
-
-#: Fields every prediction pass gives a metric (a metric may also read any column of the data, e.g. a
-#: metadata column such as ``audio_seconds``): ``prediction`` is the post-processed output (after the metric's
-#: filters), ``logits`` the raw output it came from, ``references`` the data config's label column, and the
-#: pass's per-example timing: ``inference_seconds`` (the example's share of its batch's model call plus
-#: post-processing), ``model_seconds`` (of the model call alone) and ``warmup`` (in a warm-up batch).
-PASS_FIELDS = ("prediction", "logits", "references", "inference_seconds", "model_seconds", "warmup")
 
 
 class NoConfig(StrictModel):
@@ -62,7 +55,8 @@ class Metric:
     Subclasses set the class attributes and implement ``statistics`` (instance: one score per
     example, aggregated by ``aggregation``), ``statistics`` + ``reduce`` (map/reduce: additive
     per-example statistics), or ``compute`` (global). ``reads`` names the fields the metric takes, in
-    the order ``statistics``/``compute`` take them (see :data:`PASS_FIELDS`; any data column too).
+    the order ``statistics``/``compute`` take them: fields of the pass (``prediction``, ``logits``, ``references``,
+    timing; see :func:`olive_eval.engine.fields.pass_fields`) or columns of the data; checked when the run is planned.
     ``scalar`` is False for a metric whose value is a structure (a curve): it cannot be ranked.
     ``requires`` names packages checked when the metric is configured, with ``extra`` to suggest.
     """
@@ -151,3 +145,17 @@ class Metric:
     def compute(self, *fields: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""
         return self.reduce(self.statistics(*fields))
+
+
+def _adopt(name: str, cls: type[Metric], origin: str) -> None:
+    """An entry point's Metric subclass, registered under its entry point's name, which must be its ``name``."""
+    if getattr(cls, "name", None) != name:
+        raise TypeError(f"names a metric whose name is {getattr(cls, 'name', None)!r}, not {name!r}")
+    metric_registry.register(name, cls, origin=origin)
+
+
+#: Every metric: the families defined in the modules of ``olive_eval.metrics``, those user scripts register, and
+#: other packages' entry points in the group ``olive_eval.metrics`` (Metric subclasses, loaded on first use).
+metric_registry: Registry[type[Metric]] = Registry(
+    "metric", packages=("olive_eval.metrics",), group="olive_eval.metrics", base=Metric, adopt=_adopt
+)

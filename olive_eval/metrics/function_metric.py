@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import create_model
 
 from olive_eval.errors import EvaluationError
-from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.base import Kind, Metric, Score, metric_registry
 from olive_eval.strict_model import StrictModel
 
 
@@ -140,6 +140,4 @@ def metric_from_function(
 
 
 def _rebuild(name: str, config: dict[str, Any], aggregation: str | None) -> Metric:
-    from olive_eval.metrics.registry import get_metric
-
-    return get_metric(name, config, aggregation)
+    return metric_registry.get(name).from_config(config, aggregation)

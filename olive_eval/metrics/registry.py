@@ -1,4 +1,8 @@
-"""The one metric registry. Built-in families are lazy entries, imported on first lookup."""
+"""Registering metrics (``@register_metric`` on a class or a function) and looking them up by name.
+
+The registry itself is :data:`olive_eval.metrics.base.metric_registry`, beside the class it holds, so that
+metrics made from functions can rebuild themselves by name without importing this module back.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +10,10 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from olive_eval.metrics.base import Kind, Metric
+from olive_eval.metrics.base import Kind, Metric, metric_registry
 from olive_eval.metrics.function_metric import metric_from_function
-from olive_eval.registry import Registry
 
-#: Every metric: the families defined in the modules of ``olive_eval.metrics``, and those user scripts register.
-metric_registry: Registry[type[Metric]] = Registry("metric", packages=("olive_eval.metrics",))
+__all__ = ["get_metric", "metric_names", "metric_registry", "register_metric"]
 
 M = TypeVar("M", bound=type[Metric])
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 Method = Literal["percentile", "basic", "bca"]
-METHODS: tuple[str, ...] = ("percentile", "basic", "bca")
+METHODS: tuple[str, ...] = get_args(Method)
 
 #: Elements drawn per index chunk (rows x n); bounds memory at about 80 MB of int64 per chunk.
 CHUNK_ELEMENTS = 10_000_000

@@ -110,6 +110,10 @@ class AccuracyType(MetricType):
     def sub_type_names(self) -> list[str]:
         return metric_registry.names()
 
+    def check_sub_type(self, sub_type: str) -> None:
+        super().check_sub_type(sub_type)
+        metric_registry.get(sub_type)  # a plugin's metric loads here: a bad entry point is this sub-type's error
+
     def default_higher_is_better(self, sub_type: str) -> bool:
         return metric_registry.get(sub_type).higher_is_better
 

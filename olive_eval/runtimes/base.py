@@ -12,32 +12,18 @@ from __future__ import annotations
 
 import unicodedata
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import numpy as np
 from pydantic import Field
 
 from olive_eval.data.batch import Batch, Columns, Outputs
+from olive_eval.data.input_spec import InputSpec
 from olive_eval.registry import Registry
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import StrictModel
 
 Device = Literal["cpu", "gpu"]
-
-
-@dataclass(frozen=True)
-class InputSpec:
-    """One model input: its name, numpy dtype, and shape (``None`` or a string for a dynamic dimension)."""
-
-    name: str
-    dtype: np.dtype
-    shape: tuple[int | str | None, ...] | None = None
-
-    @property
-    def is_static(self) -> bool:
-        return self.shape is not None and all(isinstance(d, int) and d > 0 for d in self.shape)
 
 
 def check_name(name: str) -> str:
@@ -161,8 +147,19 @@ class Runtime(ABC):
         return list(self.predict(Batch(dict(inputs), list(inputs))).values())
 
 
-#: Model types: every module of ``olive_eval.runtimes`` registers its own (heavy libraries load on use).
-runtime_registry: Registry[type[Runtime]] = Registry("model type", packages=("olive_eval.runtimes",))
+def _adopt(name: str, cls: type[Runtime], origin: str) -> None:
+    """A model type from another package's entry point (group ``olive_eval.model_types``)."""
+    config = getattr(cls, "Config", None)
+    if not (isinstance(config, type) and issubclass(config, ModelConfig)):
+        raise TypeError(f"has no Config that subclasses ModelConfig (it has {config!r})")
+    runtime_registry.register(name, cls, origin=origin)
+
+
+#: Model types: every module of ``olive_eval.runtimes`` registers its own (heavy libraries load on use), and other
+#: packages add Runtime subclasses through the entry-point group ``olive_eval.model_types``.
+runtime_registry: Registry[type[Runtime]] = Registry(
+    "model type", packages=("olive_eval.runtimes",), group="olive_eval.model_types", base=Runtime, adopt=_adopt
+)
 
 
 def create_runtime(

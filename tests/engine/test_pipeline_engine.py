@@ -150,12 +150,13 @@ def test_a_metric_reading_a_field_the_data_cannot_give(scripted):
         "data_config": "d",
         "sub_types": [{"name": "pipeline_seconds", "priority": 2}],
     }
-    result = evaluate(scripted("load_answers", [equal_metric(), seconds]))
-    model = result.models["m"]
-    assert model.status == "partial" and model.metrics["eq-pipeline_equal"].value == 0.0
-    error = model.metrics["secs-pipeline_seconds"].error
-    assert error.startswith("metric 'secs' reads audio_seconds, which data config 'd' does not give; it gives: ")
-    assert "batch_index" in error and "references" in error and "row" in error
+    with pytest.raises(ConfigError) as err:  # when the run is planned, before any model loads
+        evaluate(scripted("load_answers", [equal_metric(), seconds]))
+    assert err.value.path == "evaluator.metrics[1].sub_types[0].name"
+    assert err.value.message == (
+        "accuracy sub-type 'pipeline_seconds' reads audio_seconds, which data config 'd' does not give; it gives: "
+        "batch_index, inference_seconds, label, logits, model_seconds, prediction, references, row"
+    )
 
 
 def test_samples_per_second_is_an_ordinary_metric_over_the_pass_timing(scripted, tmp_path):

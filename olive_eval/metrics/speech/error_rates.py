@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import repeat
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -29,7 +29,7 @@ from pydantic import Field, model_validator
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
 from olive_eval.metrics.speech import alignment as A
-from olive_eval.metrics.speech.normalize import normalize_texts
+from olive_eval.metrics.speech.normalize import Normalizer, normalize_texts
 from olive_eval.strict_model import StrictModel
 
 __all__ = [
@@ -41,8 +41,6 @@ __all__ = [
     "WordInfoPreserved",
     "WordsOnlyConfig",
 ]
-
-Normalizer = Literal["olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard"]
 
 #: The normalizer whose counting (merged compounds) defines only WER.
 LEADERBOARD = "open_asr_leaderboard"

@@ -23,12 +23,14 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from itertools import repeat
+from typing import Literal, get_args
 
 import numpy as np
 
-__all__ = ["NORMALIZERS", "as_texts", "get_normalizer", "normalize_texts", "olive_normalize"]
+__all__ = ["NORMALIZERS", "Normalizer", "as_texts", "get_normalizer", "normalize_texts", "olive_normalize"]
 
-NORMALIZERS = ("olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard")
+Normalizer = Literal["olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard"]
+NORMALIZERS: tuple[str, ...] = get_args(Normalizer)
 
 _NON_WORD = re.compile(r"[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")

@@ -1,0 +1,297 @@
+"""Another package registers a metric, a post-process, a filter and a model type through entry points.
+
+The package is a real installed distribution: a module and a ``*.dist-info`` folder with ``entry_points.txt``
+on ``sys.path``, which ``importlib.metadata`` finds as pip would leave it. Nothing in olive-eval names it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from olive_eval import evaluate
+from olive_eval.config import load_run_config
+from olive_eval.data.components import registries
+from olive_eval.data.filters import filter_registry
+from olive_eval.errors import ConfigError
+from olive_eval.metrics import metric_registry
+from olive_eval.registry import Registry, RegistryError
+from olive_eval.runtimes.base import runtime_registry
+
+PLUGIN = textwrap.dedent(
+    '''
+    """A third-party olive-eval plugin."""
+    from typing import Literal
+
+    import numpy as np
+
+    from olive_eval.data.postprocess import PostParams, PostProcess
+    from olive_eval.metrics.base import Kind, Metric
+    from olive_eval.runtimes.base import BoundCall, ModelConfig, Runtime
+    from olive_eval.strict_model import StrictModel
+
+
+    class WeightedHit(Metric):
+        """weight where the prediction is the reference, else 0."""
+
+        name = "plugin_weighted_hit"
+        higher_is_better = True
+        kind = Kind.INSTANCE
+
+        class Config(StrictModel):
+            weight: float = 1.0
+
+        def statistics(self, prediction, references):
+            hits = np.asarray(prediction) == np.asarray(references)
+            return hits.astype(np.float64) * self.config.weight
+
+
+    class RankParams(PostParams):
+        k: int = 0
+
+
+    class KthLargest(PostProcess):
+        """The class with the k-th largest output (k=0: argmax)."""
+
+        Params = RankParams
+
+        def apply(self, outputs, batch, context):
+            return np.argsort(-np.asarray(self.raw(outputs)), axis=1, kind="stable")[:, self.params.k]
+
+
+    class LinearConfig(ModelConfig):
+        type: Literal["PluginLinear"]
+        weights_file: str
+
+
+    class LinearRuntime(Runtime):
+        """logits = x @ W, W from a .npy file."""
+
+        model_type = "PluginLinear"
+        Config = LinearConfig
+        settings_key = "plugin_linear"
+
+        def __init__(self, weights):
+            self.weights = weights
+
+        @classmethod
+        def load(cls, model_config, device, execution_providers, settings=None):
+            return cls(np.load(model_config.weights_file))
+
+        def predict(self, batch):
+            return {"logits": np.asarray(batch.columns["x"], dtype=np.float32) @ self.weights}
+
+        def bind(self, batch):
+            raise NotImplementedError
+
+
+    def negate(prediction):
+        return -prediction
+
+
+    class NotAMetric:
+        name = "plugin_not_a_metric"
+    '''
+)
+
+ENTRY_POINTS = """\
+[olive_eval.metrics]
+plugin_weighted_hit = {module}:WeightedHit
+plugin_not_a_metric = {module}:NotAMetric
+plugin_misnamed = {module}:WeightedHit
+
+[olive_eval.post_process]
+plugin_kth_largest = {module}:KthLargest
+plugin_bad_post = {module}:negate
+
+[olive_eval.model_types]
+PluginLinear = {module}:LinearRuntime
+PluginBroken = {module}_missing:Runtime
+
+[olive_eval.filters]
+plugin_negate = {module}:negate
+"""
+
+NAMES = {
+    metric_registry: ("plugin_weighted_hit", "plugin_not_a_metric", "plugin_misnamed"),
+    registries["post-process"]: ("plugin_kth_largest", "plugin_bad_post"),
+    runtime_registry: ("PluginLinear", "PluginBroken"),
+    filter_registry: ("plugin_negate",),
+}
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch, request):
+    """The distribution ``olive-eval-toy-plugin 0.3`` installed under tmp_path (a unique module per test)."""
+    module = "olive_eval_toy_plugin_" + re.sub(r"\W", "_", request.node.name)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / f"{module}.py").write_text(PLUGIN)
+    info = site / "olive_eval_toy_plugin-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: olive-eval-toy-plugin\nVersion: 0.3\n")
+    (info / "entry_points.txt").write_text(ENTRY_POINTS.format(module=module))
+    monkeypatch.syspath_prepend(str(site))
+    yield module
+    monkeypatch.undo()  # sys.path without the plugin, before the registries are asked again
+    for registry, names in NAMES.items():
+        for name in names:
+            registry.unregister(name)
+    sys.modules.pop(module, None)
+
+
+def run_config(toy, weights_file: Path, sub_types: list[dict], post: dict, filters: list | None = None) -> dict:
+    data = toy.data_config()
+    data["post_process_data_config"] = post
+    return {
+        "input_model": {"type": "PluginLinear", "name": "plugged", "weights_file": str(weights_file)},
+        "data_configs": [data],
+        "metrics": [
+            {
+                "name": "acc",
+                "type": "accuracy",
+                "data_config": "toy",
+                "sub_types": sub_types,
+                **({"filters": filters} if filters is not None else {}),
+            }
+        ],
+        "output_dir": str(toy.root / "out"),
+    }
+
+
+def test_a_metric_a_post_process_and_a_model_type_from_another_package(toy, plugin):
+    weights = toy.weights + 0.3 * np.random.default_rng(5).standard_normal(toy.weights.shape).astype(np.float32)
+    np.save(toy.root / "w.npy", weights)
+    config = run_config(
+        toy,
+        toy.root / "w.npy",
+        [
+            {"name": "plugin_weighted_hit", "priority": 1, "metric_config": {"weight": 2.5}},
+            {"name": "accuracy_score"},
+        ],
+        {"type": "plugin_kth_largest", "k": 1},
+    )
+    result = evaluate(config)
+    model = result.models["plugged"]
+    assert model.status == "ok", model.error
+    # independent reference: the second-best class of x @ W, against the labels
+    logits = toy.x.astype(np.float32) @ weights
+    second = np.argsort(-logits, axis=1, kind="stable")[:, 1]
+    assert 0 < (second == toy.labels).mean() < 1
+    assert model.metrics["acc-plugin_weighted_hit"].value == pytest.approx(2.5 * (second == toy.labels).mean())
+    assert model.metrics["acc-accuracy_score"].value == pytest.approx((second == toy.labels).mean())
+    assert "plugin_weighted_hit" in metric_registry.names()
+    assert metric_registry.origin("plugin_weighted_hit").startswith(
+        "entry point 'plugin_weighted_hit = " + plugin + ":WeightedHit' (group olive_eval.metrics) of distribution "
+        "'olive-eval-toy-plugin 0.3'"
+    )
+
+
+def test_a_function_filter_from_another_package(toy, plugin):
+    np.save(toy.root / "w.npy", toy.weights)
+    config = run_config(
+        toy,
+        toy.root / "w.npy",
+        [{"name": "plugin_weighted_hit"}],
+        {"type": "plugin_kth_largest"},
+        filters=[{"type": "plugin_negate"}],
+    )
+    model = evaluate(config).models["plugged"]
+    assert model.status == "ok", model.error
+    # the argmax is exact, so after negation only the examples of class 0 still match
+    assert model.metrics["acc-plugin_weighted_hit"].value == pytest.approx((toy.labels == 0).mean())
+
+
+def test_entry_points_load_only_when_their_name_is_used(toy, plugin):
+    assert "PluginLinear" in runtime_registry.names()
+    assert plugin not in sys.modules
+    metric_registry.get("accuracy_score")
+    assert plugin not in sys.modules
+
+
+@pytest.mark.parametrize(
+    ("sub_type", "path", "message"),
+    [
+        (
+            "plugin_not_a_metric",
+            "metrics[0].sub_types[0].name",
+            "entry point 'plugin_not_a_metric = {module}:NotAMetric' (group olive_eval.metrics) of distribution "
+            "'olive-eval-toy-plugin 0.3' is not a Metric subclass (it is the class {module}.NotAMetric)",
+        ),
+        (
+            "plugin_misnamed",
+            "metrics[0].sub_types[0].name",
+            "entry point 'plugin_misnamed = {module}:WeightedHit' (group olive_eval.metrics) of distribution "
+            "'olive-eval-toy-plugin 0.3' names a metric whose name is 'plugin_weighted_hit', not 'plugin_misnamed'",
+        ),
+    ],
+)
+def test_a_metric_entry_point_that_fails_the_check_is_one_line(toy, plugin, sub_type, path, message):
+    np.save(toy.root / "w.npy", toy.weights)
+    config = run_config(toy, toy.root / "w.npy", [{"name": sub_type}], {"type": "argmax"})
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert err.value.path == path
+    assert err.value.message == message.format(module=plugin)
+    assert "\n" not in str(err.value)
+
+
+def test_a_post_process_entry_point_that_is_not_a_component(toy, plugin):
+    np.save(toy.root / "w.npy", toy.weights)
+    config = run_config(toy, toy.root / "w.npy", [{"name": "accuracy_score"}], {"type": "plugin_bad_post"})
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert err.value.path == "data_configs[0].post_process_data_config.type"
+    assert err.value.message == (
+        f"entry point 'plugin_bad_post = {plugin}:negate' (group olive_eval.post_process) of distribution "
+        "'olive-eval-toy-plugin 0.3' is not a Component subclass (it is a function)"
+    )
+
+
+def test_a_model_type_entry_point_that_cannot_be_imported(toy, plugin):
+    config = run_config(toy, toy.root / "w.npy", [{"name": "accuracy_score"}], {"type": "argmax"})
+    config["input_model"] = {"type": "PluginBroken", "name": "broken"}
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert err.value.path == "input_model.type"
+    assert err.value.message == (
+        f"entry point 'PluginBroken = {plugin}_missing:Runtime' (group olive_eval.model_types) of distribution "
+        f"'olive-eval-toy-plugin 0.3' cannot be loaded: ModuleNotFoundError: No module named '{plugin}_missing'"
+    )
+
+
+def test_the_cli_names_a_bad_entry_point_in_one_line_and_exits_2(toy, plugin, tmp_path, capsys):
+    import json
+
+    from olive_eval.cli import main
+
+    np.save(toy.root / "w.npy", toy.weights)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run_config(toy, toy.root / "w.npy", [{"name": "plugin_not_a_metric"}], {})))
+    assert main(["--config", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "metrics[0].sub_types[0].name" in err[0] and "'olive-eval-toy-plugin 0.3'" in err[0]
+    assert "is not a Metric subclass" in err[0]
+
+
+def test_a_plugin_cannot_take_a_built_in_name(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    info = site / "clash-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clash\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[olive_eval.test_clash]\nsame = clash_module:Thing\n")
+    monkeypatch.syspath_prepend(str(site))
+    registry: Registry[object] = Registry("thing", group="olive_eval.test_clash")
+    registry.register("same", object(), origin="olive_eval/things.py:1")
+    with pytest.raises(RegistryError) as err:
+        registry.get("other")
+    assert str(err.value) == (
+        "entry point 'same = clash_module:Thing' (group olive_eval.test_clash) of distribution 'clash 1.0' "
+        "registers thing 'same', which olive_eval/things.py:1 registered already; rename it"
+    )

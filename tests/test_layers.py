@@ -1,0 +1,41 @@
+"""Imports run down the floors of the house (docs: ARCHITECTURE): the data floor never imports the runtimes or
+anything above them, and metrics made from functions rebuild themselves without importing the registration
+module that imports them. Every import counts, those inside functions too."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import olive_eval
+
+ROOT = Path(olive_eval.__file__).parent
+
+
+def imports_of(path: Path) -> set[str]:
+    """The olive_eval modules a file imports, anywhere in it."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.startswith("olive_eval")}
+
+
+def test_the_data_floor_imports_nothing_above_it():
+    above = ("olive_eval.runtimes", "olive_eval.engine", "olive_eval.config", "olive_eval.api", "olive_eval.cli")
+    offending = {
+        str(path.relative_to(ROOT)): sorted(name for name in imports_of(path) if name.startswith(above))
+        for path in sorted((ROOT / "data").glob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}
+
+
+def test_function_metrics_do_not_import_the_registration_module_back():
+    assert "olive_eval.metrics.function_metric" in imports_of(ROOT / "metrics" / "registry.py")
+    assert not imports_of(ROOT / "metrics" / "function_metric.py") & {
+        "olive_eval.metrics.registry",
+        "olive_eval.metrics.registry.get_metric",
+    }
