@@ -295,3 +295,11 @@ def test_a_plugin_cannot_take_a_built_in_name(tmp_path, monkeypatch):
         "entry point 'same = clash_module:Thing' (group olive_eval.test_clash) of distribution 'clash 1.0' "
         "registers thing 'same', which olive_eval/things.py:1 registered already; rename it"
     )
+
+
+def test_the_schema_lists_the_plugins_model_types(plugin):
+    from olive_eval.cli import schema_json
+
+    schema = schema_json()
+    assert '"const": "PluginLinear"' in schema and '"title": "LinearConfig"' in schema
+    assert "PluginBroken" not in schema  # one that cannot be loaded is left out
