@@ -34,8 +34,9 @@ from olive_eval.data.batch import Columns
 from olive_eval.data.components import ComponentParams, register_component
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.preprocess import PreProcess, check_columns
-from olive_eval.data.sources import DataContext, Source, offline
+from olive_eval.data.sources import DataContext, Source
 from olive_eval.errors import EvaluationError
+from olive_eval.huggingface_env import offline
 
 #: The references column (Olive names the aligned labels ``label``).
 LABEL = "label"

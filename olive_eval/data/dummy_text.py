@@ -191,7 +191,7 @@ def read_model_config(name: str, context: DataContext, trust_remote_code: bool |
             return dict(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError) as exc:
             raise EvaluationError(f"{where}: cannot read {path}: {exc}") from None
-    from olive_eval.data.sources import offline
+    from olive_eval.huggingface_env import offline
 
     try:
         from transformers import AutoConfig

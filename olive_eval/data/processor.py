@@ -10,8 +10,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
-from olive_eval.data.sources import offline, quiet_transformers
 from olive_eval.errors import EvaluationError, MissingDependencyError
+from olive_eval.huggingface_env import offline, quiet_transformers
 
 _FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "preprocessor_config.json", "processor_config.json")
 

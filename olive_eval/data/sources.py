@@ -15,9 +15,7 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,8 @@ from pydantic import Field, model_validator
 
 from olive_eval.data.components import Component, ComponentParams, not_built, register_component
 from olive_eval.data.json_files import read_json
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, first_line
+from olive_eval.huggingface_env import hub_dataset_cached, offline
 from olive_eval.strict_model import StrictModel, closest
 
 #: Rows per chunk read from a file: bounded memory however large the file.
@@ -225,7 +224,7 @@ class HuggingfaceDataset(Component):
             raise
         except Exception as exc:
             raise EvaluationError(
-                f"data config '{name}': cannot load dataset '{p.data_name}': {_first_line(exc)}"
+                f"data config '{name}': cannot load dataset '{p.data_name}': {first_line(exc)}"
             ) from exc
         if p.limit is not None or p.shuffle is not None:
             source = Subset(source, p.limit, p.shuffle.seed if p.shuffle else None)
@@ -293,64 +292,6 @@ def packaged_builders() -> list[str]:
     return sorted(_PACKAGED_DATASETS_MODULES)
 
 
-def hf_cache_root() -> Path:
-    return Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
-
-
-def hub_dataset_cached(name: str) -> bool:
-    """Whether a hub dataset has files in the local cache (the hub cache, or ``datasets``' own)."""
-    hub = Path(os.environ.get("HF_HUB_CACHE", hf_cache_root() / "hub")) / f"datasets--{name.replace('/', '--')}"
-    prepared = Path(os.environ.get("HF_DATASETS_CACHE", hf_cache_root() / "datasets")) / name.replace("/", "___")
-    return hub.is_dir() or prepared.is_dir()
-
-
-@contextmanager
-def quiet_transformers() -> Iterator[None]:
-    """transformers logs warnings (e.g. about unused weights) and draws a "Loading weights" bar on stderr; a run
-    reports through its own lines, so both are off for the block (and restored after it)."""
-    import transformers
-    from transformers.utils import logging as hf_logging
-
-    level, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
-    transformers.logging.set_verbosity_error()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        transformers.logging.set_verbosity(level)
-        if bars:
-            hf_logging.enable_progress_bar()
-
-
-@contextmanager
-def offline(allowed: bool) -> Iterator[None]:
-    """Hugging Face libraries read their offline switches at import time and from these modules' globals;
-    set both for the block (nothing reaches the network unless the run allows it)."""
-    if allowed:
-        yield
-        return
-    saved = {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")}
-    os.environ.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"})
-    patched = []
-    for module, attr in (("huggingface_hub.constants", "HF_HUB_OFFLINE"), ("datasets.config", "HF_HUB_OFFLINE")):
-        import sys
-
-        mod = sys.modules.get(module)
-        if mod is not None and hasattr(mod, attr):
-            patched.append((mod, attr, getattr(mod, attr)))
-            setattr(mod, attr, True)
-    try:
-        yield
-    finally:
-        for mod, attr, value in patched:
-            setattr(mod, attr, value)
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
 def _files(files: str | list[str] | dict[str, str | list[str]] | None) -> list[str]:
     if files is None:
         return []
@@ -410,15 +351,10 @@ def _load_with_datasets(p: HuggingfaceDatasetParams, name: str, context: DataCon
                     raise
                 raise EvaluationError(
                     f"data config '{name}': '{p.data_name}' is not in the local Hugging Face cache "
-                    f"({_first_line(exc)}); point data_name at local files, or allow downloads with "
+                    f"({first_line(exc)}); point data_name at local files, or allow downloads with "
                     '"allow_download": true or --allow-download'
                 ) from None
         if p.col_filters:
             filters = dict(p.col_filters)
             loaded = loaded.filter(lambda row: all(row[k] == v for k, v in filters.items()))
         return loaded.with_format("arrow")[:]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

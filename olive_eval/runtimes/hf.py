@@ -18,8 +18,8 @@ import numpy as np
 from pydantic import Field, PrivateAttr
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.sources import hf_cache_root, offline, quiet_transformers
 from olive_eval.errors import EvaluationError
+from olive_eval.huggingface_env import hf_cache_root, offline, quiet_transformers
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import input_array
