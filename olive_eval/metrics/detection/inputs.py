@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_score
 from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
 
 IouType = Literal["bbox", "segm"]
-IOU_TYPES = ("bbox", "segm")
+IOU_TYPES: tuple[str, ...] = get_args(IouType)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from olive_eval.metrics.detection.accumulation import (
 )
 from olive_eval.metrics.detection.coco import CocoParams, coco_params, default_iou_thresholds
 from olive_eval.metrics.detection.image_statistics import coco_statistics, valor_statistics
+from olive_eval.metrics.detection.inputs import IouType
 from olive_eval.metrics.detection.per_image import PerImage
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
@@ -50,7 +51,7 @@ class DetectionConfig(StrictModel):
         "coco", description="coco: pycocotools COCOeval, exactly; valor: valor-lite's floor binning and all-label mAP"
     )
     box_format: Literal["xyxy", "xywh"] = "xyxy"
-    iou_type: Literal["bbox", "segm"] = Field("bbox", description="bbox: boxes; segm: masks (RLE or dense)")
+    iou_type: IouType = Field("bbox", description="bbox: boxes; segm: masks (RLE or dense)")
     iou_thresholds: list[float] | None = Field(None, description="Default 0.50:0.05:0.95 (both conventions).")
     rec_thresholds: list[float] | None = Field(None, description="coco: default 0:0.01:1 (101 points).")
     max_dets: list[int] = Field(default_factory=lambda: [1, 10, 100], description="coco: detections kept per image.")
