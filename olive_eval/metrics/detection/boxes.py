@@ -9,12 +9,12 @@ or the detection's own area when the ground truth is a crowd region.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 
 BoxFormat = Literal["xyxy", "xywh"]
-BOX_FORMATS = ("xyxy", "xywh")
+BOX_FORMATS: tuple[str, ...] = get_args(BoxFormat)
 
 
 def as_xywh(boxes: object, box_format: str = "xyxy", *, where: str = "") -> np.ndarray:

@@ -34,6 +34,7 @@ from olive_eval.metrics.detection.accumulation import (
     valor_key,
     valor_values,
 )
+from olive_eval.metrics.detection.boxes import BoxFormat
 from olive_eval.metrics.detection.coco import CocoParams, coco_params, default_iou_thresholds
 from olive_eval.metrics.detection.image_statistics import coco_statistics, valor_statistics
 from olive_eval.metrics.detection.inputs import IouType
@@ -50,7 +51,7 @@ class DetectionConfig(StrictModel):
     convention: Literal["coco", "valor"] = Field(
         "coco", description="coco: pycocotools COCOeval, exactly; valor: valor-lite's floor binning and all-label mAP"
     )
-    box_format: Literal["xyxy", "xywh"] = "xyxy"
+    box_format: BoxFormat = "xyxy"
     iou_type: IouType = Field("bbox", description="bbox: boxes; segm: masks (RLE or dense)")
     iou_thresholds: list[float] | None = Field(None, description="Default 0.50:0.05:0.95 (both conventions).")
     rec_thresholds: list[float] | None = Field(None, description="coco: default 0:0.01:1 (101 points).")
