@@ -35,7 +35,14 @@ class Aggregation:
         return self.name == "mean"
 
 
-aggregation_registry: Registry[Aggregation] = Registry("aggregation")
+def _adopt(name: str, func: object, origin: str) -> None:
+    """An aggregation from another package's entry point (group ``olive_eval.aggregations``): ``f(scores) -> float``."""
+    if not callable(func):
+        raise TypeError(f"is not a function f(scores) -> float (it is a {type(func).__name__})")
+    aggregation_registry.register(name, Aggregation(name, func), origin=origin)
+
+
+aggregation_registry: Registry[Aggregation] = Registry("aggregation", group="olive_eval.aggregations", adopt=_adopt)
 
 for _name, _func in (("mean", np.mean), ("median", np.median), ("max", np.max), ("min", np.min)):
     aggregation_registry.register(_name, Aggregation(_name, _func, vectorized=True), origin="olive_eval built-in")

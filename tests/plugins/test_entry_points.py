@@ -20,6 +20,7 @@ from olive_eval.data.components import registries
 from olive_eval.data.filters import filter_registry
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry
+from olive_eval.metrics.aggregations import aggregation_registry
 from olive_eval.registry import Registry, RegistryError
 from olive_eval.runtimes.base import runtime_registry
 
@@ -94,6 +95,13 @@ PLUGIN = textwrap.dedent(
         return -prediction
 
 
+    def total(scores):
+        return float(np.sum(scores))
+
+
+    NOT_A_FUNCTION = 3
+
+
     class NotAMetric:
         name = "plugin_not_a_metric"
     '''
@@ -115,6 +123,10 @@ PluginBroken = {module}_missing:Runtime
 
 [olive_eval.filters]
 plugin_negate = {module}:negate
+
+[olive_eval.aggregations]
+plugin_total = {module}:total
+plugin_three = {module}:NOT_A_FUNCTION
 """
 
 NAMES = {
@@ -122,6 +134,7 @@ NAMES = {
     registries["post-process"]: ("plugin_kth_largest", "plugin_bad_post"),
     runtime_registry: ("PluginLinear", "PluginBroken"),
     filter_registry: ("plugin_negate",),
+    aggregation_registry: ("plugin_total", "plugin_three"),
 }
 
 
@@ -205,6 +218,24 @@ def test_a_function_filter_from_another_package(toy, plugin):
     assert model.status == "ok", model.error
     # the argmax is exact, so after negation only the examples of class 0 still match
     assert model.metrics["acc-plugin_weighted_hit"].value == pytest.approx((toy.labels == 0).mean())
+
+
+def test_an_aggregation_from_another_package(toy, plugin):
+    np.save(toy.root / "w.npy", toy.weights)
+    config = run_config(
+        toy, toy.root / "w.npy", [{"name": "plugin_weighted_hit", "aggregation": "plugin_total"}], {"type": "argmax"}
+    )
+    model = evaluate(config).models["plugged"]
+    assert model.status == "ok", model.error
+    assert model.metrics["acc-plugin_weighted_hit"].value == len(toy.labels)  # the exact model hits every example
+    config["metrics"][0]["sub_types"][0]["aggregation"] = "plugin_three"
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert err.value.path == "metrics[0].sub_types[0].aggregation"
+    assert err.value.message == (
+        f"entry point 'plugin_three = {plugin}:NOT_A_FUNCTION' (group olive_eval.aggregations) of distribution "
+        "'olive-eval-toy-plugin 0.3' is not a function f(scores) -> float (it is a int)"
+    )
 
 
 def test_entry_points_load_only_when_their_name_is_used(toy, plugin):
