@@ -66,6 +66,16 @@ class RunConfig(StrictModel):
     allow_download: bool = Field(
         False, description="Let datasets, models and tokenizers not in the local cache be downloaded (default: never)."
     )
+    early_stop: bool = Field(
+        False,
+        description="Stop measuring a candidate once a cheap metric misses a ranked goal: its expensive metrics "
+        "(latency, throughput, or those late in 'order') are not measured. Needs a ranked goal.",
+    )
+    order: list[str] | None = Field(
+        None,
+        description="With early_stop: metric names, cheapest first (default: every metric other than latency "
+        "and throughput, then those). Unlisted metrics follow the listed ones.",
+    )
     _source_dir: Path | None = PrivateAttr(None)
 
     @property
@@ -142,7 +152,32 @@ class RunConfig(StrictModel):
         self._check_data_configs()
         self._check_priorities()
         self._check_inference_settings()
+        self._check_early_stop()
         return self
+
+    def _check_early_stop(self) -> None:
+        """``early_stop`` stops on a ranked goal; ``order`` names each metric once, timing metrics last (they
+        are measured in rounds beside the baseline, after the others)."""
+        if self.early_stop and not any(sub.goal is not None for _, sub in self.ranked()):
+            raise nested_error(
+                "early_stop", "early_stop needs a ranked goal to stop on: give a sub-type with a priority a goal"
+            )
+        names = [metric.name for metric in self.all_metrics]
+        timed = {m.name for m in self.all_metrics if m.metric_type.need is Need.TIMINGS}
+        seen_timing: str | None = None
+        for i, name in enumerate(self.order or []):
+            if name not in names:
+                raise nested_error(f"order[{i}]", f"no metric '{name}'; metrics: {', '.join(names)}")
+            if name in (self.order or [])[:i]:
+                raise nested_error(f"order[{i}]", f"metric '{name}' is listed twice")
+            if name in timed:
+                seen_timing = seen_timing or name
+            elif seen_timing is not None:
+                raise nested_error(
+                    f"order[{i}]",
+                    f"'{name}' cannot come after '{seen_timing}': latency and throughput are measured after the "
+                    "other metrics, in rounds beside the baseline",
+                )
 
     def _check_inference_settings(self) -> None:
         """Each framework's part of a metric's ``inference_settings`` is validated by the runtime that takes it;

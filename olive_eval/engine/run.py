@@ -18,16 +18,17 @@ from olive_eval.config.run import joint_key
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executor import Executor, LocalExecutor
+from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
-from olive_eval.engine.significance import RATIO_LEVEL, confident_goal, ratio_interval
+from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.unit import ModelUnit
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import folder_names
-from olive_eval.ranking import GoalCheck, Objective, apply_goals, mark_pareto, rank
-from olive_eval.results import RESULTS_FILE, GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
+from olive_eval.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
 from olive_eval.runtimes.base import ModelConfig
 
 
@@ -104,7 +105,16 @@ class Run:
         self.current = name
         self.result.models[name].status = "running"
         self.save()
-        evaluation = self.executor.run(ModelUnit(model, self.folders[name]))
+        base = self.result.baseline
+        unit = ModelUnit(model, self.folders[name])
+        if self.config.early_stop and name != base:
+            unit = replace(
+                unit,
+                stages=stages(self.config),
+                baseline=self.result.models[base],
+                baseline_evidence=self.evidence.get(base, {}),
+            )
+        evaluation = self.executor.run(unit)
         self.result.models[name] = evaluation.result
         self.evidence[name] = evaluation.evidence
         self.evaluator.current = None  # done: an interruption from here on is not this model's
@@ -118,7 +128,7 @@ class Run:
         each candidate is paired with the baseline's measurement from these rounds."""
         if not self.plan.timings:
             return
-        models = [m for m in models if self._timeable(m.display_name())]
+        models = [m for m in models if self.timeable(m.display_name())]
         phase = TimingPhase(self.config, timing_inputs(self.config, self.data), _statistics, self.progress)
         outcomes = phase.measure(models, self.plan.timings)
         base = self.result.baseline
@@ -138,9 +148,10 @@ class Run:
                     self._ratios_to_baseline(name)
         self.finish()
 
-    def _timeable(self, name: str) -> bool:
+    def timeable(self, name: str) -> bool:
+        """Failed before any value, or stopped early: no timing rounds."""
         model = self.result.models[name]
-        return model.status != "failed" or bool(model.metrics)
+        return (model.status != "failed" or bool(model.metrics)) and model.early_stopped is None
 
     def _baseline_for(self, name: str) -> tuple[ModelResult, dict[str, Evidence]]:
         """The baseline as ``name`` is compared with: its timing values from the rounds ``name`` ran in."""
@@ -179,26 +190,11 @@ class Run:
                 continue
             base, base_evidence = self._baseline_for(name)
             view = RunResult(baseline=result.baseline, models={result.baseline: base, name: result.models[name]})
-            apply_goals(view, goals, self._goal_check(base_evidence))
+            apply_goals(view, goals, goal_check(run, base_evidence, self.evidence.get(name, {})))
         objectives = objectives_of(run)
         result.ranking = rank(result, objectives, [m.display_name() for m in self.candidates])
         result.best = result.ranking[0] if result.ranking else None
         mark_pareto(result, objectives)
-
-    def _goal_check(self, base_evidence: dict[str, Evidence]) -> GoalCheck:
-        """Goals with a confidence, decided on the paired evidence of the candidate and the baseline."""
-        goals = {joint_key(m, s): s.goal for m in self.config.all_metrics for s in m.sub_types}
-
-        def check(model: str, key: str, cand: SubMetricResult, base_sub: SubMetricResult) -> GoalResult | None:
-            goal = goals[key]
-            if goal is None or goal.confidence is None or cand.value is None or base_sub.value is None:
-                return None
-            base_ev, cand_ev = base_evidence.get(key), self.evidence.get(model, {}).get(key)
-            if base_ev is None or cand_ev is None:
-                return None
-            return confident_goal(goal, bool(cand.higher_is_better), base_sub.value, cand.value, base_ev, cand_ev)
-
-        return check
 
     def interrupted(self) -> RunInterrupted:
         """Record a Ctrl-C on the model being evaluated, save, and say so."""

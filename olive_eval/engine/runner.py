@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -163,12 +163,19 @@ class ModelEvaluator:
         #: the result of the model being evaluated (kept by the caller when a run is interrupted)
         self.current: ModelResult | None = None
 
-    def evaluate(self, model_config: Any, folder: str | None = None) -> ModelResult:
+    def evaluate(
+        self,
+        model_config: Any,
+        folder: str | None = None,
+        stages: Sequence[Sequence[str]] | None = None,
+        stop: Callable[[ModelResult], str | None] | None = None,
+    ) -> ModelResult:
         """One model: load each runtime variant, then run every unit of work of the plan.
 
         A unit that fails (a pass, a timing run, a user function) fails only its own metrics; the others
         keep their values and the model is ``partial``. A model that does not load is ``failed``.
-        KeyboardInterrupt is not caught: the caller records the interruption.
+        ``stages`` (metric names) are measured in turn; when ``stop`` names a missed goal after one, the
+        rest are not measured (``early_stopped``). KeyboardInterrupt is not caught: the caller records it.
         """
         name = model_config.display_name()
         result = ModelResult(status="pending", folder=folder)
@@ -182,11 +189,15 @@ class ModelEvaluator:
             result.status, result.error = "failed", _failure_message(exc)
             result.tracebacks.append(_traceback(exc))
         else:
-            for metrics, run_unit in self._units(ctx, model_config):
-                try:
-                    run_unit()
-                except Exception as exc:
-                    self._fail(ctx, metrics, exc)
+            for names in stages if stages is not None else [None]:
+                for metrics, run_unit in self._units(ctx, model_config, names):
+                    try:
+                        run_unit()
+                    except Exception as exc:
+                        self._fail(ctx, metrics, exc)
+                if stop is not None and (missed := stop(result)) is not None:
+                    result.early_stopped = missed
+                    break
             settle_status(result)
         finally:
             for runtime in ctx.runtimes.values():
@@ -203,18 +214,28 @@ class ModelEvaluator:
             ctx.result.runtimes.append({**runtime.describe(), "metrics": metric_names})
 
     def _units(
-        self, ctx: _Context, model_config: Any
+        self, ctx: _Context, model_config: Any, names: Sequence[str] | None = None
     ) -> Iterator[tuple[list[tuple[MetricConfig, SubType]], Callable[[], None]]]:
-        """The plan's units of work for this model: the sub-types each one measures, and how to run it."""
+        """The plan's units of work for this model (of the metrics ``names``, when given): the sub-types each
+        one measures, and how to run it."""
+
+        def wanted(metric: MetricConfig) -> bool:
+            return names is None or metric.name in names
+
         for job in self.plan.passes:
-            yield (
-                [(m, s) for m in job.metrics for s in m.sub_types],
-                partial(self._predict_and_score, ctx, job, model_config),
-            )
+            if names is not None:
+                job = replace(job, metrics=[m for m in job.metrics if wanted(m)])
+            if job.metrics:
+                yield (
+                    [(m, s) for m in job.metrics for s in m.sub_types],
+                    partial(self._predict_and_score, ctx, job, model_config),
+                )
         for metric, sub in self.plan.file_sizes:
-            yield [(metric, sub)], partial(self._file_size, ctx, metric, sub, model_config)
+            if wanted(metric):
+                yield [(metric, sub)], partial(self._file_size, ctx, metric, sub, model_config)
         for metric in self.plan.user_functions:
-            yield [(metric, s) for s in metric.sub_types], partial(self._evaluate_func, ctx, metric)
+            if wanted(metric):
+                yield [(metric, s) for s in metric.sub_types], partial(self._evaluate_func, ctx, metric)
 
     def _fail(self, ctx: _Context, sub_types: list[tuple[MetricConfig, SubType]], exc: Exception) -> None:
         """Record ``exc`` on every sub-type of the unit that has no value yet."""

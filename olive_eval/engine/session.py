@@ -134,7 +134,8 @@ class Evaluation:
 
         def work() -> None:
             self._run.evaluate(model)
-            self._run.time([self._run.config.input_model, model])
+            if self._run.timeable(model.display_name()):  # not stopped early, not failed to load
+                self._run.time([self._run.config.input_model, model])
             self._run.save()
 
         self._guarded(work)

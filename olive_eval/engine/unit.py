@@ -11,13 +11,14 @@ comparable on one machine, so the interleaved timing rounds stay with the run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.goals import goal_check, stopping_goal
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
 from olive_eval.instances import InstanceWriter
@@ -40,6 +41,11 @@ class ModelUnit:
 
     model: ModelConfig
     folder: str | None = None
+    #: The per-model metrics' names, measured stage by stage (None: all at once).
+    stages: tuple[tuple[str, ...], ...] | None = None
+    #: With early stop: the baseline's results (and evidence) the candidate's goals are checked against.
+    baseline: ModelResult | None = None
+    baseline_evidence: dict[str, Evidence] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -48,7 +54,15 @@ class ModelUnit:
 
 def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
     """The per-model work of ``unit`` on an evaluator holding the run's plan and data."""
-    result = evaluator.evaluate(unit.model, unit.folder)
+    stop = None
+    if unit.baseline is not None:
+        baseline, run = unit.baseline, evaluator.run
+
+        def stop(result: ModelResult) -> str | None:
+            check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
+            return stopping_goal(run, baseline, unit.name, result, check)
+
+    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop)
     return ModelEvaluation(result, evaluator.evidence[unit.name])
 
 

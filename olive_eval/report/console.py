@@ -118,11 +118,19 @@ def render(result: RunResult) -> str:
         + ["-" if n == result.baseline or not has_goals else _yes_no(result.models[n].goals_met) for n in names]
     )
     rows.append(["pareto front"] + [_yes_no(result.models[n].pareto) for n in names])
+    if any(result.models[n].early_stopped for n in names):
+        rows.append(["stopped early by"] + [result.models[n].early_stopped or "-" for n in names])
     out = [_table(rows), ""]
     for name in names:
         model = result.models[name]
         if model.status in ("failed", "partial", "interrupted"):
             out.append(f"{model.status.upper()} {name}: {model.error}")
+        if model.early_stopped is not None:
+            skipped = [k for k in keys if k not in model.metrics]
+            out.append(
+                f"STOPPED EARLY {name}: missed the goal of {model.early_stopped}; not measured: "
+                + (", ".join(skipped) or "nothing")
+            )
         for key, sub in model.metrics.items():
             if sub.undefined is not None:
                 out.append(f"undefined: {name} {key}: {sub.undefined}")
