@@ -143,9 +143,10 @@ class ResultCache:
 
     def put(self, key: str, evaluation: ModelEvaluation) -> None:
         """Store an evaluation under ``key``: what it holds is what ``get`` gives back (store one without
-        timings unless the key was made with ``include_timing``). Evidence that only pickle could store
-        leaves the model uncached, with one warning."""
-        if self.folder is None or not key:
+        timings unless the key was made with ``include_timing``). Only a full evaluation (``ok``) is stored:
+        a failed or partial one is tried again next time. Evidence that only pickle could store leaves the
+        model uncached, with one warning."""
+        if self.folder is None or not key or evaluation.result.status != "ok":
             return
         try:
             manifest, arrays = evidence_store.encode(evaluation.evidence)

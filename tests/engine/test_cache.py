@@ -273,3 +273,15 @@ def test_a_metric_from_a_user_script_round_trips(toy, tmp_path):
     restored, evidence = back.evidence["m-cache_test_margin"], original.evidence["m-cache_test_margin"]
     np.testing.assert_array_equal(restored.sample.statistics, evidence.sample.statistics)
     np.testing.assert_array_equal(restored.distribution(100, 3), evidence.distribution(100, 3))
+
+
+@pytest.mark.parametrize("status", ["partial", "failed", "running", "interrupted"])
+def test_only_full_evaluations_are_stored(setup, tmp_path, status):
+    """A model that failed (a missing package, a transient error) is evaluated again next time."""
+    config, path = setup
+    evaluation = evaluate_model(path, "cand")
+    evaluation.result.status = status
+    cache = make_cache(tmp_path / "cache")
+    key = key_of(config, cache=cache)
+    cache.put(key, evaluation)
+    assert cache.get(key) is None and not list((tmp_path / "cache").rglob("*.json"))
