@@ -17,7 +17,7 @@ import soundfile
 import soxr
 
 from olive_eval import evaluate
-from olive_eval.errors import DataError
+from olive_eval.errors import ConfigError, DataError
 from olive_eval.metrics.speech.normalize import olive_normalize
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.helpers import write_jsonl
@@ -234,9 +234,10 @@ def test_rtfx_on_data_without_audio_durations_names_the_field(tmp_path, clips):
         "post_process_data_config": {"type": "identity"},
     }
     subs = [{"name": "wer", "priority": 1}, {"name": "rtfx"}]
-    result = run(tmp_path, [sphinx(script=script)], [data], [speech_metric("texts", subs)])
-    error = only_error(result)
-    assert error.startswith("metric(s) asr failed: metric 'asr' reads audio_seconds, which data config 'texts'")
+    with pytest.raises(ConfigError) as err:  # when the run is planned, before the model loads
+        run(tmp_path, [sphinx(script=script)], [data], [speech_metric("texts", subs)])
+    assert err.value.path == "metrics[0].sub_types[1].name"
+    assert err.value.message.startswith("accuracy sub-type 'rtfx' reads audio_seconds, which data config 'texts'")
 
 
 # ---------------------------------------------------------------------------------------------- HfModel
