@@ -40,7 +40,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let datasets, models and tokenizers missing from the local Hugging Face cache be downloaded",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument(
+        "--no-cache", action="store_true", help="evaluate every model: neither read nor write the result cache"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run in the same output folder: keep the models it finished, unless the "
+        "config changed what they depend on",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (warnings still show)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
     return parser
@@ -82,13 +91,27 @@ def main(argv: list[str] | None = None) -> int:
         )
         return EXIT_BAD_CONFIG
     try:
-        from olive_eval.api import RunInterrupted, evaluate
+        from olive_eval.api import Evaluation, RunInterrupted
         from olive_eval.report.console import render
 
         progress = (lambda model, message: None) if args.quiet else _StderrProgress()
-        result = evaluate(
-            args.config, output_dir=args.output_dir, progress=progress, allow_download=args.allow_download or None
-        )
+
+        def warn(message: str) -> None:
+            if args.quiet:
+                print(f"olive-eval: warning: {message}", file=sys.stderr, flush=True)
+            else:
+                progress("warning", message)
+
+        with Evaluation(
+            args.config,
+            output_dir=args.output_dir,
+            progress=progress,
+            allow_download=args.allow_download or None,
+            cache=not args.no_cache,
+            resume=args.resume,
+            warn=warn,
+        ) as session:
+            result = session.run()
     except ConfigError as exc:
         if args.debug:
             raise

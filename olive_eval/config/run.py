@@ -76,6 +76,11 @@ class RunConfig(StrictModel):
         description="With early_stop: metric names, cheapest first (default: every metric other than latency "
         "and throughput, then those). Unlisted metrics follow the listed ones.",
     )
+    cache_timings: bool = Field(
+        False,
+        description="Cache latency and throughput results with the others; by default they are measured again "
+        "each run (they depend on the machine's state).",
+    )
     _source_dir: Path | None = PrivateAttr(None)
 
     @property

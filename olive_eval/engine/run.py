@@ -15,6 +15,7 @@ from typing import Any
 
 from olive_eval.config import RunConfig
 from olive_eval.config.run import joint_key
+from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executor import Executor, LocalExecutor
@@ -23,7 +24,7 @@ from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
-from olive_eval.engine.unit import ModelUnit
+from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import folder_names
@@ -57,6 +58,8 @@ class Run:
         progress: Progress,
         environment: dict[str, Any],
         executor: Executor | None = None,
+        cache: ResultCache | None = None,
+        kept: dict[str, ModelResult] | None = None,
     ) -> None:
         self.config = run
         self.plan = make_plan(run)
@@ -81,6 +84,13 @@ class Run:
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
         self.current: str | None = None
+        self.cache = cache
+        #: results an earlier run finished and ``--resume`` keeps, by model name
+        self.kept = dict(kept or {})
+        self._keys: dict[str, str] = {}
+        #: models whose timing results came from the cache (``cache_timings``): not timed again
+        self._timed: set[str] = set()
+        self._timing_keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
 
     @property
     def evidence(self) -> dict[str, dict[str, Evidence]]:
@@ -114,7 +124,11 @@ class Run:
                 baseline=self.result.models[base],
                 baseline_evidence=self.evidence.get(base, {}),
             )
-        evaluation = self.executor.run(unit)
+        evaluation = self._reused(model)
+        if evaluation is None:
+            evaluation = self.executor.run(unit)
+            if not self.config.cache_timings:
+                self._store(name, evaluation)
         self.result.models[name] = evaluation.result
         self.evidence[name] = evaluation.evidence
         self.evaluator.current = None  # done: an interruption from here on is not this model's
@@ -123,12 +137,42 @@ class Run:
         self.save()
         return evaluation.result
 
+    def _reused(self, model: ModelConfig) -> ModelEvaluation | None:
+        """The model's results from the cache or, with ``--resume``, from the earlier run; None: evaluate it."""
+        name = model.display_name()
+        timings = self.config.cache_timings
+        if self.cache is not None and self.cache.enabled:
+            self._keys[name] = self.cache.key(self.config, model, include_timing=timings)
+        hit = self.cache.get(self._keys[name]) if name in self._keys else None
+        source = "the cache"
+        if hit is None and name in self.kept:
+            hit, source, timings = ModelEvaluation(self.kept.pop(name), {}), "the previous run", False
+        if hit is None:
+            return None
+        result = hit.result
+        result.folder, result.goals_met, result.pareto, result.early_stopped = self.folders[name], None, None, None
+        for sub in result.metrics.values():
+            sub.goal = None  # goals are checked against this run's baseline
+        if timings and any(key in result.metrics for key in self._timing_keys):
+            self._timed.add(name)
+        else:
+            result.metrics = {k: v for k, v in result.metrics.items() if k not in self._timing_keys}
+            hit.evidence = {k: v for k, v in hit.evidence.items() if k not in self._timing_keys}
+        self.progress(name, f"results from {source}")
+        return hit
+
+    def _store(self, name: str, evaluation: ModelEvaluation) -> None:
+        """Cache a full evaluation (not a failed or early-stopped one: those depend on more than the model)."""
+        key = self._keys.get(name)
+        if self.cache is not None and key and evaluation.result.status == "ok" and not evaluation.result.early_stopped:
+            self.cache.put(key, evaluation)
+
     def time(self, models: list[ModelConfig]) -> None:
         """The timing rounds of ``models`` (the baseline first), interleaved unless the config says otherwise;
         each candidate is paired with the baseline's measurement from these rounds."""
         if not self.plan.timings:
             return
-        models = [m for m in models if self.timeable(m.display_name())]
+        models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self._timed]
         phase = TimingPhase(self.config, timing_inputs(self.config, self.data), _statistics, self.progress)
         outcomes = phase.measure(models, self.plan.timings)
         base = self.result.baseline
@@ -146,6 +190,9 @@ class Run:
                 if name != base:
                     self.paired[name] = pair
                     self._ratios_to_baseline(name)
+        if self.config.cache_timings:
+            for name in outcomes:
+                self._store(name, ModelEvaluation(self.result.models[name], self.evidence.get(name, {})))
         self.finish()
 
     def timeable(self, name: str) -> bool:

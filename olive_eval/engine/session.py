@@ -10,6 +10,7 @@ results.json is rewritten atomically before and after each candidate. ``evaluate
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +23,8 @@ from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
+from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
 from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.errors import ConfigError, UsageError
@@ -65,7 +68,13 @@ class CandidateResult:
 
 
 class Evaluation:
-    """An evaluation session over one config; use it as a context manager, or call :meth:`close`."""
+    """An evaluation session over one config; use it as a context manager, or call :meth:`close`.
+
+    ``cache``: True reads and writes each model's results in :meth:`ResultCache.default_folder`, a path
+    in that folder, False (the default) neither. ``resume`` keeps what an earlier, unfinished run into the
+    same output folder finished, unless the config changed what it depends on. ``warn`` gets one line per
+    thing to know (a cache folder not writable, what ``resume`` keeps); by default ``progress("warning", ...)``.
+    """
 
     def __init__(
         self,
@@ -74,14 +83,25 @@ class Evaluation:
         output_dir: str | Path | None = None,
         progress: Progress = _quiet,
         allow_download: bool | None = None,
+        cache: bool | str | Path = False,
+        resume: bool = False,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         started_at = datetime.now(timezone.utc)
         clock = time.perf_counter()
+        warn = warn if warn is not None else (lambda message: progress("warning", message))
         run = load_run_config(config, allow_download=allow_download)
         out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
         source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
         env = environment(config_source=source, device=run.device, started=started_at, seeds=run.seeds())
-        self._run = Run(run, out_dir, progress, env)
+        env["config"] = run.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        kept: dict[str, ModelResult] = {}
+        if resume:  # before the output folder is claimed, which clears the earlier run's files
+            kept, notes = plan_resume(run, env["config"], out_dir)
+            for note in notes:
+                warn(note)
+        folder = None if cache is False else ResultCache.default_folder() if cache is True else Path(cache)
+        self._run = Run(run, out_dir, progress, env, cache=ResultCache(folder, warn=warn), kept=kept)
         self._baseline_done = False
         self._held = OutputDir(out_dir)
         self._held.open()
@@ -89,7 +109,8 @@ class Evaluation:
         try:
             note = self._held.previous_run_note
             if note is not None:
-                progress("warning", note)
+                if not resume:  # --resume has said so already
+                    warn(note)
                 env["previous_run"] = note
             try:
                 self._run.open()
