@@ -1,8 +1,9 @@
 """Scoring a prediction pass as it streams: each metric reads its fields batch by batch.
 
-Decomposable metrics (instance, map/reduce) keep only their per-example statistics; sub-types whose
-statistics are the same work (``Metric.shared_key``) compute them once per batch. Global metrics keep the
-fields they read. Per-example records go to the instance file as each batch is scored.
+Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.chunks`). Decomposable metrics
+(instance, map/reduce) keep only their per-example statistics; sub-types whose statistics are the same work
+(``Metric.shared_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
+records go to the instance file as each chunk is scored.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ import numpy as np
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.data.batch import Column, concat
 from olive_eval.data.filters import apply_filters, build_filters
+from olive_eval.engine.chunks import Chunker
 from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.errors import EvaluationError
-from olive_eval.instances import InstanceWriter, RecordSink, rows
+from olive_eval.instances import InstanceWriter, RecordSink
 from olive_eval.metrics import Score
 from olive_eval.metrics.resampling import ExampleStats
 
@@ -62,6 +64,7 @@ class MetricScorer:
             if writer is not None and config.sample_log_num
             else None
         )
+        self._chunk = Chunker(sorted(self.reads() | {"prediction", "references"}))
 
     def reads(self) -> set[str]:
         return {name for s in self._subs for name in s.metric.reads}
@@ -75,7 +78,19 @@ class MetricScorer:
             )
 
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
-        view = self._filtered(fields)
+        """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.chunks`)."""
+        if not self._chunk.joins(fields):
+            self._score(cache)
+        self._chunk.add(fields, start, len(fields["prediction"]))
+        if self._chunk.full:
+            self._score(cache)
+
+    def _score(self, cache: dict[Any, Any]) -> None:
+        """Score the buffered chunk: statistics once per shared key, per-example scores, records."""
+        if not self._chunk.size:
+            return
+        start, n, view = self._chunk.take()
+        view = self._filtered(view)
         scores: dict[str, np.ndarray] = {}
         for s in self._subs:
             columns = tuple(view[name] for name in s.metric.reads)
@@ -83,7 +98,7 @@ class MetricScorer:
                 s.fields.append(columns)
                 continue
             key = s.metric.shared_key()
-            cache_key = (tuple(self.config.filters and [repr(self.config.filters)]), s.metric.reads, key)
+            cache_key = (start, n, tuple(self.config.filters and [repr(self.config.filters)]), s.metric.reads, key)
             cached = cache.get(cache_key) if key is not None else None
             if cached is None:
                 stats = s.metric.statistics(*columns)
@@ -93,39 +108,33 @@ class MetricScorer:
                 stats, producer = cached
                 s.metric.adopt(producer)
             s.rows.append(stats)
-            per_example = s.metric.instance_scores(stats)
-            if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
-                scores[s.sub.name] = per_example
-        self._write(view, start, scores)
+            if self._instances is not None:
+                per_example = s.metric.instance_scores(stats)
+                if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
+                    scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
+        self._write(view, start, n, scores)
 
     def _filtered(self, fields: Fields) -> Fields:
         if not self.filters:
             return fields
         return {**fields, "prediction": apply_filters(self.filters, list(fields["prediction"]))}
 
-    def _write(self, view: Fields, start: int, scores: dict[str, np.ndarray]) -> None:
-        n = len(view["prediction"]) if "prediction" in view else 0
-        if not n:
+    def _write(self, view: Fields, start: int, n: int, scores: dict[str, np.ndarray]) -> None:
+        if "prediction" not in view:
             return
-        preds = rows(view["prediction"])
-        refs = rows(view["references"]) if "references" in view else [None] * n
+        index = np.arange(start, start + n)
+        refs = view.get("references")
         if self._instances is not None:
-            score_rows = {name: rows(np.asarray(v, dtype=np.float64)) for name, v in scores.items()}
-            self._instances.write(
-                [
-                    {
-                        "index": start + i,
-                        "prediction": preds[i],
-                        "references": refs[i],
-                        **{k: v[i] for k, v in score_rows.items()},
-                    }
-                    for i in range(n)
-                ]
-            )
+            self._instances.write({"index": index, "prediction": view["prediction"], "references": refs, **scores}, n)
         if self._samples is not None and not self._samples.full:
-            self._samples.write([{"index": start + i, "prediction": preds[i], "target": refs[i]} for i in range(n)])
+            self._samples.write({"index": index, "prediction": view["prediction"], "target": refs}, n)
 
     def finish(self) -> list[Scored]:
+        try:
+            self._score({})
+        except BaseException:
+            self.discard()
+            raise
         out = []
         for s in self._subs:
             if s.metric.decomposes:
@@ -175,10 +184,9 @@ class CustomScorer:
         for name, parts in self._parts.items():
             parts.append(fields[name])
         if self._samples is not None and not self._samples.full:
-            preds, refs = rows(fields["prediction"]), rows(fields["references"])
-            self._samples.write(
-                [{"index": start + i, "prediction": preds[i], "target": refs[i]} for i in range(len(preds))]
-            )
+            n = len(fields["prediction"])
+            index = np.arange(start, start + n)
+            self._samples.write({"index": index, "prediction": fields["prediction"], "target": fields["references"]}, n)
 
     def finish(self) -> list[Scored]:
         joined = {name: concat(parts) for name, parts in self._parts.items()}
