@@ -8,6 +8,7 @@ on CALIBRATION_SENTENCES sentences to stay quick. The reference is the fp32 mode
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -15,6 +16,7 @@ from types import ModuleType
 import numpy as np
 import onnxruntime as ort
 import pytest
+from sklearn.metrics import roc_auc_score
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "quantization_sweep"
@@ -160,3 +162,92 @@ def test_a_missing_fp32_export_names_the_script_that_builds_it(tokenizer, tmp_pa
             cache_dir=tmp_path,
             source=tmp_path / "missing.onnx",
         )
+
+
+# --- the loop, through the session --------------------------------------------------------------
+SWEPT = ("int8_dynamic_per_channel", "int8_qdq_static_all_ops")  # one meets the AUROC goal, one misses it
+SWEEP_PAIRS = 64
+
+
+@pytest.fixture(scope="module")
+def sweep_module() -> ModuleType:
+    return _load("quantization_sweep_sweep", EXAMPLE / "sweep.py")
+
+
+@pytest.fixture(scope="module")
+def small_config(built: dict[str, Path], tmp_path_factory) -> Path:
+    """The shipped config on the fixture's fp32 export and the first SWEEP_PAIRS pairs, with a latency
+    sub-type that is timed (interleaved, few runs) but carries no goal, so no value here depends on timing."""
+    config = json.loads((REPO / "configs" / "quantization_sweep.json").read_text())
+    base = REPO / "configs"
+    config["input_model"]["model_path"] = str(built["fp32"])
+    config["input_model"]["processor_path"] = str((base / config["input_model"]["processor_path"]).resolve())
+    data = config["data_configs"][0]
+    data["load_dataset_config"]["data_files"] = str((base / data["load_dataset_config"]["data_files"]).resolve())
+    data["load_dataset_config"]["limit"] = SWEEP_PAIRS
+    config["evaluator"]["user_script"] = str((base / config["evaluator"]["user_script"]).resolve())
+    latency = next(m for m in config["evaluator"]["metrics"] if m["type"] == "latency")
+    latency["sub_types"] = [{"name": "p50", "priority": 2, "metric_config": {"warmup_num": 1, "repeat_test_num": 4}}]
+    config["timing"] = {"interleave": True, "rounds": 2}
+    folder = tmp_path_factory.mktemp("sweep_config")
+    config["output_dir"] = str(folder / "out")
+    path = folder / "quantization_sweep.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+@pytest.fixture(scope="module")
+def swept(sweep_module, small_config: Path, built: dict[str, Path], tmp_path_factory):
+    options = [o for o in quantize.OPTIONS if o.name in SWEPT]
+    return sweep_module.sweep(
+        options,
+        config=small_config,
+        model_dir=tmp_path_factory.mktemp("swept_models"),
+        source=built["fp32"],
+        calibration_cache=built["fp32"].parent / "cache",  # the fixture's: no calibration again
+    )
+
+
+def _auroc_by_hand(path: Path, tokenizer, rows: list[dict[str, object]]) -> float:
+    """sklearn's AUROC of the cosine of fp32 embeddings made with onnxruntime directly (batching does not
+    change fp32 embeddings beyond 1e-6)."""
+    pairs = rows[:SWEEP_PAIRS]
+    first = _embed(path, tokenizer, [str(row["sentence1"]) for row in pairs])
+    second = _embed(path, tokenizer, [str(row["sentence2"]) for row in pairs])
+    return float(roc_auc_score([int(row["label"]) for row in pairs], minilm.cosine(first, second)))
+
+
+def test_the_sweep_scores_the_baseline_as_onnxruntime_and_sklearn_do(swept, built, tokenizer, rows) -> None:
+    value = swept.result.models[swept.result.baseline].metrics["similarity-cosine_auroc"].value
+    assert value == pytest.approx(_auroc_by_hand(built["fp32"], tokenizer, rows), abs=1e-9)
+
+
+def test_the_sweeps_best_meets_every_goal_and_has_the_best_auroc_of_those_that_do(swept) -> None:
+    result = swept.result
+    base = result.models[result.baseline].metrics["similarity-cosine_auroc"].value
+    auroc = {name: result.models[name].metrics["similarity-cosine_auroc"].value for name in SWEPT}
+    meeting = [name for name in SWEPT if auroc[name] >= base - 0.01]  # the config's one goal here
+    assert sorted(result.ranking) == sorted(meeting)
+    assert [name for name in SWEPT if result.models[name].goals_met] == meeting
+    assert result.best == max(meeting, key=lambda name: auroc[name])
+    assert result.models[result.best].goals_met is True
+
+
+def test_the_sweep_and_evaluate_on_the_same_candidates_agree_on_every_accuracy_and_size_value(
+    swept, sweep_module, small_config: Path
+) -> None:
+    _, again = sweep_module.reevaluate(swept.candidates, config=small_config)
+    assert list(again.models) == list(swept.result.models)
+    for name, model in swept.result.models.items():
+        for key in ("similarity-cosine_auroc", "similarity-cosine_accuracy", "size-bytes"):
+            assert again.models[name].metrics[key].value == model.metrics[key].value, (name, key)
+    assert again.ranking == swept.result.ranking
+    assert again.best == swept.result.best
+
+
+def test_the_table_lists_every_model_in_order_and_marks_the_pareto_front(swept, sweep_module) -> None:
+    lines = sweep_module.table(swept.result).splitlines()[2:]
+    assert [line.split(" | ")[0].lstrip("| ") for line in lines] == [f"{swept.result.baseline} (baseline)", *SWEPT]
+    front = {name for name, model in swept.result.models.items() if model.pareto}
+    assert front  # someone is always on the front
+    assert {line.split(" | ")[0].lstrip("| ") for line in lines if line.endswith("| yes |")} == front

@@ -1,0 +1,179 @@
+"""A model-selection loop over onnxruntime's quantization options for MiniLM, run as one olive-eval session.
+
+Each step proposes one option of ``quantize.OPTIONS``, builds its int8 copy of the fp32 export, and asks the
+session whether it meets the goals of ``configs/quantization_sweep.json`` and where it ranks. The baseline
+(the fp32 export) is loaded and evaluated once; each candidate is timed in rounds interleaved with it. ::
+
+    python examples/quantization_sweep/sweep.py            # the loop: each step, the best, the Pareto front
+    python examples/quantization_sweep/sweep.py --compare  # also the same steps with evaluate() re-run on all
+
+``--compare`` then re-runs the loop as a script without a session would: at each step, ``olive_eval.evaluate``
+on the config with every candidate so far (the baseline and the earlier candidates evaluated again), and
+prints both wall times. Building the models is timed apart and counted in neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import quantize  # noqa: E402  (beside this file)
+
+import olive_eval  # noqa: E402
+from olive_eval.engine.session import Evaluation  # noqa: E402
+from olive_eval.results import ModelResult, RunResult  # noqa: E402
+
+CONFIG = HERE.parents[1] / "configs" / "quantization_sweep.json"
+AUROC, P50, SIZE = "similarity-cosine_auroc", "latency-p50", "size-bytes"
+
+
+@dataclass
+class Sweep:
+    """What the loop found, and what it cost."""
+
+    result: RunResult
+    candidates: list[dict[str, Any]]
+    evaluate_seconds: float
+    build_seconds: float
+
+
+def candidate(option: quantize.Option, path: Path) -> dict[str, Any]:
+    """The model config the loop proposes for one built option (absolute paths)."""
+    return {
+        "type": "ONNXModel",
+        "name": option.name,
+        "model_path": str(path.resolve()),
+        "processor_path": str(quantize.minilm.TOKENIZER_DIR),
+    }
+
+
+def _cell(model: ModelResult, key: str) -> str:
+    metric = model.metrics.get(key)
+    if metric is None or metric.value is None:
+        return "-"
+    if key == SIZE:
+        return f"{metric.value / 1e6:.1f} MB"
+    if key == P50:
+        ratio = metric.timing.ratio_to_baseline if metric.timing is not None else None
+        return f"{metric.value:.1f} ms" + (f" (x{ratio:.2f})" if ratio is not None else "")
+    return f"{metric.value:.4f}"
+
+
+def _yes_no(flag: bool | None) -> str:
+    return "-" if flag is None else ("yes" if flag else "no")
+
+
+def table(result: RunResult) -> str:
+    """Every model's AUROC, p50 (ratio to the baseline's), size, goals and Pareto membership, as Markdown."""
+    lines = [
+        "| model | AUROC | p50, batch 32 (x baseline) | size | goals met | rank | Pareto front |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, model in result.models.items():
+        label = f"{name} (baseline)" if name == result.baseline else name
+        rank = str(result.ranking.index(name) + 1) if name in result.ranking else "-"
+        goals = "-" if name == result.baseline else _yes_no(model.goals_met)
+        cells = [label, _cell(model, AUROC), _cell(model, P50), _cell(model, SIZE), goals, rank, _yes_no(model.pareto)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sweep(
+    options: Sequence[quantize.Option],
+    *,
+    config: Path = CONFIG,
+    output_dir: Path | None = None,
+    model_dir: Path = quantize.MODEL_DIR,
+    source: Path | None = None,
+    calibration_cache: Path | None = None,
+) -> Sweep:
+    """The loop: for each option, build it from ``source`` (default: the MiniLM fp32 export) into
+    ``model_dir``, evaluate it in the session, print where it stands. Static options share one calibration
+    per operator set, in ``calibration_cache`` (default: a temporary folder)."""
+    tokenizer = quantize.minilm.load_tokenizer()
+    sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
+    proposed, build_seconds, evaluate_seconds = [], 0.0, 0.0
+    with contextlib.ExitStack() as stack:
+        if calibration_cache is None:
+            calibration_cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="calibration-")))
+        start = time.perf_counter()
+        with Evaluation(config, output_dir=output_dir) as session:
+            base = session.baseline()
+            print(f"baseline {base.name}: AUROC {_cell(base.model, AUROC)}, p50 {_cell(base.model, P50)}")
+            evaluate_seconds += time.perf_counter() - start
+            for step, option in enumerate(options, 1):
+                start = time.perf_counter()
+                path = quantize.build(
+                    option,
+                    model_dir / f"{option.name}.onnx",
+                    tokenizer=tokenizer,
+                    sentences=sentences,
+                    cache_dir=calibration_cache,
+                    source=source,
+                )
+                built = time.perf_counter()
+                proposed.append(candidate(option, path))
+                step_result = session.evaluate(proposed[-1])
+                evaluate_seconds += time.perf_counter() - built
+                build_seconds += built - start
+                stop = f", stopped early by {step_result.early_stopped}" if step_result.early_stopped else ""
+                print(
+                    f"step {step} {option.name}: AUROC {_cell(step_result.model, AUROC)}, "
+                    f"p50 {_cell(step_result.model, P50)}, size {_cell(step_result.model, SIZE)}, "
+                    f"goals met {_yes_no(step_result.goals_met)}{stop}, rank {step_result.rank or '-'}; "
+                    f"best so far {session.best or '-'} (built in {built - start:.1f} s, "
+                    f"evaluated in {time.perf_counter() - built:.1f} s)"
+                )
+            result = session.result
+            print(f"\nbest: {session.best or 'none meets every goal'}; ranking: {', '.join(session.ranking) or '-'}")
+            print(f"Pareto front ({', '.join(result.objectives)}): {', '.join(session.pareto) or '-'}\n")
+    print(table(result))
+    return Sweep(result, proposed, evaluate_seconds, build_seconds)
+
+
+def reevaluate(candidates: Sequence[dict[str, Any]], *, config: Path = CONFIG) -> tuple[float, RunResult]:
+    """The same steps without a session: ``evaluate`` on the baseline and every candidate so far, each step."""
+    raw = json.loads(config.read_text(encoding="utf-8"))
+    start = time.perf_counter()
+    result = None
+    with tempfile.TemporaryDirectory(prefix="reevaluate-") as scratch, contextlib.chdir(config.parent):
+        for step in range(1, len(candidates) + 1):
+            step_config = {**raw, "candidates": list(candidates[:step])}
+            result = olive_eval.evaluate(step_config, output_dir=Path(scratch) / f"step{step}")
+            print(f"re-evaluated step {step}: {step + 1} models, {time.perf_counter() - start:.1f} s so far")
+    assert result is not None
+    return time.perf_counter() - start, result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--compare", action="store_true", help="also time the steps re-evaluating everything")
+    parser.add_argument("--only", nargs="+", choices=[o.name for o in quantize.OPTIONS], help="sweep these options")
+    parser.add_argument("--output-dir", type=Path, help="results.json's folder (default: the config's output_dir)")
+    options = parser.parse_args(argv)
+    chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
+    found = sweep(chosen, output_dir=options.output_dir)
+    print(
+        f"\nsession: {found.evaluate_seconds:.1f} s evaluating {len(chosen)} candidates and the baseline "
+        f"(plus {found.build_seconds:.1f} s building the models)"
+    )
+    if options.compare:
+        seconds, _ = reevaluate(found.candidates)
+        print(
+            f"re-evaluating everything each step: {seconds:.1f} s; the session saved "
+            f"{seconds - found.evaluate_seconds:.1f} s ({found.evaluate_seconds / seconds:.2f} of the time)"
+        )
+
+
+if __name__ == "__main__":
+    main()
