@@ -72,10 +72,12 @@ def check_metric(
         statistics = m.statistics(preds, refs)
         reduced = m.reduce(statistics).value
         np.testing.assert_allclose(reduced, value, rtol=rtol, atol=atol, err_msg="compute() != reduce(statistics())")
-        scores = m.instance_scores(statistics)
-        if len(scores) != len(refs):
+        scores = m.instance_scores(statistics)  # None: the metric has statistics but no per-example score (mAP)
+        if scores is not None and len(scores) != len(refs):
             raise AssertionError(f"{len(scores)} instance scores for {len(refs)} examples")
         if instance_targets is not None:
+            if scores is None:
+                raise AssertionError(f"'{m.name}' has no per-example scores to compare")
             np.testing.assert_allclose(
                 scores,
                 np.asarray(instance_targets, dtype=np.float64),

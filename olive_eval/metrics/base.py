@@ -129,7 +129,7 @@ class Metric:
         """Map/reduce: the metric for each row of summed statistics ``[B, *S]`` (one per resample)."""
         return np.array([self.reduce(row[None]).value for row in np.asarray(totals)], dtype=np.float64)
 
-    def instance_scores(self, statistics: np.ndarray) -> np.ndarray:
+    def instance_scores(self, statistics: np.ndarray) -> np.ndarray | None:
         """One score per example: the instance score, or the metric over that example's statistics alone."""
         if self.kind is Kind.INSTANCE:
             return np.asarray(statistics, dtype=np.float64)

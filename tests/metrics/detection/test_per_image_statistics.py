@@ -278,3 +278,14 @@ def test_no_images_is_one_clear_line(config) -> None:
         olive_eval.compute_metric("map", [], [], **config)
     message = str(raised.value)
     assert message == "map is undefined here: there are no images to score (the predictions and references are empty)"
+
+
+def test_check_metric_takes_a_metric_with_statistics_but_no_per_example_score():
+    from olive_eval.testing import check_metric
+
+    box = {"boxes": np.array([[0.0, 0.0, 10.0, 10.0]]), "labels": np.array([1])}
+    predictions = [{**box, "scores": np.array([0.9])}] * 3
+    result = check_metric("map", predictions, [box] * 3, global_target=1.0)
+    assert (result.value, result.instance_scores) == (1.0, None)
+    with pytest.raises(AssertionError, match="'map' has no per-example scores to compare"):
+        check_metric("map", predictions, [box] * 3, instance_targets=[1.0, 1.0, 1.0])
