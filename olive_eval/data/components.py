@@ -17,7 +17,15 @@ from pydantic import model_validator
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
 
-KINDS = ("dataset", "pre-process", "post-process", "dataloader", "container")
+#: The kinds of component, each with the entry-point group through which other packages add components of it.
+GROUPS = {
+    "dataset": "olive_eval.datasets",
+    "pre-process": "olive_eval.pre_process",
+    "post-process": "olive_eval.post_process",
+    "dataloader": "olive_eval.dataloaders",
+    "container": "olive_eval.containers",
+}
+KINDS = tuple(GROUPS)
 
 
 class ComponentParams(StrictModel):
@@ -37,15 +45,6 @@ class Component:
 
 
 C = TypeVar("C", bound=type[Component])
-
-#: The entry-point group of each kind, for components from other packages.
-GROUPS = {
-    "dataset": "olive_eval.datasets",
-    "pre-process": "olive_eval.pre_process",
-    "post-process": "olive_eval.post_process",
-    "dataloader": "olive_eval.dataloaders",
-    "container": "olive_eval.containers",
-}
 
 
 def _adopter(kind: str) -> Callable[[str, Any, str], None]:

@@ -102,6 +102,14 @@ PLUGIN = textwrap.dedent(
     NOT_A_FUNCTION = 3
 
 
+    class BadParams(PostProcess):
+        Params = dict
+
+
+    class NoConfig(LinearRuntime):
+        Config = None
+
+
     class NotAMetric:
         name = "plugin_not_a_metric"
     '''
@@ -116,10 +124,12 @@ plugin_misnamed = {module}:WeightedHit
 [olive_eval.post_process]
 plugin_kth_largest = {module}:KthLargest
 plugin_bad_post = {module}:negate
+plugin_bad_params = {module}:BadParams
 
 [olive_eval.model_types]
 PluginLinear = {module}:LinearRuntime
 PluginBroken = {module}_missing:Runtime
+PluginNoConfig = {module}:NoConfig
 
 [olive_eval.filters]
 plugin_negate = {module}:negate
@@ -131,8 +141,8 @@ plugin_three = {module}:NOT_A_FUNCTION
 
 NAMES = {
     metric_registry: ("plugin_weighted_hit", "plugin_not_a_metric", "plugin_misnamed"),
-    registries["post-process"]: ("plugin_kth_largest", "plugin_bad_post"),
-    runtime_registry: ("PluginLinear", "PluginBroken"),
+    registries["post-process"]: ("plugin_kth_largest", "plugin_bad_post", "plugin_bad_params"),
+    runtime_registry: ("PluginLinear", "PluginBroken", "PluginNoConfig"),
     filter_registry: ("plugin_negate",),
     aggregation_registry: ("plugin_total", "plugin_three"),
 }
@@ -282,6 +292,36 @@ def test_a_post_process_entry_point_that_is_not_a_component(toy, plugin):
         f"entry point 'plugin_bad_post = {plugin}:negate' (group olive_eval.post_process) of distribution "
         "'olive-eval-toy-plugin 0.3' is not a Component subclass (it is a function)"
     )
+
+
+@pytest.mark.parametrize(
+    ("part", "value", "path", "message"),
+    [
+        (
+            "post",
+            "plugin_bad_params",
+            "data_configs[0].post_process_data_config.type",
+            "entry point 'plugin_bad_params = {module}:BadParams' (group olive_eval.post_process) of distribution "
+            "'olive-eval-toy-plugin 0.3' has a Params that is not a ComponentParams subclass (<class 'dict'>)",
+        ),
+        (
+            "model",
+            "PluginNoConfig",
+            "input_model.type",
+            "entry point 'PluginNoConfig = {module}:NoConfig' (group olive_eval.model_types) of distribution "
+            "'olive-eval-toy-plugin 0.3' has no Config that subclasses ModelConfig (it has None)",
+        ),
+    ],
+)
+def test_a_component_or_model_type_without_its_config_model(toy, plugin, part, value, path, message):
+    config = run_config(toy, toy.root / "w.npy", [{"name": "accuracy_score"}], {"type": "argmax"})
+    if part == "post":
+        config["data_configs"][0]["post_process_data_config"] = {"type": value}
+    else:
+        config["input_model"] = {"type": value, "name": "x"}
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert (err.value.path, err.value.message) == (path, message.format(module=plugin))
 
 
 def test_a_model_type_entry_point_that_cannot_be_imported(toy, plugin):
