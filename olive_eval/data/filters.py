@@ -28,7 +28,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError, field_validator
 
-from olive_eval.registry import Registry
+from olive_eval.registry import Registry, RegistryError
 from olive_eval.strict_model import EXPECTED_JSON, StrictModel, shown_json, unknown_choice_hint
 
 
@@ -364,7 +364,10 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
         raise ValueError(f"{path}.type: expected a string, got {shown_json(name)}")
     if name not in filter_registry:
         raise ValueError(f"{path}.type: {_type_error(name)}")
-    entry = filter_registry.get(name)
+    try:
+        entry = filter_registry.get(name)  # a plugin's filter loads here
+    except RegistryError as exc:
+        raise ValueError(f"{path}.type: {exc}") from None
     try:
         params = entry.Params.model_validate(data)
     except ValidationError as exc:

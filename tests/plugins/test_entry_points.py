@@ -133,6 +133,7 @@ PluginNoConfig = {module}:NoConfig
 
 [olive_eval.filters]
 plugin_negate = {module}:negate
+plugin_lost = {module}:lost
 
 [olive_eval.aggregations]
 plugin_total = {module}:total
@@ -143,7 +144,7 @@ NAMES = {
     metric_registry: ("plugin_weighted_hit", "plugin_not_a_metric", "plugin_misnamed"),
     registries["post-process"]: ("plugin_kth_largest", "plugin_bad_post", "plugin_bad_params"),
     runtime_registry: ("PluginLinear", "PluginBroken", "PluginNoConfig"),
-    filter_registry: ("plugin_negate",),
+    filter_registry: ("plugin_negate", "plugin_lost"),
     aggregation_registry: ("plugin_total", "plugin_three"),
 }
 
@@ -228,6 +229,20 @@ def test_a_function_filter_from_another_package(toy, plugin):
     assert model.status == "ok", model.error
     # the argmax is exact, so after negation only the examples of class 0 still match
     assert model.metrics["acc-plugin_weighted_hit"].value == pytest.approx((toy.labels == 0).mean())
+
+
+def test_a_filter_entry_point_naming_nothing_is_one_line_at_the_filter(toy, plugin):
+    np.save(toy.root / "w.npy", toy.weights)
+    config = run_config(
+        toy, toy.root / "w.npy", [{"name": "accuracy_score"}], {"type": "argmax"}, filters=[{"type": "plugin_lost"}]
+    )
+    with pytest.raises(ConfigError) as err:
+        load_run_config(config)
+    assert err.value.path == "metrics[0].filters[0].type"
+    assert err.value.message == (
+        f"entry point 'plugin_lost = {plugin}:lost' (group olive_eval.filters) of distribution "
+        f"'olive-eval-toy-plugin 0.3' cannot be loaded: AttributeError: module '{plugin}' has no attribute 'lost'"
+    )
 
 
 def test_an_aggregation_from_another_package(toy, plugin):
