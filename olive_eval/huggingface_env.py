@@ -11,7 +11,26 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
+
+#: The run's download policy while a model loads (see :func:`download_policy`); never by default.
+_DOWNLOADS: ContextVar[bool] = ContextVar("olive_eval_downloads", default=False)
+
+
+@contextmanager
+def download_policy(allowed: bool) -> Iterator[None]:
+    """Whether models loaded in the block may be downloaded: the run's context sets it where it creates a
+    runtime, so the policy reaches a runtime's ``load`` without a field on the model's config."""
+    token = _DOWNLOADS.set(allowed)
+    try:
+        yield
+    finally:
+        _DOWNLOADS.reset(token)
+
+
+def downloads_allowed() -> bool:
+    return _DOWNLOADS.get()
 
 
 def hf_cache_root() -> Path:

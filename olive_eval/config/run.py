@@ -150,9 +150,6 @@ class RunConfig(StrictModel):
                 "metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')"
             )
         self._check_model_names()
-        for model in self.models():
-            if hasattr(model, "_allow_download"):
-                model._allow_download = self.allow_download
         self._check_metric_names()
         self._check_data_configs()
         self._check_priorities()

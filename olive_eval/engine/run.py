@@ -16,6 +16,7 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.run import joint_key
 from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executor import Executor, LocalExecutor
@@ -79,7 +80,8 @@ class Run:
         )
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
         self.data = DataStore(run)
-        self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir)
+        self.context = RunContext.of(run)
+        self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
         self.executor = executor or LocalExecutor(self.evaluator)
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
@@ -173,7 +175,8 @@ class Run:
         if not self.plan.timings:
             return
         models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self._timed]
-        phase = TimingPhase(self.config, timing_inputs(self.config, self.data), _statistics, self.progress)
+        inputs = timing_inputs(self.config, self.data)
+        phase = TimingPhase(self.config, inputs, _statistics, self.progress, self.context)
         outcomes = phase.measure(models, self.plan.timings)
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():

@@ -22,6 +22,7 @@ import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.engine.context import RunContext
 from olive_eval.engine.custom import call_user_function
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
@@ -34,7 +35,7 @@ from olive_eval.instances import InstanceWriter
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
-from olive_eval.runtimes.base import Runtime, create_runtime
+from olive_eval.runtimes.base import Runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)
 
@@ -151,8 +152,10 @@ class ModelEvaluator:
         progress: Progress = _quiet,
         writer: InstanceWriter | None = None,
         base_dir: Path | None = None,
+        context: RunContext | None = None,
     ) -> None:
         self.run = run
+        self.context = context or RunContext.of(run)
         self.plan = plan
         self.data = data
         self.progress = progress
@@ -209,7 +212,7 @@ class ModelEvaluator:
         for variant, metric_names in self.plan.settings_variants():
             self.progress(ctx.model_name, "loading model")
             with ctx.stage("load"):
-                runtime = create_runtime(model_config, self.run.device, self.run.default_providers(), variant)
+                runtime = self.context.load(model_config, variant)
             ctx.runtimes[settings_key(variant)] = runtime
             ctx.result.runtimes.append({**runtime.describe(), "metrics": metric_names})
 
@@ -337,12 +340,11 @@ class ModelEvaluator:
     def _evaluate_func(self, ctx: _Context, metric: MetricConfig) -> None:
         runtime = self._runtime(ctx, metric.user_config.settings_override())
         self.progress(ctx.model_name, f"custom metric '{metric.name}'")
-        providers = [name for name, _ in self.run.default_providers()]
         values = call_user_function(
             metric,
             ctx.model_name,
             "evaluate_func",
-            (runtime.handle, self.run.device, providers),
+            (runtime.handle, self.context.device, self.context.provider_names),
             metric.user_config.evaluate_func_kwargs,
         )
         for sub in metric.sub_types:

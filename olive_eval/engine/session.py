@@ -253,8 +253,6 @@ class Evaluation:
                 path="candidate.name",
                 source=_CANDIDATE,
             )
-        if hasattr(model, "_allow_download"):
-            model._allow_download = run.allow_download
         try:
             check_model_references(model, "candidate", run.allow_download)
         except ConfigError as exc:

@@ -24,11 +24,12 @@ import numpy as np
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, split_group
 from olive_eval.data.dummy import dummy_inputs
+from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
-from olive_eval.runtimes.base import BoundCall, Runtime, create_runtime
+from olive_eval.runtimes.base import BoundCall, Runtime
 
 Progress = Callable[[str, str], None]
 
@@ -86,8 +87,10 @@ class TimingPhase:
         inputs: Callable[[TimingRun, Runtime, Any], Batch],
         statistics: Callable[[TimingRun, int], list[Callable[[np.ndarray], Any]]],
         progress: Progress,
+        context: RunContext | None = None,
     ) -> None:
         self.run = run
+        self.context = context or RunContext.of(run)
         self.settings = run.timing
         self._inputs = inputs
         self._statistics = statistics
@@ -150,7 +153,7 @@ class TimingPhase:
         """Load the model (timed: ``load``), bind the inputs, time the first call (``first_call``), warm up."""
         try:
             started = time.perf_counter()
-            slot.runtime = create_runtime(slot.model, self.run.device, self.run.default_providers(), slot.job.settings)
+            slot.runtime = self.context.load(slot.model, slot.job.settings)
             load_seconds = time.perf_counter() - started
             batch = self._inputs(slot.job, slot.runtime, slot.model)
             slot.call = slot.runtime.bind(batch)

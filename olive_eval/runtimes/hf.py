@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, PrivateAttr
+from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
-from olive_eval.huggingface_env import hf_cache_root, offline, quiet_transformers
+from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline, quiet_transformers
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import input_array
@@ -65,7 +65,6 @@ class HfModelConfig(ModelConfig):
     load_kwargs: HfLoadKwargs = Field(default_factory=HfLoadKwargs)
     generation_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to generate().")
     model_attributes: dict[str, Any] | None = None
-    _allow_download: bool = PrivateAttr(False)
 
     def display_name(self) -> str:
         return self.name or Path(self.model_path).name
@@ -168,7 +167,7 @@ class HfRuntime(Runtime):
         target = torch.device("cuda" if device == "gpu" else "cpu")
         kwargs: dict[str, Any] = {
             "trust_remote_code": config.load_kwargs.trust_remote_code,
-            "local_files_only": not config._allow_download,
+            "local_files_only": not downloads_allowed(),
         }
         if config.load_kwargs.torch_dtype is not None:
             kwargs["dtype"] = (
@@ -181,7 +180,7 @@ class HfRuntime(Runtime):
                 kwargs[key] = getattr(config.load_kwargs, key)
         source = str(config.folder() or config.model_path)
         errors = []
-        with offline(config._allow_download), quiet_transformers():
+        with offline(downloads_allowed()), quiet_transformers():
             for class_name in TASKS[config.task].classes:
                 auto = getattr(transformers, class_name, None)
                 if auto is None:
