@@ -68,6 +68,7 @@ def test_star_import_gives_every_public_name():
 def test_public_names_are_the_documented_ones():
     from olive_eval.api import compute_metric, evaluate
     from olive_eval.config import RunConfig, load_run_config
+    from olive_eval.engine.session import Evaluation
     from olive_eval.errors import ConfigError
 
     assert olive_eval.evaluate is evaluate
@@ -75,6 +76,7 @@ def test_public_names_are_the_documented_ones():
     assert olive_eval.RunConfig is RunConfig
     assert olive_eval.load_run_config is load_run_config
     assert olive_eval.ConfigError is ConfigError
+    assert olive_eval.Evaluation is Evaluation
 
 
 def test_unknown_name_is_an_attribute_error():
