@@ -11,7 +11,7 @@ column named ``"group:input"`` belongs to ``group``, and the model is called onc
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,8 +80,9 @@ class Batch:
     columns: Columns
     inputs: list[str]
     start: int = 0
-    #: Per-example seconds of audio, etc., are ordinary columns; this holds what the pass adds (timings).
-    extra: dict[str, Any] = field(default_factory=dict)
+    #: How the model is called on it: True generates, False runs forward, None leaves it to the model's task
+    #: (the pass sets it from the post-process, which knows whether it decodes generated tokens).
+    generate: bool | None = None
 
     @property
     def size(self) -> int:
@@ -100,9 +101,7 @@ class Batch:
         return {name: self.columns[name] for name in self.inputs}
 
     def select(self, index: Sequence[int] | np.ndarray) -> Batch:
-        return Batch(
-            {k: take(v, index) for k, v in self.columns.items()}, list(self.inputs), self.start, dict(self.extra)
-        )
+        return Batch({k: take(v, index) for k, v in self.columns.items()}, list(self.inputs), self.start, self.generate)
 
 
 def batches(columns: Columns, inputs: list[str], batch_size: int, *, drop_last: bool = False) -> Iterator[Batch]:

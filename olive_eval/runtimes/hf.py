@@ -272,7 +272,7 @@ class HfRuntime(Runtime):
         return lengths_of(mask.sum(-1)).cpu().numpy().astype(np.int64)
 
     def _generates(self, batch: Batch) -> bool:
-        return bool(batch.extra.get("generate", self.task.generates))
+        return self.task.generates if batch.generate is None else batch.generate
 
     def predict(self, batch: Batch) -> Outputs:
         tensors = self._tensors(batch)
