@@ -154,10 +154,10 @@ class Evaluation:
         self._run.add_candidate(model)
 
         def work() -> None:
-            self._run.evaluate(model)
-            if self._run.timeable(model.display_name()):  # not stopped early, not failed to load
+            self._run.evaluate(model)  # saved before and after
+            if self._run.plan.timings and self._run.timeable(model.display_name()):  # not stopped, not failed
                 self._run.time([self._run.config.input_model, model])
-            self._run.save()
+                self._run.save()
 
         self._guarded(work)
         return self._view(model.display_name())
