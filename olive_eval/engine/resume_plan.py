@@ -53,8 +53,8 @@ def plan_resume(run: RunConfig, recorded: dict[str, Any], out_dir: Path) -> tupl
     for model in run.models():
         name = model.display_name()
         old = old_models.get(name)
-        if name not in previous.finished or old is None:
-            continue
+        if name not in previous.finished or old is None or previous.result.models[name].early_stopped:
+            continue  # not finished, new, or stopped early against a baseline that may have changed
         same = digest(key_payload(old_run, old, include_timing=False)) == digest(
             key_payload(run, model, include_timing=False)
         )

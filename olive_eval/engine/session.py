@@ -171,7 +171,8 @@ class Evaluation:
             clock = time.perf_counter()
             self._evaluate_baseline()
             for model in self._run.config.candidates:
-                self._run.evaluate(model)
+                if self.result.models[model.display_name()].status == "pending":  # not evaluated yet
+                    self._run.evaluate(model)
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.plan.timings:
                 clock = time.perf_counter()

@@ -183,3 +183,20 @@ def test_resume_with_nothing_to_resume(toy, tmp_path, capsys, make):
         assert err == f"olive-eval: error: --resume: {out} holds no results.json to resume from\n"
     else:
         assert err.startswith(f"olive-eval: error: --resume: {out / 'results.json'}") and err.count("\n") == 1
+
+
+def test_resume_evaluates_a_candidate_that_stopped_early_again(toy, tmp_path, capsys):
+    metrics = [
+        {
+            **METRICS[0],
+            "sub_types": [{**METRICS[0]["sub_types"][0], "goal": {"type": "max-degradation", "value": 0.01}}],
+        }
+    ]
+    config = {**toy.config({"far": 3.0, "b": 0.0}, [*metrics, LATENCY]), "early_stop": True}
+    path = write(tmp_path / "run.json", config)
+    _, _, first = cli(path, capsys, "--no-cache")
+    assert first["models"]["far"]["early_stopped"] == "acc-accuracy_score"
+    died_in(toy.root / "out", "b")
+    _, lines, resumed = cli(path, capsys, "--no-cache", "--resume")
+    assert evaluated(lines) == ["far", "b"]
+    assert resumed["models"]["far"]["early_stopped"] == "acc-accuracy_score"
