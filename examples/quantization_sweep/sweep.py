@@ -155,6 +155,16 @@ def reevaluate(candidates: Sequence[dict[str, Any]], *, config: Path = CONFIG) -
     return time.perf_counter() - start, result
 
 
+def failure(result: RunResult) -> str | None:
+    """Why the sweep counts as failed (a model that did not finish ok, or no candidate meeting every goal)."""
+    failed = [
+        f"{name} ({model.status}: {model.error})" for name, model in result.models.items() if model.status != "ok"
+    ]
+    if failed:
+        return f"{', '.join(failed)} did not finish ok"
+    return None if result.best is not None else "no candidate meets every goal"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compare", action="store_true", help="also time the steps re-evaluating everything")
@@ -173,6 +183,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"re-evaluating everything each step: {seconds:.1f} s; the session saved "
             f"{seconds - found.evaluate_seconds:.1f} s ({found.evaluate_seconds / seconds:.2f} of the time)"
         )
+    problem = failure(found.result)
+    if problem is not None:
+        raise SystemExit(f"FAILED: {problem}")  # exit 1, as olive-eval's CLI when a model fails: CI runs the loop
 
 
 if __name__ == "__main__":

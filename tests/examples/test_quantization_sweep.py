@@ -7,6 +7,7 @@ on CALIBRATION_SENTENCES sentences to stay quick. The reference is the fp32 mode
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import sys
@@ -251,3 +252,14 @@ def test_the_table_lists_every_model_in_order_and_marks_the_pareto_front(swept, 
     front = {name for name, model in swept.result.models.items() if model.pareto}
     assert front  # someone is always on the front
     assert {line.split(" | ")[0].lstrip("| ") for line in lines if line.endswith("| yes |")} == front
+
+
+def test_the_sweep_fails_when_a_model_fails_or_no_candidate_meets_the_goals(swept, sweep_module) -> None:
+    assert sweep_module.failure(swept.result) is None
+    none_best = dataclasses.replace(swept.result, best=None, ranking=[])
+    assert sweep_module.failure(none_best) == "no candidate meets every goal"
+    broken = dataclasses.replace(swept.result.models[SWEPT[1]], status="failed", error="boom")
+    models = {**swept.result.models, SWEPT[1]: broken}
+    assert sweep_module.failure(dataclasses.replace(swept.result, models=models)) == (
+        f"{SWEPT[1]} (failed: boom) did not finish ok"
+    )
