@@ -30,7 +30,6 @@ sys.path.insert(0, str(HERE))
 import quantize  # noqa: E402  (beside this file)
 
 import olive_eval  # noqa: E402
-from olive_eval.engine.session import Evaluation  # noqa: E402
 from olive_eval.results import ModelResult, RunResult  # noqa: E402
 
 CONFIG = HERE.parents[1] / "configs" / "quantization_sweep.json"
@@ -107,7 +106,7 @@ def sweep(
         if calibration_cache is None:
             calibration_cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="calibration-")))
         start = time.perf_counter()
-        with Evaluation(config, output_dir=output_dir) as session:
+        with olive_eval.Evaluation(config, output_dir=output_dir) as session:
             base = session.baseline()
             print(f"baseline {base.name}: AUROC {_cell(base.model, AUROC)}, p50 {_cell(base.model, P50)}")
             evaluate_seconds += time.perf_counter() - start
