@@ -88,7 +88,9 @@ def test_the_baseline_is_evaluated_once_and_each_candidate_is_timed_beside_it(to
         assert first.status == "ok" and first.metrics["lat-avg"].value is not None  # timed on its own once
         timed_alone = log.count("base", "timing round")
         a = session.evaluate(candidate(toy, "a", 0.05))
+        base_beside_a = session.result.models["base"].metrics["lat-avg"].value
         b = session.evaluate(candidate(toy, "b", 0.05))
+        base_beside_b = session.result.models["base"].metrics["lat-avg"].value
     assert log.count("base", "loading model") == 1  # never evaluated again
     assert log.count("base", "timing round") == timed_alone + 2 * 5  # five interleaved rounds beside each
     assert log.count("a", "timing round") == 5 and log.count("b", "timing round") == 5
@@ -96,6 +98,10 @@ def test_the_baseline_is_evaluated_once_and_each_candidate_is_timed_beside_it(to
     # rounds alternate A B, B A: each round of the pair starts with the model that ended the last one
     rounds = [m for m, text in log.lines if text.startswith("timing round") and m in ("base", "b")][-10:]
     assert rounds == ["base", "b", "b", "base", "base", "b", "b", "base", "base", "b"]
+    # each ratio is to the baseline timed in the same rounds, never to an earlier measurement
+    assert base_beside_a != base_beside_b
+    assert a.metrics["lat-avg"].timing.ratio_to_baseline == pytest.approx(a.metrics["lat-avg"].value / base_beside_a)
+    assert b.metrics["lat-avg"].timing.ratio_to_baseline == pytest.approx(b.metrics["lat-avg"].value / base_beside_b)
     for r in (a, b):
         sub = r.metrics["lat-avg"]
         assert sub.timing is not None and sub.timing.interleaved and sub.timing.ratio_to_baseline is not None
@@ -154,3 +160,29 @@ def test_evaluate_on_a_closed_session(toy):
         session.baseline()
     # the output directory was released: another run may use it
     assert evaluate(toy.config({}, [ACCURACY])).models["base"].status == "ok"
+
+
+def test_ctrl_c_in_a_session_candidate_keeps_the_rest(toy, tmp_path):
+    from olive_eval.engine.run import RunInterrupted
+
+    script = tmp_path / "interrupts.py"
+    script.write_text(
+        "def f(model, device, execution_providers):\n"
+        "    if 'stop' in str(model.model_path):\n"
+        "        raise KeyboardInterrupt\n"
+        "    return 1.0\n"
+    )
+    metric = {
+        "name": "c",
+        "type": "custom",
+        "sub_types": [{"name": "s", "priority": 1, "higher_is_better": True}],
+        "user_config": {"user_script": str(script), "evaluate_func": "f"},
+    }
+    with Evaluation(toy.config({}, [metric])) as session:
+        session.evaluate(candidate(toy, "fine", 0.1))
+        with pytest.raises(RunInterrupted) as info:
+            session.evaluate(candidate(toy, "stop", 0.1))
+        assert info.value.model == "stop"
+    written = json.loads((toy.root / "out" / "results.json").read_text())
+    assert {n: m["status"] for n, m in written["models"].items()} == {"base": "ok", "fine": "ok", "stop": "interrupted"}
+    assert written["models"]["stop"]["error"] == "stopped by Ctrl-C" and written["best"] == "fine"
