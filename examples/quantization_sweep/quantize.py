@@ -3,7 +3,7 @@
 The source is the fp32 export of the MiniLM example (``examples/minilm/models/minilm_fp32.onnx``, built
 offline by ``examples/minilm/make_models.py``). Each option is one call of ``onnxruntime.quantization``::
 
-    python examples/quantization_sweep/quantize.py            # build every option into models/ (20-45 s on a 2-core machine)
+    python examples/quantization_sweep/quantize.py            # build every option into models/ (16-30 s on a busy 2-core machine)
     python examples/quantization_sweep/quantize.py --only int8_dynamic_per_channel
 
 The static options calibrate on the sentences of the pair set's first CALIBRATION_PAIRS pairs (300
