@@ -11,12 +11,17 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import json
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from pycocotools import mask as mask_utils
 from pycocotools.coco import COCO
 from pycocotools.cocoeval import COCOeval
+
+from tests.helpers import write_jsonl
 
 Scene = tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
@@ -220,3 +225,59 @@ def mask_scene_to_coco(preds: list[dict], refs: list[dict]) -> tuple[dict, list[
             )
     gt = {"images": images, "annotations": anns, "categories": [{"id": c, "name": str(c)} for c in labels]}
     return gt, dets
+
+
+# A run of PythonModels replaying fixed detections, scored over a JSON lines data config.
+REPLAY_MODEL = textwrap.dedent(
+    """
+    import json
+
+    class Replay:
+        def __init__(self, path):
+            self.rows = json.load(open(path))
+
+        def __call__(self, batch):
+            return [self.rows[i] for i in batch["image"]]
+
+    def load(model_path):
+        return Replay(model_path)
+    """
+)
+
+
+def replay_run_config(
+    tmp_path: Path, preds: dict[str, list], refs: list, sub_types: list[dict], batch_size: int = 4
+) -> dict:
+    """A run replaying fixed detections: the first model of ``preds`` is the baseline."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "model.py").write_text(REPLAY_MODEL)
+    models = []
+    for name, scene in preds.items():
+        (tmp_path / f"{name}.json").write_text(
+            json.dumps([{k: np.asarray(v).tolist() for k, v in p.items()} for p in scene])
+        )
+        models.append(
+            {
+                "type": "PythonModel",
+                "name": name,
+                "user_script": str(tmp_path / "model.py"),
+                "model_loader": "load",
+                "model_path": str(tmp_path / f"{name}.json"),
+            }
+        )
+    rows = [{"image": i, "objects": {k: np.asarray(v).tolist() for k, v in r.items()}} for i, r in enumerate(refs)]
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    return {
+        "input_model": models[0],
+        "candidates": models[1:],
+        "data_configs": [
+            {
+                "name": "d",
+                "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
+                "pre_process_data_config": {"input_cols": ["image"], "label_col": "objects"},
+                "dataloader_config": {"batch_size": batch_size},
+            }
+        ],
+        "metrics": [{"name": "det", "type": "accuracy", "data_config": "d", "sub_types": sub_types}],
+        "output_dir": str(tmp_path / "out"),
+    }

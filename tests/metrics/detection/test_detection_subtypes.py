@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import textwrap
 
 import numpy as np
 import pytest
@@ -16,9 +15,8 @@ from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.detection.metrics import compute_all
-from tests.helpers import write_jsonl
 
-from .scenes import random_mask_scene, random_scene, run_pycocotools, scene_to_coco, to_xywh
+from .scenes import random_mask_scene, random_scene, replay_run_config, run_pycocotools, scene_to_coco, to_xywh
 from .tm_example import TM_PREDS, TM_REFS
 
 TOL = 1e-12
@@ -192,50 +190,10 @@ def test_config_errors_name_the_json_path(tmp_path) -> None:
 
 
 # ------------------------------------------------------------------------------------------- a JSON run
-MODEL = textwrap.dedent(
-    """
-    import json
-
-    class Replay:
-        def __init__(self, path):
-            self.rows = json.load(open(path))
-
-        def __call__(self, batch):
-            return [self.rows[i] for i in batch["image"]]
-
-    def load(model_path):
-        return Replay(model_path)
-    """
-)
-
-
 def test_a_run_reports_every_key_with_pycocotools_values(tmp_path) -> None:
     preds, refs = random_scene(3, n_images=25)
-    as_json = [{k: np.asarray(v).tolist() for k, v in p.items()} for p in preds]
-    (tmp_path / "preds.json").write_text(json.dumps(as_json))
-    (tmp_path / "model.py").write_text(MODEL)
-    rows = [{"image": i, "objects": {k: np.asarray(v).tolist() for k, v in r.items()}} for i, r in enumerate(refs)]
-    write_jsonl(tmp_path / "d.jsonl", rows)
     subs = [{"name": "map", "priority": 1}] + [{"name": k} for k in STATS_KEYS[1:]]
-    config = {
-        "input_model": {
-            "type": "PythonModel",
-            "name": "replay",
-            "user_script": str(tmp_path / "model.py"),
-            "model_loader": "load",
-            "model_path": str(tmp_path / "preds.json"),
-        },
-        "data_configs": [
-            {
-                "name": "d",
-                "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
-                "pre_process_data_config": {"input_cols": ["image"], "label_col": "objects"},
-                "dataloader_config": {"batch_size": 4},
-            }
-        ],
-        "metrics": [{"name": "det", "type": "accuracy", "data_config": "d", "sub_types": subs}],
-        "output_dir": str(tmp_path / "out"),
-    }
+    config = replay_run_config(tmp_path, {"replay": preds}, refs, subs)
     result = evaluate(config)
     ref = expected(run_pycocotools(*scene_to_coco(preds, refs)))
     metrics = result.models["replay"].metrics

@@ -8,7 +8,6 @@ import importlib
 import json
 import math
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -19,9 +18,15 @@ from olive_eval.metrics import get_metric
 from olive_eval.metrics.detection.matching import match_coco
 from olive_eval.metrics.detection.metrics import KEYS, compute_all
 from olive_eval.metrics.resampling import ExampleStats, paired_distribution
-from tests.helpers import write_jsonl
 
-from .scenes import mask_scene_to_coco, random_mask_scene, random_scene, run_pycocotools, scene_to_coco
+from .scenes import (
+    mask_scene_to_coco,
+    random_mask_scene,
+    random_scene,
+    replay_run_config,
+    run_pycocotools,
+    scene_to_coco,
+)
 
 TOL = 1e-12
 COCO_KEYS = ("map", "map_50", "map_75", "map_small", "map_medium", "map_large")
@@ -85,68 +90,15 @@ def test_compute_all_matches_once(monkeypatch) -> None:
     assert values["map"] == pytest.approx(ref[0], abs=TOL) and values["mar"] == pytest.approx(ref[8], abs=TOL)
 
 
-MODEL = textwrap.dedent(
-    """
-    import json
-
-    class Replay:
-        def __init__(self, path):
-            self.rows = json.load(open(path))
-
-        def __call__(self, batch):
-            return [self.rows[i] for i in batch["image"]]
-
-    def load(model_path):
-        return Replay(model_path)
-    """
-)
-
-
-def _run_config(tmp_path, preds: dict[str, list], refs: list, sub_types: list[dict], batch_size: int = 4) -> dict:
-    """A run replaying fixed detections: the first model of ``preds`` is the baseline."""
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "model.py").write_text(MODEL)
-    models = []
-    for name, scene in preds.items():
-        (tmp_path / f"{name}.json").write_text(
-            json.dumps([{k: np.asarray(v).tolist() for k, v in p.items()} for p in scene])
-        )
-        models.append(
-            {
-                "type": "PythonModel",
-                "name": name,
-                "user_script": str(tmp_path / "model.py"),
-                "model_loader": "load",
-                "model_path": str(tmp_path / f"{name}.json"),
-            }
-        )
-    rows = [{"image": i, "objects": {k: np.asarray(v).tolist() for k, v in r.items()}} for i, r in enumerate(refs)]
-    write_jsonl(tmp_path / "d.jsonl", rows)
-    return {
-        "input_model": models[0],
-        "candidates": models[1:],
-        "data_configs": [
-            {
-                "name": "d",
-                "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
-                "pre_process_data_config": {"input_cols": ["image"], "label_col": "objects"},
-                "dataloader_config": {"batch_size": batch_size},
-            }
-        ],
-        "metrics": [{"name": "det", "type": "accuracy", "data_config": "d", "sub_types": sub_types}],
-        "output_dir": str(tmp_path / "out"),
-    }
-
-
 def test_sub_types_of_a_run_share_the_matching(tmp_path, monkeypatch) -> None:
     preds, refs = random_scene(3, n_images=25)
     calls = _count_matchings(monkeypatch)
-    evaluate(_run_config(tmp_path / "one", {"replay": preds}, refs, [{"name": "map"}], batch_size=4))
+    evaluate(replay_run_config(tmp_path / "one", {"replay": preds}, refs, [{"name": "map"}], batch_size=4))
     alone = len(calls)
     subs = [{"name": key} for key in COCO_KEYS]
     subs[0].update(priority=1, metric_config={"class_names": {str(i): f"c{i}" for i in range(5)}})  # same matching
     calls.clear()
-    result = evaluate(_run_config(tmp_path, {"replay": preds}, refs, subs, batch_size=4))
+    result = evaluate(replay_run_config(tmp_path, {"replay": preds}, refs, subs, batch_size=4))
     assert 1 <= len(calls) == alone <= 7  # at most once per batch of 4, however many sub-types read it
     ref = run_pycocotools(*scene_to_coco(preds, refs)).stats
     metrics = result.models["replay"].metrics
@@ -160,7 +112,7 @@ def test_sub_types_of_a_run_share_the_matching(tmp_path, monkeypatch) -> None:
 def test_a_bad_box_in_a_later_batch_names_its_image(tmp_path) -> None:
     preds, refs = random_scene(5, n_images=12)
     preds[9] = {**_box(0.0), "boxes": np.array([[5.0, 0.0, 2.0, 10.0]])}
-    result = evaluate(_run_config(tmp_path, {"replay": preds}, refs, [{"name": "map"}], batch_size=4))
+    result = evaluate(replay_run_config(tmp_path, {"replay": preds}, refs, [{"name": "map"}], batch_size=4))
     error = result.models["replay"].metrics["det-map"].error
     assert "image 9 predictions, box 0 has x2 < x1" in error and "\n" not in error
 
@@ -260,7 +212,7 @@ def test_a_confident_goal_matches_no_more_than_a_plain_one(tmp_path, monkeypatch
     counts = []
     for confidence in (None, 0.9):
         goal = {"type": "max-degradation", "value": 0.5, "confidence": confidence, "n_resamples": 200}
-        config = _run_config(
+        config = replay_run_config(
             tmp_path / str(confidence), {"base": preds, "cand": worse}, refs, [{"name": "map", "goal": goal}], 5
         )
         calls.clear()
