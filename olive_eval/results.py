@@ -155,11 +155,12 @@ class RunResult:
             del model["tracebacks"]
         return _finite(data)
 
-    def write(self, output_dir: Path) -> Path:
-        """Write results.json atomically: a reader never sees a half-written file."""
+    def write(self, output_dir: Path, durable: bool = True) -> Path:
+        """Write results.json atomically: a reader never sees a half-written file (``durable``: see
+        :func:`atomic_write_text`)."""
         output_dir.mkdir(parents=True, exist_ok=True)
         target = output_dir / RESULTS_FILE
-        return atomic_write_text(target, json.dumps(self.to_dict(), indent=2) + "\n")
+        return atomic_write_text(target, json.dumps(self.to_dict(), indent=2) + "\n", durable)
 
 
 @functools.cache
@@ -174,16 +175,22 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
-def atomic_write_text(target: Path, text: str) -> Path:
+def atomic_write_text(target: Path, text: str, durable: bool = True) -> Path:
     """Write through a temporary file and rename it into place, with the permissions the umask gives
-    a new file (``mkstemp`` alone would leave it private, 0600)."""
+    a new file (``mkstemp`` alone would leave it private, 0600).
+
+    ``durable``: flushed to the disk before the rename (fsync, a few ms), so the file survives a power loss or
+    an OS crash. Without it the rename alone still survives a crash of the process (the kernel holds the
+    data), which is all an intermediate write (the ``running`` marker) needs.
+    """
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fchmod(handle.fileno(), file_mode())
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

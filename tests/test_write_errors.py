@@ -45,10 +45,10 @@ def assert_both_models_were_evaluated(stdout: str) -> None:
 def test_a_full_disk_while_writing_results_json_is_one_line_and_the_run_goes_on(toy, capsys, monkeypatch):
     real = olive_eval.results.atomic_write_text
 
-    def full_disk(target: Path, text: str) -> Path:
+    def full_disk(target: Path, text: str, durable: bool = True) -> Path:
         if target.name == "results.json":
             raise ENOSPC
-        return real(target, text)
+        return real(target, text, durable)
 
     monkeypatch.setattr(olive_eval.results, "atomic_write_text", full_disk)
     assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
@@ -149,11 +149,11 @@ def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_t
     real = olive_eval.results.atomic_write_text
     writes = []
 
-    def fills_up(target: Path, text: str) -> Path:
+    def fills_up(target: Path, text: str, durable: bool = True) -> Path:
         writes.append(target)
         if len(writes) > 2:  # all pending, then base running: then the disk is full
             raise ENOSPC
-        return real(target, text)
+        return real(target, text, durable)
 
     monkeypatch.setattr(olive_eval.results, "atomic_write_text", fills_up)
     path = write_config(toy)
@@ -164,3 +164,31 @@ def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_t
     monkeypatch.setattr(olive_eval.results, "atomic_write_text", real)
     assert main(["--config", str(path)]) == 0
     assert "previous run" not in capsys.readouterr().err
+
+
+def test_only_results_json_s_final_writes_wait_for_the_disk(toy, monkeypatch):
+    """The 'pending' and 'running' writes rename into place without fsync (a crash of the process keeps them);
+    the write after the last model and the run's last write are fsynced."""
+    real = olive_eval.results.atomic_write_text
+    writes: list[tuple[dict[str, Any], bool]] = []
+
+    def recorded(target: Path, text: str, durable: bool = True) -> Path:
+        if target.name == "results.json":
+            writes.append((json.loads(text), durable))
+        return real(target, text, durable)
+
+    monkeypatch.setattr(olive_eval.results, "atomic_write_text", recorded)
+    assert main(["--config", str(write_config(toy)), "--quiet"]) == 0
+    running = [durable for data, durable in writes if any(m["status"] == "running" for m in data["models"].values())]
+    pending = [durable for data, durable in writes if all(m["status"] == "pending" for m in data["models"].values())]
+    assert running and pending and not any(running + pending)
+    assert writes[-1][1] and all(m["status"] == "ok" for m in writes[-1][0]["models"].values())
+
+
+def test_a_durable_write_is_fsynced_and_an_intermediate_one_is_not(tmp_path, monkeypatch):
+    synced: list[int] = []
+    monkeypatch.setattr(olive_eval.results.os, "fsync", synced.append)
+    olive_eval.results.atomic_write_text(tmp_path / "a.json", "{}\n", durable=False)
+    assert synced == [] and (tmp_path / "a.json").read_text() == "{}\n"
+    olive_eval.results.atomic_write_text(tmp_path / "a.json", "[]\n")
+    assert len(synced) == 1 and (tmp_path / "a.json").read_text() == "[]\n"

@@ -11,12 +11,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from olive_eval.config.data import DataConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, Prepared
-from olive_eval.data.sources import DataContext, Source
+from olive_eval.data.sources import CHUNK_ROWS, DataContext, FileSource, Source, Subset
 from olive_eval.engine.preflight import check_data
 from olive_eval.runtimes.base import ModelConfig
 
@@ -43,6 +45,55 @@ class DataView:
         return batch
 
 
+class FirstChunkHeld(Source):
+    """A file source whose first chunk (at most ``CHUNK_ROWS`` rows) is read once and held for the run.
+
+    The plan-time checks (rows, columns, a first batch) and each model's pass start from it instead of reading
+    the file again; a source that is that one chunk is never read again. A larger one is read again from its
+    second chunk on, each pass, so memory stays bounded (one held chunk beside the one being read).
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.source, self.name, self.columns, self.label = source, source.name, source.columns, source.label
+        self._first: pa.Table | None = None
+        self._whole = False
+
+    def __getattr__(self, name: str) -> Any:
+        """What else the source says of itself (its ``files``, which speech data resolves paths against)."""
+        if name == "source":
+            raise AttributeError(name)
+        return getattr(self.source, name)
+
+    @property
+    def num_rows(self) -> int | None:
+        return self.source.num_rows
+
+    def chunks(self) -> Iterator[pa.Table]:
+        rest: Iterator[pa.Table] | None = None
+        if self._first is None:
+            rest = iter(self.source.chunks())
+            first = next(rest, None)
+            if first is None:
+                return
+            if first.num_rows > CHUNK_ROWS:  # a shuffled subset, read whole: not held
+                yield first
+                yield from rest
+                return
+            self._first = first
+            self._whole = first.num_rows == self.source.num_rows  # known without reading for parquet
+        yield self._first
+        if self._whole:
+            return
+        if rest is None:
+            rest = iter(self.source.chunks())
+            next(rest, None)  # read again past the held chunk
+        more = False
+        for chunk in rest:
+            more = True
+            yield chunk
+        self._whole = not more
+
+
 class DataStore:
     """Sources and prepared data of a run, loaded when first needed and kept for the other models."""
 
@@ -57,7 +108,8 @@ class DataStore:
         if name not in self._sources:
             dc = self._run.data_config(name)
             dataset = build("dataset", dc.load_dataset_config)
-            self._sources[name] = dataset.open(name, DataContext(self._run.allow_download))
+            source = dataset.open(name, DataContext(self._run.allow_download))
+            self._sources[name] = FirstChunkHeld(source) if isinstance(source, (FileSource, Subset)) else source
         return self._sources[name]
 
     def view(self, name: str, model: ModelConfig) -> DataView:

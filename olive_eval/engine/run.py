@@ -101,7 +101,7 @@ class Run:
     def open(self) -> None:
         """Load and check the data once; a data error here (exit 2) leaves no results.json behind."""
         self.data.preload(self.plan.data_configs())
-        self.save()
+        self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:
         """A candidate the config did not list (the session's), pending until evaluated."""
@@ -111,12 +111,13 @@ class Run:
         self.folders[name] = folder_names([*taken, name])[name]
         self.result.models[name] = ModelResult(status="pending", folder=self.folders[name])
 
-    def evaluate(self, model: ModelConfig) -> ModelResult:
-        """The model's per-model unit through the executor, saved before (``running``) and after."""
+    def evaluate(self, model: ModelConfig, durable: bool = True) -> ModelResult:
+        """The model's per-model unit through the executor, saved before (``running``) and after (``durable``:
+        False where a later save of the run follows)."""
         name = model.display_name()
         self.current = name
         self.result.models[name].status = "running"
-        self.save()
+        self.save(durable=False)  # the marker is for a crash of this process, which the atomic rename survives
         base = self.result.baseline
         unit = ModelUnit(model, self.folders[name])
         if self.config.early_stop and name != base:
@@ -136,7 +137,7 @@ class Run:
         self.evaluator.current = None  # done: an interruption from here on is not this model's
         self.current = None
         self.finish()
-        self.save()
+        self.save(durable)
         return evaluation.result
 
     def _reused(self, model: ModelConfig) -> ModelEvaluation | None:
@@ -257,15 +258,16 @@ class Run:
         self.save()
         return RunInterrupted(self.result, current)
 
-    def save(self) -> None:
+    def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
+        ``durable=False`` for the intermediate writes: no fsync (see :func:`olive_eval.results.atomic_write_text`).
 
         The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
         current; the record writer's first failure is kept beside it.
         """
         failed: dict[str, str] = {}
         try:
-            self.result.write(self.out_dir)
+            self.result.write(self.out_dir, durable)
         except OSError as exc:
             failed[str(self.out_dir / RESULTS_FILE)] = exc.strerror or str(exc)
         self.result.write_errors = {**failed, **self.writer.errors}

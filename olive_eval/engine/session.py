@@ -172,7 +172,7 @@ class Evaluation:
             self._evaluate_baseline()
             for model in self._run.config.candidates:
                 if self.result.models[model.display_name()].status == "pending":  # not evaluated yet
-                    self._run.evaluate(model)
+                    self._run.evaluate(model, durable=False)  # the run's last save below is
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.plan.timings:
                 clock = time.perf_counter()

@@ -1,0 +1,108 @@
+"""A file source's first chunk is read once and held for the run (the plan-time checks and every pass start from
+it); a source of more chunks is read again from its second chunk on, with the same rows as the file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from olive_eval.data.sources import CHUNK_ROWS, Source
+from olive_eval.engine.data_store import DataStore, FirstChunkHeld
+
+
+class Counted(Source):
+    """Chunks of consecutive integers; counts how many chunks were read."""
+
+    def __init__(self, sizes: list[int], known: bool = True) -> None:
+        self.name, self.columns, self.sizes, self.known, self.reads = "d", ["x"], sizes, known, 0
+        self.files = ["a.parquet"]
+
+    @property
+    def num_rows(self) -> int | None:
+        return sum(self.sizes) if self.known else None
+
+    def chunks(self) -> Iterator[pa.Table]:
+        start = 0
+        for size in self.sizes:
+            self.reads += 1
+            yield pa.table({"x": list(range(start, start + size))})
+            start += size
+
+
+def rows(source: Source) -> list[int]:
+    return [v for chunk in source.chunks() for v in chunk.column("x").to_pylist()]
+
+
+def first_rows(source: Source) -> int:
+    """What the plan-time checks do: read up to the first chunk, then stop."""
+    return next(iter(source.chunks())).num_rows
+
+
+def test_a_source_of_one_chunk_is_read_once_however_often_it_is_asked():
+    inner = Counted([5])
+    held = FirstChunkHeld(inner)
+    assert first_rows(held) == 5 and first_rows(held) == 5
+    assert rows(held) == rows(held) == list(range(5))
+    assert inner.reads == 1
+
+
+def test_without_a_row_count_one_more_read_tells_the_source_is_one_chunk():
+    inner = Counted([5], known=False)
+    held = FirstChunkHeld(inner)
+    first_rows(held)
+    assert rows(held) == list(range(5)) and inner.reads == 2  # read again past the held chunk: nothing more
+    assert rows(held) == list(range(5)) and inner.reads == 2
+
+
+def test_a_source_of_several_chunks_gives_its_rows_in_order_each_time_and_holds_only_the_first():
+    inner = Counted([3, 4, 2])
+    held = FirstChunkHeld(inner)
+    assert first_rows(held) == 3 and inner.reads == 1
+    assert rows(held) == list(range(9))
+    assert rows(held) == list(range(9))
+    assert inner.reads == 1 + 3 + 3  # each full pass reads the file again (the held chunk's place included)
+
+
+def test_an_empty_source_gives_no_chunk_and_a_chunk_over_the_bound_is_not_held():
+    assert rows(FirstChunkHeld(Counted([]))) == []
+    inner = Counted([CHUNK_ROWS + 1])
+    held = FirstChunkHeld(inner)
+    assert len(rows(held)) == len(rows(held)) == CHUNK_ROWS + 1
+    assert inner.reads == 2
+
+
+def test_what_else_the_source_says_of_itself_reads_through():
+    assert FirstChunkHeld(Counted([1])).files == ["a.parquet"]
+
+
+def test_a_run_reads_a_parquet_file_of_one_chunk_once(tmp_path, monkeypatch):
+    from olive_eval.config.run import RunConfig
+
+    model = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "models" / "digits_fp32.onnx"
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "label": [0, 1, 0]}), str(path))
+    run = RunConfig.model_validate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(model)},
+            "data_configs": [{"name": "d", "load_dataset_config": {"data_name": "parquet", "data_files": str(path)}}],
+            "metrics": [
+                {"name": "acc", "type": "accuracy", "data_config": "d", "sub_types": [{"name": "accuracy_score"}]}
+            ],
+        }
+    )
+    opened: list[str] = []
+    real = pq.ParquetFile.iter_batches
+
+    def counted(self, *args, **kwargs):
+        opened.append("read")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
+    store = DataStore(run)
+    source = store.source("d")
+    assert isinstance(source, FirstChunkHeld)
+    assert first_rows(source) == 3 and rows(source) == [1.0, 2.0, 3.0] and rows(source) == [1.0, 2.0, 3.0]
+    assert len(opened) == 1
