@@ -1,0 +1,40 @@
+"""The install steps the READMEs give agree with each other and with pyproject.toml."""
+
+import re
+from importlib.metadata import requires
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAGES = [REPO / "README.md", *sorted((REPO / "examples").glob("*/README.md")), *sorted((REPO / "docs").glob("*.md"))]
+#: The only install commands a page may give: torch's CPU wheel, the package, the dev extras, the examples' extras.
+INSTALLS = {"pip install torch==2.13.0", "pip install .", 'pip install -e ".[dev]"', 'pip install ".[examples]"'}
+
+
+def pip_commands(text: str) -> list[str]:
+    return [m.group(0).strip().rstrip("`") for m in re.finditer(r"pip install [^\n&#`]*", text)]
+
+
+def test_every_page_gives_the_same_install_commands():
+    found = {f"{page.relative_to(REPO)}: {cmd}" for page in PAGES for cmd in pip_commands(page.read_text())}
+    assert {line for line in found if line.split(": ", 1)[1] not in INSTALLS} == set()
+
+
+def test_each_example_that_needs_packages_names_the_examples_extra():
+    for readme in sorted((REPO / "examples").glob("*/README.md")):
+        if readme.parent.name != "quickstart":  # the quickstart needs only olive-eval itself
+            assert 'pip install ".[examples]"' in readme.read_text(), readme
+
+
+def test_the_dev_install_has_every_package_the_examples_need():
+    def extra(name: str) -> set[str]:
+        marker = f'extra == "{name}"'
+        return {re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower() for req in requires("olive-eval") if marker in req}
+
+    assert extra("examples") and extra("examples") <= extra("dev")
+
+
+def test_timings_in_the_example_pages_are_ranges_on_a_named_machine():
+    for readme in sorted((REPO / "examples").glob("*/README.md")):
+        for line in readme.read_text().splitlines():
+            if re.search(r"#.*\d+ (s|min)\b", line):  # a timing in a command's comment
+                assert re.search(r"\d+(\.\d+)?-\d+(\.\d+)? (s|min)\b", line) and "2-core" in line, f"{readme}: {line}"
