@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -151,6 +152,31 @@ def throughput_per_s(seconds: np.ndarray, batch_size: int, name: str) -> np.ndar
     if name == "avg":
         return _shape(batch_size / run_statistic(values, "avg"), values)
     return _shape(run_statistic(batch_size / values, name), values)
+
+
+@dataclass(frozen=True)
+class RunStatistic:
+    """A timing sub-type as a function of the runs' seconds ``[..., n]``: :func:`latency_ms` (no
+    ``batch_size``) or :func:`throughput_per_s`. A percentile says so (:meth:`as_percentile`), and the
+    bootstrap then resamples it without gathering the runs (:func:`olive_eval.metrics.stats.resampled_percentiles`).
+    """
+
+    name: str
+    batch_size: int | None = None
+
+    def __call__(self, seconds: np.ndarray) -> np.ndarray | float:
+        if self.batch_size is None:
+            return latency_ms(seconds, self.name)
+        return throughput_per_s(seconds, self.batch_size, self.name)
+
+    def as_percentile(self) -> tuple[Callable[[np.ndarray], np.ndarray], float, float] | None:
+        """(seconds -> the values the percentile is taken of, the percentile, the result's scale), or None."""
+        if self.name not in PERCENTILES:
+            return None
+        if self.batch_size is None:
+            return (lambda seconds: seconds), PERCENTILES[self.name], 1000.0
+        batch = self.batch_size
+        return (lambda seconds: batch / seconds), PERCENTILES[self.name], 1.0
 
 
 def load_statistic_ms(sample: TimingSample, name: str) -> float:

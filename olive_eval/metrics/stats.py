@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 
@@ -138,11 +138,66 @@ def sample_distribution(
     values = np.asarray(values)
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be positive, got {n_resamples}")
+    form = statistic.as_percentile() if isinstance(statistic, PercentileForm) and values.ndim == 1 else None
+    if form is not None and len(values):
+        transform, q, scale = form
+        taken = np.asarray(transform(values.astype(np.float64)), dtype=np.float64)
+        if np.isfinite(taken).all():
+            return resampled_percentiles(taken, q, n_resamples, seed) * scale
     out = np.empty(n_resamples)
     start = 0
     for idx in index_chunks(len(values), n_resamples, seed):
         out[start : start + len(idx)] = statistic(values.take(idx))
         start += len(idx)
+    return out
+
+
+#: Resamples counted at a time by :func:`resampled_percentiles` (a block of 1000 runs each is about 1 MB).
+_BLOCK_ROWS = 128
+
+
+@runtime_checkable
+class PercentileForm(Protocol):
+    """A statistic that can say it is ``scale * np.percentile(transform(values), q)``: resampled by
+    :func:`resampled_percentiles`, without gathering or partitioning the resampled values."""
+
+    def as_percentile(self) -> tuple[Callable[[np.ndarray], np.ndarray], float, float] | None: ...
+
+
+def resampled_percentiles(values: np.ndarray, q: float, n_resamples: int, seed: int) -> np.ndarray:
+    """``np.percentile(values[idx], q, axis=-1)`` (linear interpolation) over the index rows of
+    :func:`index_chunks`, exactly, for finite ``values``.
+
+    A resample's percentile reads two of its order statistics. Counting each value's rank per resample and
+    cumulating the counts gives them in a few linear passes over ``[B, n]`` small integers, where gathering
+    the resampled values and partitioning each row took four times longer (the latency ratio's bootstrap,
+    1000 runs x 2000 resamples per model).
+    """
+    n = len(values)
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    rank = np.empty(n, dtype=np.intp)
+    rank[order] = np.arange(n)
+    virtual = (n - 1) * np.true_divide(q, 100)  # numpy's virtual index for 'linear'
+    below = int(np.floor(virtual)) if virtual < n - 1 else n - 1
+    above = min(below + 1, n - 1)
+    gamma = virtual - below
+    out = np.empty(n_resamples)
+    start = 0
+    for idx in index_chunks(n, n_resamples, seed):
+        for first in range(0, len(idx), _BLOCK_ROWS):  # blocks that stay in the CPU's cache
+            block = idx[first : first + _BLOCK_ROWS]
+            rows = len(block)
+            flat = (rank.take(block) + (np.arange(rows) * n)[:, None]).ravel()
+            cumulative = np.bincount(flat, minlength=rows * n).reshape(rows, n).cumsum(axis=1)
+            low = ranked[(cumulative <= below).sum(axis=1)]  # the k-th smallest: how many ranks hold k or fewer
+            high = ranked[(cumulative <= above).sum(axis=1)]
+            diff = high - low
+            value = low + diff * gamma  # numpy's _lerp, term for term
+            if gamma >= 0.5:
+                value = high - diff * (1 - gamma)
+            out[start : start + rows] = value
+            start += rows
     return out
 
 

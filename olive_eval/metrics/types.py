@@ -11,7 +11,6 @@ import math
 import os
 from collections.abc import Callable
 from enum import Enum
-from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -22,11 +21,10 @@ from olive_eval.metrics.performance import (
     LOAD_STATISTICS,
     RUN_STATISTICS,
     SPREAD_STATISTICS,
+    RunStatistic,
     TimingConfig,
     TimingSample,
-    latency_ms,
     load_statistic_ms,
-    throughput_per_s,
 )
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
@@ -172,7 +170,7 @@ class LatencyType(_TimingType):
         return [*RUN_STATISTICS, *LOAD_STATISTICS]
 
     def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        return partial(latency_ms, name=sub_type)
+        return RunStatistic(sub_type)
 
     def score(self, sample: TimingSample, sub_type: str) -> float:
         if sub_type in LOAD_STATISTICS:
@@ -189,7 +187,7 @@ class ThroughputType(_TimingType):
     higher_is_better = True
 
     def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        return partial(throughput_per_s, batch_size=batch_size, name=sub_type)
+        return RunStatistic(sub_type, batch_size)
 
 
 @_register
