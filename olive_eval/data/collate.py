@@ -37,20 +37,21 @@ class DefaultDataloader(Component):
 
     def batches(self, data: Prepared) -> Iterator[Batch]:
         size = self.batch_size
-        pending: list[Columns] = []
-        held, start = 0, 0
+        pending: list[tuple[Columns, int]] = []  # chunks not cut through yet, with their row counts
+        offset, held, start = 0, 0, 0  # the first pending chunk is cut from row ``offset``
         for chunk in data.chunks():
             n = num_rows(chunk)
             if not n:
                 continue
-            pending.append(chunk)
+            pending.append((chunk, n))
             held += n
             while held >= size:
-                batch, pending, held = _cut(pending, size, held)
+                batch, pending, offset = _cut(pending, offset, size)
+                held -= size
                 yield self._batch(batch, data, start)
                 start += size
         if held and not getattr(self.params, "drop_last", False):
-            batch, _, _ = _cut(pending, held, held)
+            batch, _, _ = _cut(pending, offset, held)
             yield self._batch(batch, data, start)
 
     def _batch(self, columns: Columns, data: Prepared, start: int) -> Batch:
@@ -182,29 +183,28 @@ class VqaDataloader(DefaultDataloader):
     Params = VqaDataloaderParams
 
 
-def _cut(chunks: list[Columns], size: int, held: int) -> tuple[Columns, list[Columns], int]:
-    """The first ``size`` rows of the pending chunks, and what is left."""
+def _cut(chunks: list[tuple[Columns, int]], offset: int, size: int) -> tuple[Columns, list[tuple[Columns, int]], int]:
+    """``size`` rows of the pending chunks from row ``offset`` of the first; the chunks left, and the offset
+    into the first of them. The rest of a chunk is not sliced off at each batch (a list column would be copied
+    once per batch)."""
     out: dict[str, list[Any]] = {}
-    taken, rest = 0, []
-    for chunk in chunks:
-        n = num_rows(chunk)
-        need = size - taken
-        if need <= 0:
-            rest.append(chunk)
-            continue
-        part = {k: take(v, slice(0, min(n, need))) for k, v in chunk.items()}
-        for k, v in part.items():
-            out.setdefault(k, []).append(v)
-        if n > need:
-            rest.append({k: take(v, slice(need, None)) for k, v in chunk.items()})
-        taken += min(n, need)
+    taken, used = 0, 0
+    while taken < size:
+        chunk, n = chunks[used]
+        stop = min(n, offset + size - taken)
+        for k, v in chunk.items():
+            out.setdefault(k, []).append(take(v, slice(offset, stop)))
+        taken += stop - offset
+        offset = stop
+        if stop == n:
+            used, offset = used + 1, 0
     joined: Columns = {}
     for k, parts in out.items():
         if all(isinstance(p, np.ndarray) for p in parts) and len({p.shape[1:] for p in parts}) == 1:
             joined[k] = np.concatenate(parts) if len(parts) > 1 else parts[0]
         else:
             joined[k] = [row for p in parts for row in p]
-    return joined, rest, held - taken
+    return joined, chunks[used:], offset
 
 
 def pad(column: Any, value: int | float, side: str, multiple: int | None = None) -> np.ndarray:
