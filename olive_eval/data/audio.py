@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from olive_eval.data.column_decode import clip_name, decode_column
 from olive_eval.errors import EvaluationError, MissingDependencyError
 
 __all__ = [
@@ -79,13 +80,13 @@ def decode_audio(
     data, rate, name = _read(value, where, source_rate)
     samples = _to_mono_float32(data, where, name)
     if samples.shape[0] == 0:
-        raise AudioDecodeError(where, f"{_clip(where, name)} has no samples (empty audio)")
+        raise AudioDecodeError(where, f"{clip_name(where, name, 'audio')} has no samples (empty audio)")
     bad = ~np.isfinite(samples)
     if bad.any():
         first, count = int(np.argmax(bad)), int(bad.sum())
         raise AudioDecodeError(
             where,
-            f"{_clip(where, name)} has {count} non-finite sample{'s' if count > 1 else ''} (NaN or infinity), "
+            f"{clip_name(where, name, 'audio')} has {count} non-finite sample{'s' if count > 1 else ''} (NaN or infinity), "
             f"the first at sample {first}",
         )
     if rate != sample_rate:
@@ -94,7 +95,7 @@ def decode_audio(
         if resampled.shape[0] == 0:
             raise AudioDecodeError(
                 where,
-                f"{_clip(where, name)} is too short to resample: {samples.shape[0]} samples at {rate} Hz "
+                f"{clip_name(where, name, 'audio')} is too short to resample: {samples.shape[0]} samples at {rate} Hz "
                 f"give none at {sample_rate} Hz",
             )
         samples = np.ascontiguousarray(resampled, dtype=np.float32)
@@ -116,22 +117,14 @@ def decode_audio_column(
     messages (a batch of a dataset passes "example 130", its place in the data); without them the label is the
     position in ``values``, with a path found in the value.
     """
-    _check_column_args(len(values), on_error, names)
     _check_rate(sample_rate, "sample_rate")
-    decoded: list[Audio] = []
-    kept: list[int] = []
-    skipped: list[str] = []
-    for index, value in enumerate(values):
-        where = _example_label(index, value, names)
-        try:
-            decoded.append(decode_audio(value, sample_rate=sample_rate, where=where, source_rate=source_rate))
-        except AudioDecodeError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(str(exc))
-            continue
-        kept.append(index)
-    return decoded, kept, skipped
+    return decode_column(
+        values,
+        lambda value, where: decode_audio(value, sample_rate=sample_rate, where=where, source_rate=source_rate),
+        AudioDecodeError,
+        on_error,
+        names,
+    )
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -161,7 +154,7 @@ def _read_dict(value: Mapping[str, Any], where: str, source_rate: int | None) ->
         if rate is None:
             rate = _rate_or_fail(source_rate, where, name)
         elif isinstance(rate, bool) or not isinstance(rate, (int, np.integer, float)) or not _whole_positive(rate):
-            raise AudioDecodeError(where, f"{_clip(where, name)} has an invalid sampling_rate {rate!r}")
+            raise AudioDecodeError(where, f"{clip_name(where, name, 'audio')} has an invalid sampling_rate {rate!r}")
         return _waveform(value["array"], where, name), int(rate), name
     if value.get("bytes") is not None:
         return (*_read_bytes(bytes(value["bytes"]), where, name), name)
@@ -173,7 +166,7 @@ def _read_dict(value: Mapping[str, Any], where: str, source_rate: int | None) ->
 
 
 def _read_file(path: Path, where: str) -> tuple[np.ndarray, int]:
-    clip = _clip(where, str(path), "audio file")
+    clip = clip_name(where, str(path), "audio file")
     if not path.exists():
         raise AudioDecodeError(where, f"{clip} does not exist")
     if path.is_dir():
@@ -184,7 +177,7 @@ def _read_file(path: Path, where: str) -> tuple[np.ndarray, int]:
 
 
 def _read_bytes(data: bytes, where: str, name: str | None) -> tuple[np.ndarray, int]:
-    clip = _clip(where, name, "audio bytes")
+    clip = clip_name(where, name, "audio bytes")
     if not data:
         raise AudioDecodeError(where, f"{clip} are empty (0 bytes)")
     return _soundfile_read(io.BytesIO(data), where, clip)
@@ -205,13 +198,15 @@ def _waveform(array: Any, where: str, name: str | None) -> np.ndarray:
     try:
         samples = np.array(array)  # a copy: the clip must not alias the caller's buffer
     except (TypeError, ValueError) as exc:  # ragged nested lists
-        raise AudioDecodeError(where, f"{_clip(where, name)} is not a numeric waveform: {exc}") from exc
+        raise AudioDecodeError(where, f"{clip_name(where, name, 'audio')} is not a numeric waveform: {exc}") from exc
     if samples.ndim != 1:
         raise AudioDecodeError(
-            where, f"{_clip(where, name)} must be a 1-D waveform, got an array of shape {samples.shape}"
+            where, f"{clip_name(where, name, 'audio')} must be a 1-D waveform, got an array of shape {samples.shape}"
         )
     if samples.dtype.kind not in "fiu":
-        raise AudioDecodeError(where, f"{_clip(where, name)} is not a numeric waveform (dtype {samples.dtype})")
+        raise AudioDecodeError(
+            where, f"{clip_name(where, name, 'audio')} is not a numeric waveform (dtype {samples.dtype})"
+        )
     return samples
 
 
@@ -224,7 +219,9 @@ def _to_mono_float32(data: np.ndarray, where: str, name: str | None) -> np.ndarr
         elif data.dtype in _INT_SCALE:
             data = data.astype(np.float64) / _INT_SCALE[data.dtype]
         else:
-            raise AudioDecodeError(where, f"{_clip(where, name)} has an unsupported sample type {data.dtype}")
+            raise AudioDecodeError(
+                where, f"{clip_name(where, name, 'audio')} has an unsupported sample type {data.dtype}"
+            )
     if data.ndim == 2:
         data = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     return np.ascontiguousarray(data, dtype=np.float32)
@@ -236,7 +233,8 @@ def _to_mono_float32(data: np.ndarray, where: str, name: str | None) -> np.ndarr
 def _rate_or_fail(source_rate: int | None, where: str, name: str | None) -> int:
     if source_rate is None:
         raise AudioDecodeError(
-            where, f"{_clip(where, name, 'waveform')} comes without a sample rate (give 'sampling_rate' or source_rate)"
+            where,
+            f"{clip_name(where, name, 'waveform')} comes without a sample rate (give 'sampling_rate' or source_rate)",
         )
     return source_rate
 
@@ -248,28 +246,6 @@ def _whole_positive(rate: float) -> bool:
 def _check_rate(rate: Any, label: str) -> None:
     if isinstance(rate, bool) or not isinstance(rate, (int, np.integer)) or rate <= 0:
         raise ValueError(f"{label} must be a positive integer number of Hz, got {rate!r}")
-
-
-def _clip(where: str, name: str | None, kind: str = "audio") -> str:
-    """How a message names the clip: by its file, unless ``where`` already says it."""
-    return f"{kind} '{name}'" if name and name not in where else f"the {kind}"
-
-
-def _example_label(index: int, value: Any, names: Sequence[str] | None) -> str:
-    if names is not None:
-        return names[index]
-    if isinstance(value, (str, os.PathLike)):
-        return f"example {index} ({value})"
-    if isinstance(value, Mapping) and value.get("path"):
-        return f"example {index} ({value['path']})"
-    return f"example {index}"
-
-
-def _check_column_args(count: int, on_error: str, names: Sequence[str] | None) -> None:
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    if names is not None and len(names) != count:
-        raise ValueError(f"names has {len(names)} entries for {count} values")
 
 
 def _import_soundfile() -> Any:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from olive_eval.data.column_decode import clip_name, decode_column
 from olive_eval.errors import EvaluationError, MissingDependencyError
 
 if TYPE_CHECKING:
@@ -74,25 +75,10 @@ def decode_image_column(
     messages (a batch of a dataset passes "example 130", its place in the data); without them the label is the
     position in ``values``, with a path found in the value.
     """
-    if on_error not in ("raise", "skip"):
-        raise ValueError(f"on_error must be 'raise' or 'skip', got {on_error!r}")
-    if names is not None and len(names) != len(values):
-        raise ValueError(f"names has {len(names)} entries for {len(values)} values")
     _mode_bands(mode, _import_pillow())
-    decoded: list[PILImage.Image] = []
-    kept: list[int] = []
-    skipped: list[str] = []
-    for index, value in enumerate(values):
-        where = _example_label(index, value, names)
-        try:
-            decoded.append(decode_image(value, mode=mode, where=where))
-        except ImageDecodeError as exc:
-            if on_error == "raise":
-                raise
-            skipped.append(str(exc))
-            continue
-        kept.append(index)
-    return decoded, kept, skipped
+    return decode_column(
+        values, lambda value, where: decode_image(value, mode=mode, where=where), ImageDecodeError, on_error, names
+    )
 
 
 def image_size(image: PILImage.Image) -> tuple[int, int]:
@@ -131,7 +117,7 @@ def _open(value: Any, where: str, pil: Any) -> PILImage.Image:
 
 
 def _from_path(path: Path, where: str, pil: Any) -> PILImage.Image:
-    clip = _clip(where, str(path), "image file")
+    clip = clip_name(where, str(path), "image file")
     if not path.exists():
         raise ImageDecodeError(where, f"{clip} does not exist")
     if path.is_dir():
@@ -142,7 +128,7 @@ def _from_path(path: Path, where: str, pil: Any) -> PILImage.Image:
 
 
 def _from_bytes(data: bytes, where: str, name: str | None, pil: Any) -> PILImage.Image:
-    clip = _clip(where, name, "image bytes")
+    clip = clip_name(where, name, "image bytes")
     if not data:
         raise ImageDecodeError(where, f"{clip} are empty (0 bytes)")
     return _decoded(lambda: pil.Image.open(io.BytesIO(data)), where, clip, pil)
@@ -203,21 +189,6 @@ def _mode_bands(mode: str, pil: Any) -> tuple[str, ...]:
         return pil.ImageMode.getmode(mode).bands
     except KeyError:
         raise ValueError(f"unknown Pillow image mode {mode!r} (e.g. 'RGB', 'L', 'RGBA')") from None
-
-
-def _clip(where: str, name: str | None, kind: str) -> str:
-    """How a message names the image: by its file, unless ``where`` already says it."""
-    return f"{kind} '{name}'" if name and name not in where else f"the {kind}"
-
-
-def _example_label(index: int, value: Any, names: Sequence[str] | None) -> str:
-    if names is not None:
-        return names[index]
-    if isinstance(value, (str, os.PathLike)):
-        return f"example {index} ({value})"
-    if isinstance(value, Mapping) and value.get("path"):
-        return f"example {index} ({value['path']})"
-    return f"example {index}"
 
 
 def _import_pillow() -> Any:
