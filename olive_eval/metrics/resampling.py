@@ -192,15 +192,57 @@ def _padded(rounds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _resample_within(
-    padded: np.ndarray, lengths: np.ndarray, picked: np.ndarray, rng: np.random.Generator
+    table: np.ndarray, lengths: np.ndarray, picked: np.ndarray, rng: np.random.Generator, fill: Any
 ) -> np.ndarray:
-    """For resampled round indices ``picked [B, R]``: each picked round's runs resampled, ``[B, R * m]``."""
-    width = padded.shape[1]
+    """For resampled round indices ``picked [B, R]``: each picked round's runs (or their ranks) resampled,
+    ``[B, R * m]``, ``fill`` where a shorter round contributes fewer runs."""
+    width = table.shape[1]
     n = lengths[picked][..., None]  # [B, R, 1]
     pos = np.minimum((rng.random((*picked.shape, width)) * n).astype(np.int64), n - 1)
-    values = padded[picked[..., None], pos]
-    values[np.arange(width)[None, None, :] >= n] = np.nan  # a shorter round contributes fewer runs
+    values = table[picked[..., None], pos]
+    values[np.arange(width)[None, None, :] >= n] = fill
     return values.reshape(len(picked), -1)
+
+
+@dataclass(frozen=True)
+class _RankedRounds:
+    """Rounds whose statistic is a percentile of finite values: each run's rank, padded with the rank
+    ``len(ranked)``, so a resample's percentile is counted (:func:`stats.percentiles_of_ranks`), not partitioned."""
+
+    ranks: np.ndarray  # [R, m]
+    ranked: np.ndarray
+    q: float
+    scale: float
+
+    @classmethod
+    def of(cls, rounds: list[np.ndarray], statistic: Callable[[np.ndarray], np.ndarray]) -> _RankedRounds | None:
+        form = statistic.as_percentile() if isinstance(statistic, stats.PercentileForm) else None
+        if form is None:
+            return None
+        transform, q, scale = form
+        taken = np.asarray(transform(np.concatenate(rounds).astype(np.float64)), dtype=np.float64)
+        if not np.isfinite(taken).all():
+            return None
+        ranked, rank = stats.rank_values(taken)
+        padded, _ = _padded(np.split(rank, np.cumsum([len(r) for r in rounds])[:-1]))
+        return cls(np.nan_to_num(padded, nan=len(ranked)).astype(np.intp), ranked, q, scale)
+
+    def statistic(self, ranks: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        return stats.percentiles_of_ranks(ranks, self.ranked, self.q, counts) * self.scale
+
+
+def _resampled_statistic(
+    rounds: tuple[np.ndarray, np.ndarray, _RankedRounds | None],
+    statistic: Callable[[np.ndarray], np.ndarray],
+    picked: np.ndarray,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The statistic of each resample of rounds ``picked [B, R]``, its runs resampled within each round."""
+    padded, lengths, ranked = rounds
+    if ranked is None:
+        return statistic(_resample_within(padded, lengths, picked, rng, np.nan))
+    ranks = _resample_within(ranked.ranks, lengths, picked, rng, len(ranked.ranked))
+    return ranked.statistic(ranks, lengths[picked].sum(axis=1))
 
 
 def rounds_distribution(
@@ -218,16 +260,18 @@ def rounds_distribution(
     """
     check_resamplable(len(rounds_a), n_resamples)
     rng = np.random.default_rng(seed)
-    padded_a, len_a = _padded(rounds_a)
-    padded_b, len_b = _padded(rounds_b) if rounds_b is not None else (None, None)
-    per_resample = padded_a.size + (padded_b.size if padded_b is not None else 0)
+    model_a = (*_padded(rounds_a), _RankedRounds.of(rounds_a, statistic_a))
+    model_b = None
+    if rounds_b is not None:
+        model_b = (*_padded(rounds_b), _RankedRounds.of(rounds_b, statistic_b) if statistic_b else None)
+    per_resample = model_a[0].size + (model_b[0].size if model_b is not None else 0)
     step = max(1, _ROUNDS_CHUNK // max(per_resample, 1))
     out_a = np.empty(n_resamples)
-    out_b = np.empty(n_resamples) if rounds_b is not None else None
+    out_b = np.empty(n_resamples) if model_b is not None else None
     for start in range(0, n_resamples, step):
         count = min(step, n_resamples - start)
         picked = rng.integers(0, len(rounds_a), size=(count, len(rounds_a)))
-        out_a[start : start + count] = statistic_a(_resample_within(padded_a, len_a, picked, rng))
-        if out_b is not None and padded_b is not None and statistic_b is not None:
-            out_b[start : start + count] = statistic_b(_resample_within(padded_b, len_b, picked, rng))
+        out_a[start : start + count] = _resampled_statistic(model_a, statistic_a, picked, rng)
+        if out_b is not None and model_b is not None and statistic_b is not None:
+            out_b[start : start + count] = _resampled_statistic(model_b, statistic_b, picked, rng)
     return out_a, out_b
