@@ -1,4 +1,5 @@
-"""Per-example records: ``instances/<model>/<metric>.jsonl`` and Olive's ``sample_log_num`` sample log.
+"""Per-example records: ``instances/<model>/<metric>.parquet`` (:mod:`olive_eval.instance_table`) and Olive's
+``sample_log_num`` sample log (JSON lines, this module).
 
 Records are written a chunk of batches at a time as a pass goes (memory does not grow with the dataset), each
 column converted to JSON text in one call, to a temporary file that replaces the final one when the pass is
@@ -16,7 +17,7 @@ from collections.abc import Callable, Iterable
 from itertools import chain, repeat
 from json.encoder import encode_basestring_ascii  # type: ignore[attr-defined]
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import numpy as np
 
@@ -133,17 +134,20 @@ class RecordSink:
     metric's values, which do not depend on the file, are kept.
     """
 
+    #: Whether the file is written as bytes (a subclass's binary format) rather than UTF-8 text.
+    binary = False
+
     def __init__(self, path: Path, on_error: OnWriteError, limit: int | None = None) -> None:
         self.path = path
         self.limit = limit
         self.count = 0
         self._on_error = on_error
         self._tmp = ""
-        self._handle: TextIO | None = None
+        self._handle: Any = None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            self._handle = os.fdopen(fd, "w", encoding="utf-8")
+            self._handle = os.fdopen(fd, "wb") if self.binary else os.fdopen(fd, "w", encoding="utf-8")
         except OSError as exc:
             self._fail(exc)
 
@@ -216,7 +220,10 @@ class InstanceWriter:
             self.errors[str(path)] = exc.strerror or str(exc)
 
     def instances(self, model_folder: str, metric: str) -> RecordSink:
-        return RecordSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.jsonl", self._failed)
+        """A Parquet file (:mod:`olive_eval.instance_table`, imported here: pyarrow only when records are written)."""
+        from olive_eval.instance_table import ParquetSink
+
+        return ParquetSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.parquet", self._failed)
 
     def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> RecordSink:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""

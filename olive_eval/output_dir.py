@@ -189,9 +189,13 @@ def _clear_records(folder: Path) -> None:
         folder.rmdir()
 
 
+#: What olive-eval's per-example files end with: Parquet instance records, JSON-lines samples.
+RECORD_SUFFIXES = (".parquet", ".jsonl")
+
+
 def _is_record(name: str) -> bool:
-    """A per-example file, or one still being written (``.<name>.jsonl.<random>``)."""
-    return name.endswith(".jsonl") or (name.startswith(".") and ".jsonl." in name)
+    """A per-example file, or one still being written (``.<name>.parquet.<random>``)."""
+    return name.endswith(RECORD_SUFFIXES) or (name.startswith(".") and any(f"{s}." in name for s in RECORD_SUFFIXES))
 
 
 def _try_lock(fd: int) -> bool:

@@ -14,6 +14,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
+from olive_eval.instance_table import read_records
 from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, OutputDir, folder_names
 
 
@@ -41,10 +42,10 @@ def test_every_model_gets_its_own_folder_and_results_json_says_which(toy):
     folders = {name: model["folder"] for name, model in written["models"].items()}
     assert len(set(folders.values())) == 5
     for name, folder in folders.items():
-        rows = (out / "instances" / folder / "acc.jsonl").read_text().splitlines()
+        rows = list(read_records(out / "instances" / folder / "acc.parquet"))
         assert len(rows) == len(toy.x)
         expected = result.models[name].metrics["acc-accuracy_score"].value
-        assert sum(json.loads(r)["accuracy_score"] for r in rows) / len(rows) == pytest.approx(expected)
+        assert sum(r["accuracy_score"] for r in rows) / len(rows) == pytest.approx(expected)
         assert (out / "samples" / folder / "acc_samples.jsonl").is_file()
     assert not (toy.root / "instances").exists()  # '..' stayed inside
 
@@ -97,6 +98,8 @@ def test_a_later_run_does_not_leave_stale_model_folders(toy, tmp_path):
     out = tmp_path / "out"
     evaluate(toy.config({"old_candidate": 0.1}, accuracy_with_instances()), output_dir=out)
     assert (out / "instances" / "old_candidate").is_dir()
+    (out / "instances" / "old_candidate" / ".acc.parquet.k2j4").write_bytes(b"PAR1")  # a run that died mid-file
+    (out / "instances" / "old_candidate" / "acc.jsonl").write_text("{}\n")  # records as runs wrote them before Parquet
     (out / "notes.txt").write_text("the user's own file")
     evaluate(toy.config({"new": 0.1}, accuracy_with_instances()), output_dir=out)
     assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "new"]
@@ -112,7 +115,7 @@ def test_output_files_respect_the_umask(toy, tmp_path):
         evaluate(toy.config({}, accuracy_with_instances()), output_dir=tmp_path / "out")
     finally:
         os.umask(old)
-    for path in (tmp_path / "out" / "results.json", tmp_path / "out" / "instances" / "base" / "acc.jsonl"):
+    for path in (tmp_path / "out" / "results.json", tmp_path / "out" / "instances" / "base" / "acc.parquet"):
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
 
 

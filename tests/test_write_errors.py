@@ -57,7 +57,7 @@ def test_a_full_disk_while_writing_results_json_is_one_line_and_the_run_goes_on(
     assert captured.err == f"olive-eval: error: cannot write {out / 'results.json'}: No space left on device\n"
     assert_both_models_were_evaluated(captured.out)
     assert "Results:" not in captured.out  # no claim that the file holds them
-    assert (out / "instances" / "cand" / "acc.jsonl").is_file()  # the candidate ran after the failed write
+    assert (out / "instances" / "cand" / "acc.parquet").is_file()  # the candidate ran after the failed write
 
 
 class _FullFile:
@@ -82,14 +82,14 @@ def test_a_full_disk_while_writing_instance_records_is_reported_once_and_costs_n
     out = toy.root / "out"
     assert captured.err.count("\n") == 1
     assert captured.err.startswith(f"olive-eval: error: cannot write {out}/")
-    assert captured.err.endswith(".jsonl: No space left on device\n")
+    assert captured.err.endswith(".parquet: No space left on device\n")
     assert_both_models_were_evaluated(captured.out)
     written = json.loads((out / "results.json").read_text())
     assert [m["metrics"]["acc-accuracy_score"]["value"] for m in written["models"].values()] == [
         1.0,
         0.9333333333333333,
     ]
-    assert not [p for p in out.rglob("*") if p.is_file() and ".jsonl" in p.name]  # no half-written file is left
+    assert not [p for p in out.rglob("*") if p.is_file() and ".parquet" in p.name]  # no half-written file is left
 
 
 @pytest.fixture

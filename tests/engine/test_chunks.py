@@ -11,6 +11,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.engine import chunks
 from olive_eval.engine.chunks import Chunker
+from olive_eval.instance_table import read_records
 
 
 def fields(n: int, width: int = 3, dtype=np.float32, start: int = 0) -> dict:
@@ -74,7 +75,7 @@ def run_and_read(config: dict, tmp_path, name: str) -> tuple[dict, list[str], li
     config = {**config, "output_dir": str(tmp_path / name)}
     result = evaluate(config)
     values = {m: {k: v.value for k, v in r.metrics.items()} for m, r in result.models.items()}
-    instances = (tmp_path / name / "instances" / "cand" / "acc.jsonl").read_text().splitlines()
+    instances = [json.dumps(r) for r in read_records(tmp_path / name / "instances" / "cand" / "acc.parquet")]
     samples = (tmp_path / name / "samples" / "cand" / "acc_samples.jsonl").read_text().splitlines()
     return values, instances, samples
 

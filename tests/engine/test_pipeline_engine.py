@@ -12,6 +12,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
+from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
 from tests.helpers import write_jsonl
 
@@ -116,9 +117,7 @@ def test_filters_run_before_the_metric_scores(scripted, tmp_path):
     result = evaluate(scripted("load_answers", [regex]))
     # even rows say the label, odd rows say label + 1: 12 of 24 right
     assert result.models["m"].metrics["eq-pipeline_equal"].value == 0.5
-    records = [
-        json.loads(line) for line in (tmp_path / "out" / "instances" / "m" / "eq.jsonl").read_text().splitlines()
-    ]
+    records = list(read_records(tmp_path / "out" / "instances" / "m" / "eq.parquet"))
     assert [r["prediction"] for r in records[:3]] == ["0", "2", "2"]  # what was scored, after the filters
     assert [r["pipeline_equal"] for r in records[:3]] == [1.0, 0.0, 1.0]
 
@@ -193,8 +192,8 @@ def test_pre_and_post_process_functions_named_by_type(scripted, tmp_path):
     result = evaluate(config)
     # labels tripled before the model saw them; the post-process upper-cased the text; still half right
     assert result.models["m"].metrics["eq-pipeline_equal"].value == 0.5
-    records = (tmp_path / "out" / "instances" / "m" / "eq.jsonl").read_text().splitlines()
-    assert json.loads(records[1])["references"] == 3
+    records = list(read_records(tmp_path / "out" / "instances" / "m" / "eq.parquet"))
+    assert records[1]["references"] == 3
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import soxr
 
 from olive_eval import evaluate
 from olive_eval.errors import ConfigError, DataError
+from olive_eval.instance_table import read_records
 from olive_eval.metrics.speech.normalize import olive_normalize
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.helpers import write_jsonl
@@ -86,8 +87,7 @@ def run(tmp_path: Path, models: list[dict], data: list[dict], metrics: list[dict
 
 
 def instances(tmp_path: Path, model: str, metric: str) -> list[dict[str, Any]]:
-    lines = (tmp_path / "out" / "instances" / model / f"{metric}.jsonl").read_text().splitlines()
-    return sorted((json.loads(line) for line in lines), key=lambda r: r["index"])
+    return sorted(read_records(tmp_path / "out" / "instances" / model / f"{metric}.parquet"), key=lambda r: r["index"])
 
 
 def seconds_at_16k(path: Path) -> float:

@@ -15,6 +15,7 @@ from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.config.metric import MetricConfig
 from olive_eval.errors import DataError
+from olive_eval.instance_table import read_records
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.metrics.answers.test_kernels import ref_exact, ref_relaxed, ref_word_sort
 
@@ -138,8 +139,7 @@ def test_intervals_and_paired_goals_come_with_the_per_example_scores(local):
     assert base.value == 1.0 and cand.value == 0.5  # the task picked vision_vqa_pre_process; lists are references
     assert cand.ci_low < 0.5 < cand.ci_high
     assert cand.goal.met is False and cand.goal.change == -0.5
-    lines = (local["tmp"] / "out" / "instances" / "load_sloppy" / "vqa.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
+    records = list(read_records(local["tmp"] / "out" / "instances" / "load_sloppy" / "vqa.parquet"))
     assert [r["exact_match"] for r in records[:4]] == [0.0, 1.0, 0.0, 1.0]
     assert records[1]["references"] == ["1", "1.0"]
 
@@ -154,8 +154,8 @@ def test_failed_generations_are_empty_predictions_counted_and_warned(local):
     assert failing.warnings == [f"3 {note} on 'qa'"]
     written = json.loads((local["tmp"] / "out" / "results.json").read_text())
     assert written["models"]["load_failing"]["passes"]["qa"]["notes"] == {note: 3}
-    lines = (local["tmp"] / "out" / "instances" / "load_failing" / "vqa.jsonl").read_text().splitlines()
-    assert [json.loads(line)["prediction"] for line in lines][:5] == ["", "1", "2", "3", ""]
+    records = read_records(local["tmp"] / "out" / "instances" / "load_failing" / "vqa.parquet")
+    assert [r["prediction"] for r in records][:5] == ["", "1", "2", "3", ""]
     assert result.models["load_reader"].warnings == []
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import textwrap
 
 import numpy as np
@@ -12,6 +11,7 @@ import scipy.stats
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.instance_table import read_records
 from olive_eval.metrics import get_metric, metric_registry, register_metric
 from olive_eval.metrics.aggregations import aggregation_registry, register_aggregation
 from olive_eval.registry import RegistryError
@@ -98,8 +98,7 @@ def test_user_metric_and_aggregation_from_a_user_script(toy, names):
         reference.high, rel=1e-6
     )
     assert sub.confidence_interval.n_resamples == 200 and sub.confidence_interval.seed == 1
-    lines = (toy.root / "out" / "instances" / "base" / "margins.jsonl").read_text().splitlines()
-    records = [json.loads(line) for line in lines]
+    records = list(read_records(toy.root / "out" / "instances" / "base" / "margins.parquet"))
     assert len(records) == len(toy.labels)
     assert records[3]["references"] == int(toy.labels[3])
     assert records[3][names["name"]] == pytest.approx(per_example[3], rel=1e-6)

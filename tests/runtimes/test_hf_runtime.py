@@ -39,6 +39,7 @@ from olive_eval.data.prepared import PrepareContext
 from olive_eval.data.preprocess import HuggingfacePreProcess
 from olive_eval.engine.data_store import DataStore
 from olive_eval.errors import ConfigError, DataError, EvaluationError
+from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.hf import HfModelConfig
@@ -135,8 +136,7 @@ def ok(result: Any) -> None:
 
 
 def instances(tmp_path: Path, model: str, metric: str) -> list[dict[str, Any]]:
-    lines = (tmp_path / "out" / "instances" / model / f"{metric}.jsonl").read_text().splitlines()
-    return sorted((json.loads(line) for line in lines), key=lambda r: r["index"])
+    return sorted(read_records(tmp_path / "out" / "instances" / model / f"{metric}.parquet"), key=lambda r: r["index"])
 
 
 def predictions(tmp_path: Path, model: str, metric: str) -> list[Any]:

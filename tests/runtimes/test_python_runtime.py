@@ -15,6 +15,7 @@ from sklearn.metrics import accuracy_score
 
 from olive_eval import evaluate
 from olive_eval.errors import DataError
+from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
 from tests.helpers import write_jsonl
 
@@ -170,8 +171,8 @@ def config(tmp_path: Path, script: Path, rows: list[dict[str, Any]], loader: str
 
 
 def instance_predictions(tmp_path: Path, metric: str) -> list[Any]:
-    lines = (tmp_path / "out" / "instances" / "py" / f"{metric}.jsonl").read_text().splitlines()
-    return [r["prediction"] for r in sorted((json.loads(line) for line in lines), key=lambda r: r["index"])]
+    records = read_records(tmp_path / "out" / "instances" / "py" / f"{metric}.parquet")
+    return [r["prediction"] for r in sorted(records, key=lambda r: r["index"])]
 
 
 def expected_labels(rows: list[dict[str, Any]], offset: int = 0) -> list[int]:

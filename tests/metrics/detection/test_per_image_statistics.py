@@ -5,7 +5,6 @@ resampled image list) instead of matching again, and no images is one clear erro
 from __future__ import annotations
 
 import importlib
-import json
 import math
 import sys
 
@@ -14,6 +13,7 @@ import pytest
 
 import olive_eval
 from olive_eval import evaluate
+from olive_eval.instance_table import read_records
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.detection.matching import match_coco
 from olive_eval.metrics.detection.metrics import KEYS, compute_all
@@ -105,7 +105,7 @@ def test_sub_types_of_a_run_share_the_matching(tmp_path, monkeypatch) -> None:
     for key, value in zip(COCO_KEYS, ref, strict=True):
         got = metrics[f"det-{key}"].value
         assert got is None if value == -1 else got == pytest.approx(value, abs=TOL), key
-    records = [json.loads(line) for line in (tmp_path / "out" / "instances" / "replay" / "det.jsonl").open()]
+    records = list(read_records(tmp_path / "out" / "instances" / "replay" / "det.parquet"))
     assert [r["index"] for r in records] == list(range(25)) and "map" not in records[0]
 
 
