@@ -87,3 +87,15 @@ def batches_of(dc: DataConfig, processor: Path | None = None) -> tuple[Any, list
     source = build("dataset", dc.load_dataset_config).open(dc.name, DataContext())
     prepared = build("pre-process", dc.pre_process_data_config).prepare(source, PrepareContext(dc.name, processor))
     return prepared, list(build("dataloader", dc.dataloader_config).batches(prepared))
+
+
+def write_margin_metric(path: Path, name: str) -> Path:
+    """A user script registering ``name``: an instance metric reading logits, the label's margin over the next
+    class (names differ per test: a name is registered once per process)."""
+    path.write_text(
+        "from olive_eval import register_metric\n\n\n"
+        f'@register_metric(name="{name}", higher_is_better=True, kind="instance", reads=("logits", "references"))\n'
+        "def margin(logits, reference, scale: float = 1.0):\n"
+        "    return scale * float(logits[reference] - max(v for i, v in enumerate(logits) if i != reference))\n"
+    )
+    return path

@@ -14,6 +14,7 @@ import pytest
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.unit import ModelEvaluation, evaluate_model
 from tests.engine.cache_helpers import as_json, key_of, make_cache, real_evaluation, write_config
+from tests.helpers import write_margin_metric
 
 
 @pytest.fixture
@@ -243,19 +244,9 @@ def test_the_default_folder(monkeypatch, tmp_path):
     assert ResultCache.default_folder() == tmp_path / "home" / ".cache" / "olive-eval"
 
 
-USER_METRIC = """
-from olive_eval import register_metric
-
-
-@register_metric(name="cache_test_margin", higher_is_better=True, kind="instance", reads=("logits", "references"))
-def cache_test_margin(logits, reference, scale: float = 1.0):
-    return scale * float(logits[reference] - max(v for i, v in enumerate(logits) if i != reference))
-"""
-
-
 def test_a_metric_from_a_user_script_round_trips(toy, tmp_path):
     script = tmp_path / "user_metrics.py"
-    script.write_text(USER_METRIC)
+    write_margin_metric(script, "cache_test_margin")
     metric = {
         "name": "m",
         "type": "accuracy",

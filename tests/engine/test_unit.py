@@ -11,20 +11,12 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.engine.unit import evaluate_model
-
-METRIC_SCRIPT = """
-from olive_eval import register_metric
-
-
-@register_metric(name="unit_test_margin", higher_is_better=True, kind="instance", reads=("logits", "references"))
-def unit_test_margin(logits, reference, scale: float = 1.0):
-    return scale * float(logits[reference] - max(v for i, v in enumerate(logits) if i != reference))
-"""
+from tests.helpers import write_margin_metric
 
 
 def test_a_spawned_process_evaluates_a_model_like_this_one(toy, tmp_path):
     script = tmp_path / "unit_metrics.py"
-    script.write_text(METRIC_SCRIPT)
+    write_margin_metric(script, "unit_test_margin")
     metrics = [
         {
             "name": "acc",
