@@ -1,9 +1,12 @@
-"""One generic, typed registry with lazy entries (the lm-evaluation-harness pattern).
+"""One generic, typed registry with lazy entries per name (the lm-evaluation-harness pattern).
 
-Built-in entries come from the modules of the registry's packages, imported on the first lookup of a name
-not registered yet. Other packages add entries through an entry-point group (``olive_eval.metrics``...): each
-entry point is one name, loaded when that name is first looked up and checked against the registry's base
-class, so a broken plugin costs one line naming it and its distribution, and only when it is used.
+Built-in entries come from the modules of the registry's packages. A lookup of a built-in name imports the one
+module that registers it, found in :mod:`olive_eval.registry_index` (derived from the registrations themselves
+by ``python -m olive_eval.registry_build --write``); a name the index does not hold, or a listing of the names,
+imports every module of the packages. Other packages add entries through an entry-point group
+(``olive_eval.metrics``...): each entry point is one name, loaded when that name is first looked up and checked
+against the registry's base class, so a broken plugin costs one line naming it and its distribution, and only
+when it is used.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def _origin(obj: object) -> str:
     target = obj if inspect.isclass(obj) or inspect.isfunction(obj) else type(obj)
     try:
         where = inspect.getsourcefile(target)
-    except TypeError:
+    except (TypeError, OSError):  # a built-in; a class typed at the prompt or in ``python -c``
         where = None
     if where is None:
         return getattr(target, "__module__", "?")
@@ -47,11 +50,32 @@ def _origin(obj: object) -> str:
     return f"{where}:{code.co_firstlineno if code is not None else target.__qualname__}"
 
 
+def _registering_module() -> str | None:
+    """The module whose top-level code is running the registration (the decorated class's module, or the module
+    that calls a registering helper at import), which is what importing makes the name exist."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_name != "<module>":
+        frame = frame.f_back
+    return None if frame is None else frame.f_globals.get("__name__")
+
+
+def indexed_module(kind: str, name: str) -> str | None:
+    """The built-in module that registers ``name`` in the registry of ``kind``, per the generated index."""
+    from olive_eval.registry_index import MODULES
+
+    return MODULES.get(kind, {}).get(name)
+
+
+#: Every registry with packages, for the index builder.
+PACKAGED: list[Registry[Any]] = []
+
+
 class Registry(Generic[T]):
-    """Name → object. Built-in entries come from the modules of ``packages``, imported (all of them,
-    subpackages included) the first time a name is looked up that is not registered yet, or the names
-    are listed. A new component is one new module in such a package, or one entry point in ``group`` of
-    another distribution whose object subclasses ``base``: no list repeats the registry."""
+    """Name → object. Built-in entries come from the modules of ``packages``: a lookup imports the one module
+    that registers the name (:func:`indexed_module`), and a name the index lacks, or a listing of the names,
+    imports all of them (subpackages included). A new component is one new module in such a package (then
+    the index is written again), or one entry point in ``group`` of another distribution whose object subclasses
+    ``base``: no list repeats the registry."""
 
     def __init__(
         self,
@@ -68,13 +92,21 @@ class Registry(Generic[T]):
         self._adopt = adopt
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
-        self._packages = list(packages)
+        self.packages: tuple[str, ...] = packages
+        self._packages = list(packages)  # those not imported whole yet
+        #: name → the module whose top-level code registered it, for a registry with packages (the index's source).
+        self.modules: dict[str, str | None] = {}
         self._lock = threading.RLock()
         self._plugins: dict[str, EntryPoint] = {}
         self._plugins_seen_on: tuple[str, ...] | None = None
         self._from_plugins: set[str] = set()
+        if packages:
+            PACKAGED.append(self)
 
     def register(self, name: str, obj: T, *, origin: str | None = None) -> T:
+        if name not in self._entries:
+            # A built-in name registers first, so that taking it elsewhere is the collision it always is.
+            self._load_indexed(name)
         with self._lock:
             where = origin or _origin(obj)
             if name in self._entries:
@@ -86,7 +118,30 @@ class Registry(Generic[T]):
                 )
             self._entries[name] = obj
             self._origins[name] = where
+            if self.packages:
+                self.modules[name] = _registering_module()
             return obj
+
+    def _load_indexed(self, name: str) -> None:
+        """Import the module that registers the built-in ``name``, unless every module is imported already or
+        the index does not hold the name. An index entry naming a module that is gone is one the full import
+        replaces (the index is stale: ``tests/test_registry_index.py`` says so)."""
+        if not self._packages:
+            return
+        module = indexed_module(self.kind, name)
+        if module is None or module in sys.modules:
+            return
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+    def _load_builtin(self, name: str) -> None:
+        if name not in self._entries:
+            self._load_indexed(name)
+        if name not in self._entries:
+            self._load_lazy()
 
     def _load_lazy(self) -> None:
         with self._lock:
@@ -140,8 +195,7 @@ class Registry(Generic[T]):
             self._from_plugins.add(name)
 
     def get(self, name: str) -> T:
-        if name not in self._entries:
-            self._load_lazy()
+        self._load_builtin(name)
         if name not in self._entries:
             self._load_plugin(name)
         try:
@@ -150,8 +204,9 @@ class Registry(Generic[T]):
             raise RegistryError(f"unknown {self.kind} '{name}'{unknown_choice_hint(name, self.names())}") from None
 
     def __contains__(self, name: object) -> bool:
-        if name not in self._entries:
-            self._load_lazy()
+        if not isinstance(name, str):
+            return False
+        self._load_builtin(name)
         return name in self._entries or name in self.entry_points()
 
     def names(self) -> list[str]:
@@ -171,6 +226,7 @@ class Registry(Generic[T]):
         with self._lock:
             self._entries.pop(name, None)
             self._origins.pop(name, None)
+            self.modules.pop(name, None)
             self._from_plugins.discard(name)
 
     def decorator(self, name: str) -> Callable[[T], T]:
