@@ -188,3 +188,14 @@ def test_a_user_metric_named_like_a_built_in_one_is_refused_in_a_fresh_process()
     assert completed.returncode == 1
     assert "RegistryError: metric 'accuracy_score' is registered twice: first in " in completed.stderr
     assert str(Path("olive_eval", "metrics", "classification.py")) in completed.stderr
+
+
+def test_checking_a_config_s_built_in_sub_type_imports_no_other_metric_family():
+    config = Path(__file__).resolve().parents[1] / "configs" / "quickstart.json"
+    completed = _python(
+        "import sys\nfrom olive_eval.config import load_run_config\n"
+        f"load_run_config({str(config)!r})\n"
+        "print(sorted(m for m in ('olive_eval.metrics.classification', 'olive_eval.metrics.speech.error_rates',"
+        " 'olive_eval.metrics.detection.metrics') if m in sys.modules))"
+    )
+    assert completed.stdout.strip() == "['olive_eval.metrics.classification']", completed.stderr
