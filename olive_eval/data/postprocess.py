@@ -2,13 +2,15 @@
 
 They run per batch, and may use the model's tokenizer or processor (decoding generated ids). The raw
 output they start from (``output_name``: a name or an index, default the first) is what metrics read as
-``logits``; what they return is ``prediction``.
+``logits``; what they return is ``prediction``. A post-process requires the output it starts from, when named
+(the plan checks it against the runtime's ``emits`` before any model loads), and declares the outputs a runtime adds
+that it reads when given (``uses``).
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import Field
@@ -16,6 +18,7 @@ from pydantic import Field
 from olive_eval.data.batch import Batch, Column, Outputs, dense, select_output
 from olive_eval.data.components import Component, ComponentParams, register_component
 from olive_eval.data.prepared import PrepareContext
+from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError
 
 
@@ -32,6 +35,13 @@ class PostProcess(Component):
 
     Params = PostParams
     generates: bool = False
+    #: Outputs a runtime may add (:mod:`olive_eval.data.runtime_outputs`) that it reads when given.
+    uses: ClassVar[tuple[str, ...]] = ()
+
+    def requires(self) -> tuple[str, ...]:
+        """The outputs it cannot do without: the one it starts from, when named (an index fits any model)."""
+        name = self.params.output_name  # type: ignore[attr-defined]
+        return (name,) if isinstance(name, str) else ()
 
     def raw(self, outputs: Outputs) -> Column:
         return select_output(outputs, self.params.output_name)  # type: ignore[attr-defined]
@@ -123,7 +133,7 @@ class MeanPooling(PostProcess):
 
 
 class DecodeParams(PostParams):
-    output_name: str | int = "sequences"
+    output_name: str | int = SEQUENCES
     skip_special_tokens: bool = True
     strip: bool = True
 
@@ -138,13 +148,14 @@ class Decode(PostProcess):
 
     Params = DecodeParams
     generates = True
+    uses = (PROMPT_LENGTH,)
 
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
         from olive_eval.data.processor import tokenizer_of
 
         p: DecodeParams = self.params  # type: ignore[assignment]
         sequences = self.raw(outputs)
-        prompt = outputs.get("prompt_length")
+        prompt = outputs.get(PROMPT_LENGTH)
         rows = [np.asarray(s) for s in sequences]
         if prompt is not None:
             rows = [row[int(n) :] for row, n in zip(rows, np.broadcast_to(prompt, len(rows)), strict=True)]
@@ -172,12 +183,13 @@ class CtcDecode(PostProcess):
     """
 
     Params = CtcParams
+    uses = (OUTPUT_LENGTHS,)
 
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
         from olive_eval.data.processor import tokenizer_of
 
         ids = np.argmax(dense(self.raw(outputs), "the CTC logits"), axis=-1)
-        lengths = outputs.get("output_lengths") if isinstance(outputs, dict) else None
+        lengths = outputs.get(OUTPUT_LENGTHS) if isinstance(outputs, dict) else None
         rows = [row if lengths is None else row[: int(lengths[i])] for i, row in enumerate(ids)]
         tokenizer = tokenizer_of(context.processor())
         if "group_tokens" in inspect.signature(tokenizer._decode).parameters:

@@ -13,7 +13,7 @@ from typing import Any
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.preflight import check_device
+from olive_eval.engine.preflight import check_device, check_outputs
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import Need
 
@@ -72,7 +72,8 @@ class Plan:
 
 
 def make_plan(run: RunConfig) -> Plan:
-    """The run's work for every model. A device no model can run on is a config error here, before any loads."""
+    """The run's work for every model. A device no model can run on, or a post-process needing an output a model
+    cannot give, is a config error here, before any loads."""
     check_device(run)
     plan = Plan()
     passes: dict[tuple[str, str], PredictionPass] = {}
@@ -96,5 +97,6 @@ def make_plan(run: RunConfig) -> Plan:
         else:
             plan.user_functions.append(metric)
     plan.passes = list(passes.values())
+    check_outputs(run, [p.data_config for p in plan.passes])
     plan.timings = list(timings.values())
     return plan

@@ -6,6 +6,7 @@ exit 2, not the same failure recorded for each model after it loaded.
   and has rows (a ``limit`` can keep none); its pre-process finds its columns, and a tokenizer source where text
   needs one, for each model's processor; data read as stored has its first batch built (a missing label shows).
 * The fields each metric reads are given by the pass over its data config (:mod:`olive_eval.engine.fields`).
+* Each model's runtime can give the outputs each post-process of its passes requires (``Runtime.emits``).
 
 A pre-process is stopped where it would load a tokenizer or processor (:class:`ProcessorDeferred`): what it
 makes with one depends on the model, and is checked batch by batch when the model's pass runs. A failure that is
@@ -23,7 +24,7 @@ from olive_eval.data.prepared import PrepareContext, ProcessorDeferred
 from olive_eval.data.sources import Source
 from olive_eval.engine.fields import check_reads, pass_fields
 from olive_eval.errors import ConfigError, DataError, EvaluationError, OliveEvalError
-from olive_eval.runtimes.base import runtime_registry
+from olive_eval.runtimes.base import ModelConfig, runtime_registry
 
 
 def check_device(run: RunConfig) -> None:
@@ -36,6 +37,29 @@ def check_device(run: RunConfig) -> None:
                 f"'{run.device}' is asked for, but model '{model.display_name()}' ({model.type}) cannot run there: "
                 f'{problem}; run on a machine with a GPU, or set "device": "cpu"',
                 path="device",
+            )
+
+
+def check_outputs(run: RunConfig, data_configs: list[str], models: list[tuple[str, ModelConfig]] | None = None) -> None:
+    """Each model (``(JSON path, config)``; the run's own by default) can give the output the post-process of each
+    of ``data_configs`` starts from."""
+    if models is None:
+        models = [("input_model" if i == 0 else f"candidates[{i - 1}]", m) for i, m in enumerate(run.models())]
+    for name in data_configs:
+        index, config = next((i, dc) for i, dc in enumerate(run.data_configs) if dc.name == name)
+        post = build("post-process", config.post_process_data_config)
+        for where, model in models:
+            runtime = runtime_registry.get(model.type)
+            emits = runtime.emits(model, post.generates)
+            missing = next((output for output in post.requires() if emits.lacks(output)), None)
+            if missing is None:
+                continue
+            how = "generating" if post.generates else "on a forward pass"
+            raise ConfigError(
+                f"post-process '{config.post_process_data_config.type}' of data config '{name}' starts from output "
+                f"'{missing}', which model '{model.display_name()}' ({where}, {model.type}) does not give {how}: "
+                f"it gives {', '.join(emits.names)}",
+                path=f"data_configs[{index}].post_process_data_config.output_name",
             )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -88,6 +89,20 @@ class BoundCall(ABC):
         """The outputs of the last call, on the host."""
 
 
+@dataclass(frozen=True)
+class Emits:
+    """The outputs ``predict`` gives for a model config, known before the model loads: ``names`` the runtime gives
+    itself (those of :mod:`olive_eval.data.runtime_outputs`), and whether the model's own named outputs come too
+    (``model_outputs``: then any name may appear, and only the loaded model knows which)."""
+
+    names: tuple[str, ...] = ()
+    model_outputs: bool = True
+
+    def lacks(self, name: str) -> bool:
+        """Whether ``name`` can never be among the outputs."""
+        return not self.model_outputs and name not in self.names
+
+
 class Runtime(ABC):
     """A loaded model on a device.
 
@@ -117,6 +132,12 @@ class Runtime(ABC):
         """Why ``load`` would fail on ``device`` whatever the model file (a gpu this machine lacks), or None:
         asked when the run is planned, so the run stops before any model loads."""
         return None
+
+    @classmethod
+    def emits(cls, model_config: Any, generates: bool) -> Emits:
+        """What ``predict`` gives for ``model_config`` when the post-process asks it to generate (``generates``)
+        or not: by default the model's own outputs and nothing added."""
+        return Emits()
 
     @abstractmethod
     def predict(self, batch: Batch) -> Outputs:

@@ -18,10 +18,12 @@ import numpy as np
 from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
+from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline, quiet_transformers
 from olive_eval.lazy import LazyModule
-from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.hf_shapes import misfit
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
@@ -33,20 +35,22 @@ transformers = LazyModule("transformers")
 
 @dataclass(frozen=True)
 class Task:
-    """How a task loads and calls its model: ``classes`` are tried in order; ``generates`` by default."""
+    """How a task loads and calls its model: ``classes`` are tried in order; ``generates`` by default;
+    ``adds``: the outputs the runtime adds to a forward pass's (an audio encoder's frame counts)."""
 
     classes: tuple[str, ...]
     generates: bool = False
+    adds: tuple[str, ...] = ()
 
 
 TASKS: dict[str, Task] = {
     "text-classification": Task(("AutoModelForSequenceClassification",)),
     "token-classification": Task(("AutoModelForTokenClassification",)),
-    "feature-extraction": Task(("AutoModel",)),
+    "feature-extraction": Task(("AutoModel",), adds=(OUTPUT_LENGTHS,)),
     "text-generation": Task(("AutoModelForCausalLM",)),
-    "automatic-speech-recognition": Task(("AutoModelForSpeechSeq2Seq", "AutoModelForCTC")),
+    "automatic-speech-recognition": Task(("AutoModelForSpeechSeq2Seq", "AutoModelForCTC"), adds=(OUTPUT_LENGTHS,)),
     "image-classification": Task(("AutoModelForImageClassification",)),
-    "audio-classification": Task(("AutoModelForAudioClassification",)),
+    "audio-classification": Task(("AutoModelForAudioClassification",), adds=(OUTPUT_LENGTHS,)),
     "image-text-to-text": Task(("AutoModelForImageTextToText", "AutoModelForVision2Seq"), generates=True),
 }
 
@@ -154,6 +158,15 @@ class HfRuntime(Runtime):
         return gpu_problem(device)
 
     @classmethod
+    def emits(cls, model_config: Any, generates: bool) -> Emits:
+        """Generating: the sequences (and a decoder-only model's prompt length), nothing else; a forward pass:
+        the model's outputs, and what its task adds."""
+        if generates:
+            return Emits((SEQUENCES, PROMPT_LENGTH), model_outputs=False)
+        task = TASKS.get(model_config.task)
+        return Emits(task.adds if task is not None else ())
+
+    @classmethod
     def load(
         cls,
         model_config: Any,
@@ -227,18 +240,8 @@ class HfRuntime(Runtime):
 
     def _rejected(self, tensors: dict[str, Any], where: str, exc: BaseException) -> str:
         """Why the model refused a batch: the inputs whose shapes do not fit the model's config, or all shapes."""
-        expected = _expected_shapes(self.model.config)
-        misfit = next(
-            (name for name, t in tensors.items() if name in expected and not _fits(tuple(t.shape), expected[name][0])),
-            None,
-        )
-        if misfit is not None:
-            shape, why = expected[misfit]
-            detail = (
-                f"input '{misfit}' has shape {list(tensors[misfit].shape)}; the model expects "
-                f"[{', '.join(map(str, shape))}] ({why})"
-            )
-        else:
+        detail = misfit(self.model.config, {name: tuple(t.shape) for name, t in tensors.items()})
+        if detail is None:
             detail = "inputs: " + ", ".join(
                 f"{n} {list(t.shape)} {str(t.dtype).removeprefix('torch.')}" for n, t in tensors.items()
             )
@@ -248,18 +251,18 @@ class HfRuntime(Runtime):
     def _outputs(self, result: Any, tensors: dict[str, Any], generate: bool) -> Outputs:
         if generate:
             sequences = result if isinstance(result, torch.Tensor) else result.sequences
-            out: Outputs = {"sequences": sequences.cpu().numpy()}
+            out: Outputs = {SEQUENCES: sequences.cpu().numpy()}
             if not self.model.config.is_encoder_decoder and "input_ids" in tensors:
-                out["prompt_length"] = np.full(len(sequences), tensors["input_ids"].shape[1])
+                out[PROMPT_LENGTH] = np.full(len(sequences), tensors["input_ids"].shape[1])
             return out
         named = {k: v for k, v in result.items() if isinstance(v, torch.Tensor)}
         order = [k for k in ("logits", "last_hidden_state") if k in named] + [
             k for k in named if k not in ("logits", "last_hidden_state")
         ]
         out = {k: _to_numpy(named[k]) for k in order}
-        lengths = self._frame_lengths(tensors)
+        lengths = self._frame_lengths(tensors) if OUTPUT_LENGTHS in self.task.adds else None
         if lengths is not None and "logits" in out:
-            out["output_lengths"] = lengths
+            out[OUTPUT_LENGTHS] = lengths
         return out
 
     def _frame_lengths(self, tensors: dict[str, Any]) -> np.ndarray | None:
@@ -311,48 +314,6 @@ class HfRuntime(Runtime):
         self.model = None
         if self.device.type == "cuda":
             torch.cuda.empty_cache()
-
-
-@dataclass(frozen=True)
-class _AtMost:
-    limit: int
-
-    def __str__(self) -> str:
-        return f"<={self.limit}"
-
-
-Dim = int | str | _AtMost
-
-
-def _expected_shapes(config: Any) -> dict[str, tuple[tuple[Dim, ...], str]]:
-    """The input shapes a model's config fixes, with the config keys that fix them (for error messages)."""
-    out: dict[str, tuple[tuple[Dim, ...], str]] = {}
-    positions = getattr(config, "max_position_embeddings", None)  # GPT-2's n_positions answers to this name too
-    if isinstance(positions, int) and not config.is_encoder_decoder:
-        why = f"max_position_embeddings {positions}; truncate with pre_process_data_config.max_length"
-        for name in ("input_ids", "attention_mask", "token_type_ids", "position_ids"):
-            out[name] = (("batch", _AtMost(positions)), why)
-    size, channels = getattr(config, "image_size", None), getattr(config, "num_channels", None)
-    if isinstance(size, int) and isinstance(channels, int):
-        out["pixel_values"] = (("batch", channels, size, size), f"num_channels {channels}, image_size {size}")
-    mels, sources = getattr(config, "num_mel_bins", None), getattr(config, "max_source_positions", None)
-    if isinstance(mels, int) and isinstance(sources, int):
-        out["input_features"] = (
-            ("batch", mels, 2 * sources),
-            f"num_mel_bins {mels}, max_source_positions {sources}: frames of the feature extractor's padding",
-        )
-    return out
-
-
-def _fits(shape: tuple[int, ...], expected: tuple[Dim, ...]) -> bool:
-    if len(shape) != len(expected):
-        return False
-    for got, want in zip(shape, expected, strict=True):
-        if isinstance(want, _AtMost) and got > want.limit:
-            return False
-        if isinstance(want, int) and got != want:
-            return False
-    return True
 
 
 def _where(batch: Batch) -> str:
