@@ -54,6 +54,22 @@ def test_check_and_write_are_required_and_exclusive(capsys):
     assert "one of the arguments --write --check is required" in capsys.readouterr().err
 
 
+def test_a_module_that_needs_a_missing_package_is_skipped_with_a_note(monkeypatch, capsys):
+    imported = []
+
+    def import_module(name: str) -> None:
+        if name == "olive_eval.metrics.classification":
+            raise ImportError("needs a package this environment lacks")
+        imported.append(name)
+
+    monkeypatch.setattr(registry_build, "import_module", import_module)
+    registry_build._import_everything()
+    err = capsys.readouterr().err
+    assert "note: olive_eval.metrics.classification not imported: needs a package this environment lacks" in err
+    assert "olive_eval.metrics.speech.error_rates" in imported
+    assert "olive_eval.__main__" not in imported  # importing it would run the command line
+
+
 # (owner module, registry expression, kind, name, a module of the same package that must stay unimported)
 LOOKUPS = [
     ("olive_eval.metrics.base", "metric_registry", "metric", "accuracy_score", "olive_eval.metrics.speech.error_rates"),
