@@ -24,6 +24,7 @@ from olive_eval.config.errors import from_validation_error
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
 from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
 from olive_eval.engine.runner import Progress, _quiet
@@ -258,4 +259,5 @@ class Evaluation:
             check_model_references(model, "candidate", run.allow_download)
         except ConfigError as exc:
             raise exc.with_source(_CANDIDATE) from None
+        check_outputs(run, [p.data_config for p in self._run.plan.passes], [("candidate", model)])
         return model

@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForCTC, AutoTokenizer
 
-from olive_eval import evaluate
+from olive_eval import Evaluation, evaluate
 from olive_eval.cli import main
 from olive_eval.data.batch import Batch
 from olive_eval.data.components import registries
@@ -77,6 +77,20 @@ def never_loaded(tmp_path: Path) -> Path:
     return folder
 
 
+def python_baseline(config: dict[str, Any], tmp_path: Path, processor: Path) -> dict[str, Any]:
+    """A baseline whose runtime gives the model's own outputs (any name may be there): it passes the check."""
+    script = tmp_path / "m.py"
+    script.write_text("def load(model_path):\n    return None\n")
+    config["input_model"] = {
+        "type": "PythonModel",
+        "name": "base",
+        "model_loader": "load",
+        "user_script": str(script),
+        "processor_path": str(processor),
+    }
+    return config
+
+
 EXPECTED = (
     "post-process 'decode' of data config 'gen' starts from output 'logits', which model 'gpt2' (input_model, "
     "HfModel) does not give generating: it gives sequences, prompt_length"
@@ -101,13 +115,19 @@ def test_the_cli_exits_2_with_one_line_naming_the_path(tmp_path, capsys):
 
 def test_a_candidate_is_checked_too_and_named_by_its_path(tmp_path, gpt2):
     config = generation_config(tmp_path, gpt2, "logits")
-    script = tmp_path / "m.py"
-    script.write_text("def load(model_path):\n    return None\n")
-    config["input_model"] = {"type": "PythonModel", "name": "base", "model_loader": "load", "user_script": str(script)}
+    python_baseline(config, tmp_path, gpt2)
     config["candidates"] = [{"type": "HfModel", "name": "gen2", "model_path": str(gpt2), "task": "text-generation"}]
     with pytest.raises(ConfigError) as err:
         evaluate(config)
     assert "model 'gen2' (candidates[0], HfModel)" in err.value.message
+
+
+def test_a_session_s_candidate_is_checked_before_it_loads(tmp_path, gpt2):
+    config = python_baseline(generation_config(tmp_path, gpt2, "logits"), tmp_path, gpt2)
+    with Evaluation(config) as session, pytest.raises(ConfigError) as err:
+        session.evaluate({"type": "HfModel", "name": "gen3", "model_path": str(never_loaded(tmp_path))})
+    assert err.value.path == "data_configs[0].post_process_data_config.output_name"
+    assert "model 'gen3' (candidate, HfModel) does not give generating" in err.value.message
 
 
 @pytest.mark.parametrize("output_name", [None, "sequences"])
