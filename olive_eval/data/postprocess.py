@@ -39,8 +39,9 @@ class PostProcess(Component):
     uses: ClassVar[tuple[str, ...]] = ()
 
     def requires(self) -> tuple[str, ...]:
-        """The outputs it cannot do without: the one it starts from, when named (an index fits any model)."""
-        name = self.params.output_name  # type: ignore[attr-defined]
+        """The outputs it cannot do without: the one it starts from, when named (an index fits any model). A
+        post-process whose parameters name outputs otherwise says so itself."""
+        name = getattr(self.params, "output_name", None)
         return (name,) if isinstance(name, str) else ()
 
     def raw(self, outputs: Outputs) -> Column:
