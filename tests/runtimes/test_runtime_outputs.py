@@ -177,7 +177,7 @@ def test_wav2vec2_ctc_adds_exactly_the_declared_outputs_to_the_model_s_own(wav2v
 def test_gpt2_generating_gives_exactly_the_declared_outputs(gpt2):
     tokenizer = AutoTokenizer.from_pretrained(gpt2)
     encoded = tokenizer(hf_models.sentences(2, seed=1, max_words=4), padding=True, return_tensors="np")
-    config = HfModelConfig(type="HfModel", model_path=str(gpt2), task="text-generation")
+    config = HfModelConfig(type="HfModel", model_path=str(gpt2), task="text-generation", generation_kwargs=GENERATION)
     runtime = create_runtime(config, "cpu", [])
     columns = {k: encoded[k] for k in ("input_ids", "attention_mask")}
     outputs = runtime.predict(Batch(columns, list(columns), 0, True))
