@@ -37,6 +37,10 @@ def load_user_module(user_script: Path, script_dir: Path | None = None) -> Modul
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # sys.exit() at import time must not end olive-eval
         sys.modules.pop(module_name, None)
+        if isinstance(exc, ModuleNotFoundError) and (exc.name or "").split(".")[0] == "olive":
+            raise ConfigError(
+                f'user_script {user_script} imports Olive, which is not installed: pip install "olive-eval[olive]"'
+            ) from exc
         raise ConfigError(f"user_script {user_script} failed to import: it {_describe(exc, path)}") from exc
     _loaded[path] = module
     return module

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.run import RunConfig
 from olive_eval.data.components import registries
+from olive_eval.data.olive_script import register_script_components
 from olive_eval.data.postprocess import user_post_process
 from olive_eval.data.preprocess import user_pre_process
 from olive_eval.errors import ConfigError
@@ -204,11 +205,14 @@ def import_user_scripts(data: dict[str, Any], base_dir: Path) -> None:
 
 def register_user_components(dc: dict[str, Any], base_dir: Path, where: str) -> None:
     """A data config may name a function of its user script as a pre- or post-process ``type`` (Olive's
-    way): such a function becomes a component of that name."""
+    way): such a function becomes a component of that name. The components the script registers with Olive's
+    data Registry, and a plain function named as the dataset or dataloader, are called as Olive calls them
+    (:mod:`olive_eval.data.olive_script`)."""
     if not isinstance(dc.get("user_script"), str):
         return
     script = Path(dc["user_script"])
     module = load_user_module(script if script.is_absolute() else base_dir / script)
+    register_script_components(dc, module, script)
     for key, kind in (("pre_process_data_config", "pre-process"), ("post_process_data_config", "post-process")):
         part = dc.get(key)
         name = part.get("type") if isinstance(part, dict) else None
