@@ -40,7 +40,8 @@ class ObjectSource(Source):
         self.name, self.dataset, self.what = name, dataset, what
         self._table = hf_table(dataset)
         if self._table is not None:
-            self.columns, self.label = list(self._table.column_names), None
+            self.columns = list(self._table.column_names)
+            self.label = LABEL if LABEL in self.columns else None  # as huggingface_pre_process's default
             return
         if not (hasattr(dataset, "__getitem__") and hasattr(dataset, "__len__")) and not isinstance(dataset, Iterable):
             raise EvaluationError(

@@ -161,6 +161,36 @@ def test_an_olive_dataloader_over_olive_evals_own_dataset(toy):
     assert np.array_equal(np.concatenate([b.columns["x"] for b in batches]), toy.x)
 
 
+def test_a_dataset_function_returning_a_huggingface_dataset_gives_its_columns(toy):
+    extra = """
+
+    def hf_ds_rows(data_files):
+        import datasets
+
+        rows = Rows(data_files)
+        return datasets.Dataset.from_dict({"x": rows.x, "label": rows.y})
+    """
+    script = write_script(toy.root, "hf_ds", extra)
+    dc = data_config(script, {"type": "hf_ds_rows", "data_files": toy.data_file.name})
+    run = load_run_config(write_config(toy, dc))
+    prepared, batches = batches_of(run.data_config("rows"))
+    assert (prepared.inputs, prepared.references) == (["x"], "label")
+    assert np.allclose(np.concatenate([b.columns["x"] for b in batches]), toy.x)
+    assert values(evaluate(run)) == expected(toy)
+
+
+def test_a_generator_dataset_is_read_once_and_held(toy):
+    extra = """
+
+    def gen_ds_rows(data_files):
+        rows = Rows(data_files)
+        return ((rows[i][0], rows[i][1]) for i in range(len(rows)))
+    """
+    script = write_script(toy.root, "gen_ds", extra)
+    dc = data_config(script, {"type": "gen_ds_rows", "data_files": toy.data_file.name})
+    assert values(evaluate(write_config(toy, dc))) == expected(toy)
+
+
 def test_a_type_the_script_does_not_define_is_unknown(toy, capsys):
     script = write_script(toy.root, "unknown_ds")
     path = write_config(toy, data_config(script, {"type": "unknown_ds_datasett", "data_files": "x"}))
@@ -181,6 +211,16 @@ def test_a_parameter_the_function_does_not_take(toy, capsys):
     assert capsys.readouterr().err.strip() == (
         f"olive-eval: config error: {path}: data_configs[0].load_dataset_config: dataset 'param_ds_dataset' takes "
         "no parameter 'colour'; it takes: data_files, as_tensors"
+    )
+
+
+def test_a_required_parameter_left_out(toy, capsys):
+    script = write_script(toy.root, "required_ds")
+    path = write_config(toy, data_config(script, {"type": "required_ds_dataset"}))
+    assert main(["--config", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"olive-eval: config error: {path}: data_configs[0].load_dataset_config: dataset 'required_ds_dataset' "
+        "needs parameter 'data_files'"
     )
 
 

@@ -175,6 +175,11 @@ def test_olive_dataloader_batches_the_dataset_object(script, tmp_path):
     check_values(ours, dc)
 
 
+def test_olive_names_are_case_insensitive(script, tmp_path):
+    dc = dataset_config(script, post_process_data_config={"type": "USR_Digits_Argmax"})
+    assert olive_eval_values(dc, tmp_path)["accuracy-accuracy_score"] == 0.975
+
+
 def test_a_post_process_returning_too_few_predictions_fails_the_model(script, tmp_path):
     dc = dataset_config(script, post_process_data_config={"type": "usr_digits_first"})
     config = {
