@@ -1,4 +1,4 @@
-"""``olive-eval --config run.json`` and ``olive-eval schema``.
+"""``olive-eval --config run.json``, ``olive-eval schema`` and ``olive-eval olive-script``.
 
 Exit codes: 0 ok, 1 a model failed or a results file could not be written, 2 bad config or usage, 130 Ctrl-C.
 """
@@ -27,7 +27,8 @@ def _parser() -> argparse.ArgumentParser:
         "command",
         nargs="?",
         default="run",
-        help="run (default): evaluate a config; schema: print the run config's JSON Schema",
+        help="run (default): evaluate a config; schema: print the run config's JSON Schema; olive-script: print "
+        "the path an Olive workflow's evaluator user_script names to use olive-eval as its evaluator",
     )
     parser.add_argument("--config", type=Path, help="run config JSON file")
     parser.add_argument(
@@ -59,7 +60,7 @@ def _command_error(command: str) -> str:
     """An unknown command; ``olive-eval run.json`` (a config without --config) gets told how to call it."""
     if command.endswith(".json") or Path(command).is_file():
         return f"olive-eval: error: give the config with --config: olive-eval --config {command}"
-    return f"olive-eval: error: unknown command '{command}'; commands: run, schema (see olive-eval --help)"
+    return f"olive-eval: error: unknown command '{command}'; commands: run, schema, olive-script (see olive-eval --help)"
 
 
 class _StderrProgress:
@@ -76,14 +77,28 @@ def schema_json() -> str:
     return json.dumps(RunConfig.model_json_schema(by_alias=True), indent=2) + "\n"
 
 
+def olive_script() -> tuple[int, str]:
+    """The exit code and the line to print for ``olive-eval olive-script``: the plugin's user_script path,
+    found without importing Olive (seconds), which must be installed for the path to be of use."""
+    import importlib.util
+
+    if importlib.util.find_spec("olive") is None:
+        return EXIT_BAD_CONFIG, 'olive-eval: error: Olive is not installed: pip install "olive-eval[olive]"'
+    return EXIT_OK, str(Path(__file__).resolve().parent / "olive" / "user_script.py")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.command not in ("run", "schema"):
+    if args.command not in ("run", "schema", "olive-script"):
         print(_command_error(args.command), file=sys.stderr)
         return EXIT_BAD_CONFIG
     if args.command == "schema":
         sys.stdout.write(schema_json())
         return EXIT_OK
+    if args.command == "olive-script":
+        code, line = olive_script()
+        print(line, file=sys.stdout if code == EXIT_OK else sys.stderr)
+        return code
     if args.config is None:
         print(
             "olive-eval: error: --config is required (e.g. olive-eval --config configs/quickstart.json)",

@@ -134,16 +134,22 @@ def find_non_finite(data: Any) -> tuple[str, float] | None:
 
 
 def load_run_config(
-    config: RunConfig | dict[str, Any] | str | Path, *, check_files: bool = True, allow_download: bool | None = None
+    config: RunConfig | dict[str, Any] | str | Path,
+    *,
+    check_files: bool = True,
+    allow_download: bool | None = None,
+    base_dir: Path | None = None,
+    source: str = "<config>",
 ) -> RunConfig:
-    """Validate ``config`` (a path, a dict or a RunConfig) and check the files it names exist."""
+    """Validate ``config`` (a path, a dict or a RunConfig) and check the files it names exist. A dict's relative
+    paths resolve against ``base_dir`` (default: the working directory); ``source`` names it in errors."""
     if isinstance(config, RunConfig):
         return config
     if isinstance(config, (str, Path)):
         path = Path(config)
         data, source, base_dir = read_json(path), str(path), path.resolve().parent
     elif isinstance(config, dict):
-        data, source, base_dir = config, "<config>", Path.cwd()
+        data, base_dir = config, base_dir or Path.cwd()
     else:
         raise TypeError(f"config must be a path, a dict or a RunConfig, not {type(config).__name__}")
     if not isinstance(data, dict):

@@ -163,6 +163,17 @@ class Evaluation:
         self._guarded(work)
         return self._view(model.display_name())
 
+    def record_failure(self, name: str, error: str) -> CandidateResult:
+        """A candidate refused before it could load (a model kind olive-eval cannot evaluate, say): kept in
+        results.json as failed, with ``error`` saying why, beside the models that were evaluated."""
+        self._check_open()
+        if name in self.result.models:
+            raise ConfigError(f"model name '{name}' is already used by another model of this session", path="name")
+        self.result.models[name] = ModelResult(status="failed", error=error)
+        self._run.finish()
+        self._run.save()
+        return self._view(name)
+
     def run(self) -> RunResult:
         """The config's own candidates: every model's unit, then one timing phase over all of them."""
         self._check_open()
@@ -189,6 +200,16 @@ class Evaluation:
     def result(self) -> RunResult:
         """The run so far (what results.json holds)."""
         return self._run.result
+
+    @property
+    def config(self) -> RunConfig:
+        """The validated config the session runs."""
+        return self._run.config
+
+    @property
+    def output_dir(self) -> Path:
+        """The folder results.json and the instance records are written to."""
+        return self._run.out_dir
 
     @property
     def ranking(self) -> list[str]:
