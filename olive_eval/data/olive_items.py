@@ -26,8 +26,9 @@ from olive_eval.user_module import call_user
 
 #: The column of a single (unnamed) model input, and of the labels.
 INPUT, LABEL = "input", "label"
-#: An item without a label (and the end of a user's iterator).
+#: An item without a label.
 NO_LABEL = object()
+_END = object()
 
 
 class ObjectSource(Source):
@@ -179,7 +180,7 @@ def _shown(value: Any) -> str:
 def user_iteration(iterable: Any, what: str) -> Iterator[Any]:
     """The items of a user's iterable, a failure inside it reported as the user's (naming ``what``)."""
     iterator = call_user(iter, what, (iterable,), {})
-    while (item := call_user(next, what, (iterator, NO_LABEL), {})) is not NO_LABEL:
+    while (item := call_user(next, what, (iterator, _END), {})) is not _END:
         yield item
 
 
@@ -211,14 +212,12 @@ def prepared_of(source: ObjectSource) -> ObjectPrepared:
 
 
 def column_of(value: Any) -> Column:
+    """A batch's values (an array or tensor with the batch axis first, or a list) as a column; a single value is
+    a batch of one."""
     value = to_numpy(value)
-    return (
-        value
-        if isinstance(value, np.ndarray)
-        else list(value)
-        if isinstance(value, (list, tuple))
-        else np.asarray([value])
-    )
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return np.atleast_1d(np.asarray(value))
 
 
 class ColumnsDataset:

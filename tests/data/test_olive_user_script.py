@@ -150,6 +150,29 @@ def test_a_plain_dataloader_function_makes_the_batches(toy):
     assert values(evaluate(run)) == expected(toy)
 
 
+def test_a_dataloader_batch_of_one_with_a_scalar_label(toy):
+    """Olive's no_auto_batch style: each batch is one example whose label is a scalar (a 0-d tensor)."""
+    extra = """
+
+    def one_dl_loader(dataset):
+        import torch
+
+        for i in range(len(dataset)):
+            x, y = dataset[i]
+            yield {"x": x["x"][None]}, torch.tensor(y)
+    """
+    script = write_script(toy.root, "one_dl", extra)
+    dc = data_config(
+        script,
+        {"type": "one_dl_dataset", "data_files": toy.data_file.name},
+        dataloader_config={"type": "one_dl_loader"},
+    )
+    run = load_run_config(write_config(toy, dc))
+    _, batches = batches_of(run.data_config("rows"))
+    assert len(batches) == len(toy.labels) and {b.size for b in batches} == {1}
+    assert values(evaluate(run)) == expected(toy)
+
+
 def test_an_olive_dataloader_over_olive_evals_own_dataset(toy):
     """A user dataloader gets olive-eval's prepared columns as Olive's (inputs, label) items."""
     script = write_script(toy.root, "own_ds")
