@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 from olive.data.config import DataConfig as OliveDataConfig
@@ -73,6 +74,11 @@ SCRIPT = textwrap.dedent(
 
 
     @Registry.register_post_process()
+    def usr_digits_by_name(output, **kwargs):
+        return output["logits"].argmax(dim=-1)  # several outputs: a dict of tensors by name
+
+
+    @Registry.register_post_process()
     def usr_digits_first(output, **kwargs):
         return output.argmax(dim=-1)[:1]
     '''
@@ -107,9 +113,9 @@ def dataset_config(script: Path, **parts: Any) -> dict[str, Any]:
     }
 
 
-def olive_eval_values(dc: dict[str, Any], root: Path) -> dict[str, Any]:
+def olive_eval_values(dc: dict[str, Any], root: Path, model: Path = MODEL) -> dict[str, Any]:
     config = {
-        "input_model": {"type": "ONNXModel", "name": "fp32", "model_path": str(MODEL)},
+        "input_model": {"type": "ONNXModel", "name": "fp32", "model_path": str(model)},
         "data_configs": [dc],
         "metrics": [{"name": "accuracy", "type": "accuracy", "data_config": dc["name"], "sub_types": sub_types()}],
         "output_dir": str(root / "out"),
@@ -120,11 +126,11 @@ def olive_eval_values(dc: dict[str, Any], root: Path) -> dict[str, Any]:
     return {key: sub.value for key, sub in model.metrics.items()}
 
 
-def olive_values(dc: dict[str, Any]) -> dict[str, float]:
+def olive_values(dc: dict[str, Any], model_path: Path = MODEL) -> dict[str, float]:
     """Olive's own evaluator, in this process, on the same data config."""
     metric = {"name": "accuracy", "type": "accuracy", "data_config": OliveDataConfig(**dc), "sub_types": sub_types()}
     evaluator_config = OliveEvaluatorConfig(metrics=[metric])
-    model = ONNXModelHandler(model_path=str(MODEL))
+    model = ONNXModelHandler(model_path=str(model_path))
     result = evaluator_config.create_evaluator(model).evaluate(model, evaluator_config.metrics)
     return {key: value.value for key, value in result.items()}
 
@@ -141,8 +147,8 @@ def sklearn_values() -> dict[str, float]:
     }
 
 
-def check_values(ours: dict[str, Any], dc: dict[str, Any]) -> None:
-    reference, olive = sklearn_values(), olive_values(dc)
+def check_values(ours: dict[str, Any], dc: dict[str, Any], model: Path = MODEL) -> None:
+    reference, olive = sklearn_values(), olive_values(dc, model)
     assert ours["accuracy-accuracy_score"] == reference["accuracy-accuracy_score"] == 0.975
     assert float(np.float32(ours["accuracy-accuracy_score"])) == olive["accuracy-accuracy_score"]
     for key in ("accuracy-f1_score", "accuracy-precision"):
@@ -173,6 +179,16 @@ def test_olive_dataloader_batches_the_dataset_object(script, tmp_path):
     dc = dataset_config(script, dataloader_config={"type": "usr_digits_loader", "batch_size": 50})
     ours = olive_eval_values(dc, tmp_path)
     check_values(ours, dc)
+
+
+def test_a_model_with_several_outputs_gives_the_post_process_a_dict(script, tmp_path):
+    graph = onnx.load(str(MODEL))
+    graph.graph.node.append(onnx.helper.make_node("Softmax", ["logits"], ["probabilities"], axis=-1))
+    graph.graph.output.append(onnx.helper.make_tensor_value_info("probabilities", onnx.TensorProto.FLOAT, None))
+    model = tmp_path / "two_outputs.onnx"
+    onnx.save(graph, str(model))
+    dc = dataset_config(script, post_process_data_config={"type": "usr_digits_by_name"})
+    check_values(olive_eval_values(dc, tmp_path, model), dc, model)
 
 
 def test_olive_names_are_case_insensitive(script, tmp_path):
