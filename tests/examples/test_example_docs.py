@@ -6,8 +6,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "examples").glob("*/README.md")), *sorted((REPO / "docs").glob("*.md"))]
-#: The only install commands a page may give: torch's CPU wheel, the package, the dev extras, the examples' extras.
-INSTALLS = {"pip install torch==2.13.0", "pip install .", 'pip install -e ".[dev]"', 'pip install ".[examples]"'}
+#: The only install commands a page may give: torch's CPU wheel, the package, the dev extras, the examples' extras,
+#: Olive beside olive-eval.
+INSTALLS = {
+    "pip install torch==2.13.0",
+    "pip install .",
+    'pip install -e ".[dev]"',
+    'pip install ".[examples]"',
+    'pip install ".[olive]"',
+}
+#: The extra each example's README must name (the quickstart needs only olive-eval itself).
+EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive"}
 
 
 def pip_commands(text: str) -> list[str]:
@@ -19,10 +28,11 @@ def test_every_page_gives_the_same_install_commands():
     assert {line for line in found if line.split(": ", 1)[1] not in INSTALLS} == set()
 
 
-def test_each_example_that_needs_packages_names_the_examples_extra():
+def test_each_example_that_needs_packages_names_its_extra():
     for readme in sorted((REPO / "examples").glob("*/README.md")):
-        if readme.parent.name != "quickstart":  # the quickstart needs only olive-eval itself
-            assert 'pip install ".[examples]"' in readme.read_text(), readme
+        extra = EXAMPLE_EXTRAS.get(readme.parent.name, "examples")
+        if extra is not None:
+            assert f'pip install ".[{extra}]"' in readme.read_text(), readme
 
 
 def test_the_dev_install_has_every_package_the_examples_need():
@@ -31,6 +41,7 @@ def test_the_dev_install_has_every_package_the_examples_need():
         return {re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower() for req in requires("olive-eval") if marker in req}
 
     assert extra("examples") and extra("examples") <= extra("dev")
+    assert extra("olive") and extra("olive") <= extra("dev")
 
 
 def test_timings_in_the_example_pages_are_ranges_on_a_named_machine():
