@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from olive_eval.config.data import DataConfig
 from olive_eval.data.batch import Batch
-from olive_eval.data.components import build
+from olive_eval.data.components import build, registries
 from olive_eval.data.prepared import PrepareContext
 from olive_eval.data.sources import DataContext
 
@@ -99,3 +101,16 @@ def write_margin_metric(path: Path, name: str) -> Path:
         "    return scale * float(logits[reference] - max(v for i, v in enumerate(logits) if i != reference))\n"
     )
     return path
+
+
+@contextmanager
+def data_components_forgotten() -> Iterator[None]:
+    """Data components registered inside (a user script's) are removed on leaving: names are process-wide, and
+    another test's did-you-mean hint would offer them."""
+    before = {kind: set(registry.names()) for kind, registry in registries.items()}
+    try:
+        yield
+    finally:
+        for kind, registry in registries.items():
+            for name in set(registry.names()) - before[kind]:
+                registry.unregister(name)

@@ -66,11 +66,14 @@ PLAIN_KINDS = ("dataset", "dataloader")
 
 def register_script_components(dc: dict[str, Any], module: ModuleType, script: Path) -> None:
     """Make the components of ``module`` (the data config ``dc``'s imported user script) known by name: every
-    function registered with Olive's data Registry outside Olive itself, and the plain functions ``dc`` names as
-    its dataset or dataloader. A name olive-eval already has keeps its component."""
+    function the script registers with Olive's data Registry, any other Olive registration ``dc`` names (Olive's
+    registry is process-wide: a helper module of the script may have registered it), and the plain functions
+    ``dc`` names as its dataset or dataloader. A name olive-eval already has keeps its component."""
     olive = dict(olive_registered())
+    here = _file_of(module)
     for (kind, name), func in olive.items():
-        _register(kind, name, func, script)
+        if here is not None and _file_of(sys.modules.get(getattr(func, "__module__", ""))) == here:
+            _register(kind, name, func, script)
     for key, kind in COMPONENT_KEYS.items():
         part = dc.get(key)
         name = part.get("type") if isinstance(part, dict) else None
@@ -94,6 +97,12 @@ def olive_registered() -> Iterator[tuple[tuple[str, str], Callable[..., Any]]]:
         for name, func in entries.items() if kind else ():
             if str(getattr(func, "__module__", "")).split(".")[0] != "olive":
                 yield (kind, name), func
+
+
+def _file_of(module: ModuleType | None) -> Path | None:
+    """The resolved file a module was imported from (Olive imports a user script under its own module name)."""
+    file = getattr(module, "__file__", None)
+    return Path(file).resolve() if file else None
 
 
 def _register(kind: str, name: str, func: Callable[..., Any], script: Path) -> None:

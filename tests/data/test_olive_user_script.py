@@ -18,7 +18,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.config import load_run_config
-from tests.helpers import ToyProblem, batches_of
+from tests.helpers import ToyProblem, batches_of, data_components_forgotten
 
 #: Olive-style components as plain functions (names differ per test: a name is registered once per process).
 SCRIPT = textwrap.dedent(
@@ -58,6 +58,12 @@ SCRIPT = textwrap.dedent(
             yield {{"x": np.stack([x["x"] for x, _ in items])}}, np.asarray([y for _, y in items])
     '''
 )
+
+
+@pytest.fixture(autouse=True)
+def _forget_components():
+    with data_components_forgotten():
+        yield
 
 
 def write_script(root: Path, name: str, extra: str = "") -> Path:

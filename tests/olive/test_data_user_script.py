@@ -19,6 +19,7 @@ from olive.model import ONNXModelHandler
 from sklearn.metrics import accuracy_score, f1_score, precision_score
 
 from olive_eval import evaluate
+from tests.helpers import data_components_forgotten
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart"
@@ -83,6 +84,12 @@ SCRIPT = textwrap.dedent(
         return output.argmax(dim=-1)[:1]
     '''
 )
+
+
+@pytest.fixture(autouse=True)
+def _forget_components():
+    with data_components_forgotten():
+        yield
 
 
 def sub_types() -> list[dict[str, Any]]:
