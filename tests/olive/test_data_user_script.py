@@ -203,6 +203,27 @@ def test_olive_names_are_case_insensitive(script, tmp_path):
     assert olive_eval_values(dc, tmp_path)["accuracy-accuracy_score"] == 0.975
 
 
+def test_a_component_a_helper_module_registers_is_found_by_name(tmp_path):
+    """Olive's registry is process-wide: a script may import the module that registers a component."""
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    (helpers / "usr_helper_components.py").write_text(
+        "from olive.data.registry import Registry\n\n\n"
+        "@Registry.register_post_process()\n"
+        "def usr_helper_argmax(output, **kwargs):\n"
+        "    return output.argmax(dim=-1)\n"
+    )
+    script = tmp_path / "uses_helper.py"
+    script.write_text(SCRIPT.replace("usr_digits", "usr_helped") + "\nimport usr_helper_components  # noqa: F401\n")
+    dc = dataset_config(
+        script,
+        script_dir=str(helpers),
+        load_dataset_config={"type": "usr_helped_dataset", "data_files": str(DATA)},
+        post_process_data_config={"type": "usr_helper_argmax"},
+    )
+    assert olive_eval_values(dc, tmp_path)["accuracy-accuracy_score"] == 0.975
+
+
 def test_a_post_process_returning_too_few_predictions_fails_the_model(script, tmp_path):
     dc = dataset_config(script, post_process_data_config={"type": "usr_digits_first"})
     config = {
