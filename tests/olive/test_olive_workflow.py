@@ -240,3 +240,62 @@ def test_a_refused_config_fails_in_one_line_naming_file_and_path(tmp_path):
         "defined: digits_test"
     )
     assert not (tmp_path / "olive-eval-output" / "results.json").exists()  # as the CLI: a bad config writes nothing
+
+
+def olive_metrics(data_config: str) -> list[dict[str, Any]]:
+    multiclass = {"task": "multiclass", "num_classes": 10}
+    return [
+        {
+            "name": "accuracy",
+            "type": "accuracy",
+            "data_config": data_config,
+            "sub_types": [
+                {"name": "accuracy_score", "priority": 1, "metric_config": multiclass},
+                {"name": "f1_score", "metric_config": {**multiclass, "average": "macro"}},
+                {"name": "precision", "metric_config": {**multiclass, "average": "macro"}},
+            ],
+        },
+        {
+            "name": "latency",
+            "type": "latency",
+            "data_config": data_config,
+            "sub_types": [{"name": "avg", "priority": 2, "metric_config": {"warmup_num": 5, "repeat_test_num": 30}}],
+        },
+    ]
+
+
+def test_a_workflow_s_own_olive_metrics_and_data_config_measure_as_olive_eval_s_own_run(tmp_path):
+    """The one-line switch: Olive's metrics and an Olive data config from a user_script, unchanged; what Olive
+    records equals olive-eval's own run of the same data config on the same model files."""
+    shutil.copy(QUICKSTART / "models" / "digits_fp32.onnx", tmp_path)
+    shutil.copy(QUICKSTART / "data" / "digits_test.jsonl", tmp_path)
+    shutil.copy(EXAMPLE / "digits_data.py", tmp_path)
+    evaluator = {
+        "type": "OliveEval",
+        "user_script": str(USER_SCRIPT),
+        "output_dir": str(tmp_path / "olive-eval-output"),
+        "metrics": olive_metrics("calibration"),
+    }
+    flow = workflow(tmp_path, evaluator)
+    flow["data_configs"][0]["post_process_data_config"] = {"type": "digits_argmax"}
+    olive_run(flow)
+    footprint = json.loads((tmp_path / "olive-output" / "footprint.json").read_text())
+    nodes = evaluated_nodes(footprint, tmp_path / "digits_fp32.onnx")
+    assert len(nodes) == 3
+    own_config = {
+        "input_model": {"type": "ONNXModel", "name": "input", "model_path": str(tmp_path / "digits_fp32.onnx")},
+        "candidates": [
+            {"type": "ONNXModel", "name": model_id, "model_path": node["path"]}
+            for model_id, node in nodes.items()
+            if "runs" in Path(node["path"]).parts
+        ],
+        "data_configs": flow["data_configs"],
+        "metrics": olive_metrics("calibration"),
+    }
+    own = olive_eval.evaluate(own_config, output_dir=tmp_path / "own-run")
+    assert len(own.models) == 3
+    for model_id, node in nodes.items():
+        name = model_id if "runs" in Path(node["path"]).parts else "input"
+        for key in ("accuracy-accuracy_score", "accuracy-f1_score", "accuracy-precision"):
+            assert node["values"][key] == own.models[name].metrics[key].value, (model_id, key)
+        assert node["values"]["accuracy-accuracy_score"] == pytest.approx(0.975, abs=0.01)
