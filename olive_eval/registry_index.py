@@ -107,4 +107,16 @@ MODULES: dict[str, dict[str, str]] = {
         "transformers_dummy_pre_process": "olive_eval.data.dummy_text",
         "vision_vqa_pre_process": "olive_eval.data.vqa",
     },
+    "text transform": {
+        "lowercase": "olive_eval.transforms",
+        "none": "olive_eval.metrics.speech.normalize",
+        "olive": "olive_eval.metrics.speech.normalize",
+        "olive_raw": "olive_eval.metrics.speech.normalize",
+        "open_asr_leaderboard": "olive_eval.metrics.speech.normalize",
+        "regex": "olive_eval.transforms",
+        "remove_punctuation": "olive_eval.transforms",
+        "strip": "olive_eval.transforms",
+        "uppercase": "olive_eval.transforms",
+        "whisper_english": "olive_eval.metrics.speech.normalize",
+    },
 }

@@ -6,8 +6,8 @@ The model is lm-evaluation-harness's ``filter_list``. A metric config lists
 
 Data shape: ``predictions`` holds one entry per example. An entry is one prediction (usually a string), or a
 :class:`Repeats` holding several predictions of that example (several generations, for pass@k and maj@k).
-Per-prediction filters (``regex``, ``lowercase``, ``uppercase``, ``strip``, ``remove_punctuation``, ``map``
-and user functions) apply to every prediction inside a Repeats and keep its length; ``take_first`` and
+Per-prediction filters (``regex``, ``lowercase``, ``uppercase``, ``strip``, ``remove_punctuation``, ``map``,
+user functions, and any text transform of :mod:`olive_eval.transforms` by its name) apply to every prediction inside a Repeats and keep its length; ``take_first`` and
 ``majority_vote`` turn a Repeats into one prediction and leave a single prediction as it is.
 
 Where olive-eval differs from lm-evaluation-harness, on purpose:
@@ -20,16 +20,15 @@ Where olive-eval differs from lm-evaluation-harness, on purpose:
 
 from __future__ import annotations
 
-import re
-import string
-import unicodedata
+import re  # noqa: F401  (tests patch ``filters.re.compile`` to prove the regex is compiled at build time)
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import ValidationError, field_validator
+from pydantic import ValidationError
 
 from olive_eval.registry import Registry, RegistryError
 from olive_eval.strict_model import EXPECTED_JSON, StrictModel, shown_json, unknown_choice_hint
+from olive_eval.transforms import RegexParams, TextTransform, TransformParams, build_transform, transform_registry
 
 
 class Repeats(list):  # type: ignore[type-arg]
@@ -166,89 +165,48 @@ def register_filter(name: str) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- built-ins
 
 
+class TransformFilter(StringFilter):
+    """A text transform of :mod:`olive_eval.transforms` applied to every prediction. The built-in text filters
+    are these, and a filter ``type`` that names no filter but a registered transform (a user's, Whisper's)
+    is one too: the transform registry is the one place text transforms live."""
+
+    def __init__(self, params: FilterParams | TransformParams, transform: TextTransform | None = None) -> None:
+        super().__init__(params)  # type: ignore[arg-type]
+        self.name = self.name or params.type
+        self._text = transform if transform is not None else build_transform(params.model_dump(), self.name)
+
+    def transform(self, prediction: str) -> str:
+        return self._text(prediction)
+
+
 @register_filter("regex")
-class RegexFilter(StringFilter):
-    """The ``group_select``-th match of ``pattern`` (0: the first, -1: the last), stripped, else ``fallback``.
+class RegexFilter(TransformFilter):
+    """The transform ``regex`` (:class:`olive_eval.transforms.Regex`): lm-eval's regex filter."""
 
-    As in lm-eval (``re.findall``): without groups a match is the whole matched text; with one group it is
-    that group (possibly empty); with several it is the first non-empty group, and ``fallback`` when all are
-    empty. A ``group_select`` beyond the matches found gives ``fallback``.
-    """
-
-    class Params(FilterParams):
-        pattern: str
-        group_select: int = 0
-        fallback: str = "[invalid]"
-
-        @field_validator("pattern")
-        @classmethod
-        def _compiles(cls, value: str) -> str:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regular expression {value!r}: {exc}") from None
-            return value
+    class Params(FilterParams, RegexParams):
+        pass
 
     params: Params
 
-    def __init__(self, params: FilterParams) -> None:
-        super().__init__(params)
-        self._regex = re.compile(self.params.pattern)
-
-    def transform(self, prediction: str) -> str:
-        matches = self._regex.findall(prediction)
-        n, k = len(matches), self.params.group_select
-        if not -n <= k < n:
-            return self.params.fallback
-        match = matches[k]
-        if isinstance(match, tuple):
-            match = next((group for group in match if group), None)
-            if match is None:
-                return self.params.fallback
-        return match.strip()
-
 
 @register_filter("lowercase")
-class LowercaseFilter(StringFilter):
-    def transform(self, prediction: str) -> str:
-        return prediction.lower()
+class LowercaseFilter(TransformFilter):
+    pass
 
 
 @register_filter("uppercase")
-class UppercaseFilter(StringFilter):
-    def transform(self, prediction: str) -> str:
-        return prediction.upper()
+class UppercaseFilter(TransformFilter):
+    pass
 
 
 @register_filter("strip")
-class StripFilter(StringFilter):
-    """Leading and trailing whitespace removed (Unicode whitespace, as ``str.strip``)."""
-
-    def transform(self, prediction: str) -> str:
-        return prediction.strip()
-
-
-class _PunctuationTable(dict):  # type: ignore[type-arg]
-    """A ``str.translate`` table filled on demand: a code point maps to None (deleted) when it is punctuation."""
-
-    def __missing__(self, code: int) -> int | None:
-        char = chr(code)
-        value = None if char in string.punctuation or unicodedata.category(char).startswith("P") else code
-        self[code] = value
-        return value
-
-
-_PUNCTUATION = _PunctuationTable()
+class StripFilter(TransformFilter):
+    pass
 
 
 @register_filter("remove_punctuation")
-class RemovePunctuationFilter(StringFilter):
-    """Deletes every Unicode punctuation character (general category P*: ``¿ « » — 、 。`` ...) and every
-    character of ASCII ``string.punctuation``, whose ``$ + < = > ^ ` | ~`` are Unicode symbols (S*). Other
-    symbols (``€ © ° ✓``) stay, and nothing is replaced by a space."""
-
-    def transform(self, prediction: str) -> str:
-        return prediction.translate(_PUNCTUATION)
+class RemovePunctuationFilter(TransformFilter):
+    pass
 
 
 @register_filter("map")
@@ -363,6 +321,9 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
     if not isinstance(name, str):
         raise ValueError(f"{path}.type: expected a string, got {shown_json(name)}")
     if name not in filter_registry:
+        if name in transform_registry:  # a text transform is a filter of every prediction
+            text = build_transform(data, path)
+            return TransformFilter(text.params, text)
         raise ValueError(f"{path}.type: {_type_error(name)}")
     try:
         entry = filter_registry.get(name)  # a plugin's filter loads here

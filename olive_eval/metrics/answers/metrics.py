@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from olive_eval.metrics.answers import kernels
 from olive_eval.metrics.answers.references import (
@@ -26,11 +26,30 @@ from olive_eval.metrics.answers.references import (
     single_example,
     to_answers,
 )
-from olive_eval.metrics.base import Kind, Metric, NoConfig, Score
+from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
+from olive_eval.transforms import TransformSpec, build_transform
 
 __all__ = ["ANLS", "AnswerMetric", "ExactMatch", "RelaxedAccuracy", "VqaAccuracy", "WordSortRatio"]
+
+
+class AnswerConfig(StrictModel):
+    """metric_config keys every answer metric takes."""
+
+    normalizer: TransformSpec | None = Field(
+        None,
+        description="A registered text transform (or a list of them, applied in order) run on the prediction and on "
+        "every reference answer before the metric's own matching, e.g. 'remove_punctuation' or "
+        "{'type': 'regex', 'pattern': '...'}",
+    )
+
+    @field_validator("normalizer")
+    @classmethod
+    def _known(cls, value: TransformSpec | None) -> TransformSpec | None:
+        if value is not None:
+            build_transform(value)
+        return value
 
 
 class AnswerMetric(Metric):
@@ -49,6 +68,8 @@ class AnswerMetric(Metric):
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
         self._seen = 0
+        normalizer = getattr(self.config, "normalizer", None)
+        self._normalize = build_transform(normalizer) if normalizer is not None else None
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
         """One score per example (the kernel, configured)."""
@@ -61,6 +82,8 @@ class AnswerMetric(Metric):
         preds = check_predictions(predictions, start=start)
         answers = to_answers(references, start=start)
         check_lengths(len(preds), len(answers), self.name)
+        if self._normalize is not None:
+            preds, answers = self._normalize.many(preds), Answers(answers.offsets, self._normalize.many(answers.texts))
         scores = self.scores(preds, answers)
         self._seen += len(preds)
         return scores
@@ -77,13 +100,13 @@ class ExactMatch(AnswerMetric):
 
     name = "exact_match"
     vision_tasks = ("vision-vqa",)
-    Config: ClassVar[type[StrictModel]] = NoConfig
+    Config: ClassVar[type[StrictModel]] = AnswerConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
         return kernels.exact_match_scores(predictions, answers)
 
 
-class RelaxedConfig(StrictModel):
+class RelaxedConfig(AnswerConfig):
     tolerance: float = Field(0.05, ge=0, description="Relative tolerance for numbers (ChartQA's 5%).")
     rule: Literal["olive", "pix2struct", "mistral"] = Field(
         "olive",
@@ -105,7 +128,7 @@ class RelaxedAccuracy(AnswerMetric):
         return kernels.relaxed_accuracy_scores(predictions, answers, tolerance=c.tolerance, rule=c.rule)
 
 
-class WordSortConfig(StrictModel):
+class WordSortConfig(AnswerConfig):
     method: Literal["olive", "token_sort_ratio"] = Field(
         "olive",
         description="olive: Olive's multiset word overlap over the longer word count; token_sort_ratio: "
@@ -139,7 +162,7 @@ class WordSortRatio(AnswerMetric):
         return kernels.word_sort_ratio_scores(predictions, answers, method=c.method, processor=c.processor or "default")
 
 
-class AnlsConfig(StrictModel):
+class AnlsConfig(AnswerConfig):
     threshold: float = Field(
         0.5, ge=0, le=1, description="A normalized Levenshtein distance above this scores 0 (DocVQA's 0.5)."
     )
@@ -164,7 +187,7 @@ class VqaAccuracy(AnswerMetric):
 
     name = "vqa_accuracy"
     vision_tasks = ("vision-vqa",)
-    Config: ClassVar[type[StrictModel]] = NoConfig
+    Config: ClassVar[type[StrictModel]] = AnswerConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
         return kernels.vqa_accuracy_scores(predictions, answers)

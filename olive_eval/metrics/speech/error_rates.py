@@ -24,13 +24,14 @@ from itertools import repeat
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
 from olive_eval.metrics.speech import alignment as A
-from olive_eval.metrics.speech.normalize import Normalizer, normalize_texts
+from olive_eval.metrics.speech.normalize import get_normalizer, normalize_texts
 from olive_eval.strict_model import StrictModel
+from olive_eval.transforms import TransformSpec, spec_key
 
 __all__ = [
     "CharacterErrorRate",
@@ -49,15 +50,23 @@ LEADERBOARD = "open_asr_leaderboard"
 class ErrorRateConfig(StrictModel):
     """metric_config of wer, cer, mer, wil and wip."""
 
-    normalizer: Normalizer | None = Field(
+    normalizer: TransformSpec | None = Field(
         None,
         description="Text normalization before alignment: olive (default: lowercase, punctuation to spaces), "
-        "olive_raw (Olive's raw text, split at any whitespace), none (jiwer's words), whisper_english, or "
-        "open_asr_leaderboard (Whisper English + kaldialign with merged compounds; wer only)",
+        "olive_raw (Olive's raw text, split at any whitespace), none (jiwer's words), whisper_english, "
+        "open_asr_leaderboard (Whisper English + kaldialign with merged compounds; wer only), or any registered "
+        "text transform, or a list of them applied in order",
     )
     normalize: bool | None = Field(
         None, description="Olive's switch: false means normalizer 'olive_raw' (or 'none' where given)."
     )
+
+    @field_validator("normalizer")
+    @classmethod
+    def _known(cls, value: TransformSpec | None) -> TransformSpec | None:
+        if value is not None:
+            get_normalizer(value)  # a ValueError names what is wrong
+        return value
 
     @model_validator(mode="after")
     def _resolve(self) -> ErrorRateConfig:
@@ -71,8 +80,8 @@ class ErrorRateConfig(StrictModel):
 
     @property
     def name(self) -> str:
-        assert self.normalizer is not None
-        return self.normalizer
+        """The normalizer as a key: its name, or its spec as JSON."""
+        return spec_key(self.normalizer)
 
 
 class WordsOnlyConfig(ErrorRateConfig):
@@ -134,7 +143,7 @@ class _ErrorRate(Metric):
             )
         check_texts(preds, "prediction", self._seen)
         check_texts(refs, "reference", self._seen)
-        normalizer = self.config.name
+        normalizer = self.config.normalizer
         counts = self._counter()(
             normalize_texts(preds, normalizer, what="prediction"), normalize_texts(refs, normalizer, what="reference")
         )

@@ -1,4 +1,7 @@
-r"""Text normalizers for speech error rates, chosen by name.
+r"""Text normalizers for speech error rates, registered as text transforms (:mod:`olive_eval.transforms`).
+
+The speech metrics' ``normalizer`` is any transform spec: these names, another registered transform (a user's),
+or a list of them applied in order. The names below are text transforms everywhere (filters, answer metrics).
 
 * ``"olive"`` -- Olive's WER normalization: lowercase, every ``[^\w\s]`` character to a space, whitespace
   runs collapsed to one space, stripped. ``"don't"`` becomes ``"don t"`` (two words), ``"naïve"`` stays.
@@ -23,14 +26,22 @@ import functools
 import re
 from collections.abc import Callable, Iterable
 from itertools import repeat
-from typing import Literal, get_args
 
 import numpy as np
 
-__all__ = ["NORMALIZERS", "Normalizer", "as_texts", "get_normalizer", "normalize_texts", "olive_normalize"]
+from olive_eval.transforms import (
+    TextTransform,
+    TransformParams,
+    TransformSpec,
+    build_transform,
+    register_transform,
+    transform_registry,
+)
 
-Normalizer = Literal["olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard"]
-NORMALIZERS: tuple[str, ...] = get_args(Normalizer)
+__all__ = ["NORMALIZERS", "as_texts", "get_normalizer", "normalize_texts", "olive_normalize"]
+
+#: The speech normalizers this module registers (every other registered text transform is accepted too).
+NORMALIZERS: tuple[str, ...] = ("olive", "olive_raw", "none", "whisper_english", "open_asr_leaderboard")
 
 _NON_WORD = re.compile(r"[^\w\s]")
 _WHITESPACE = re.compile(r"\s+")
@@ -118,36 +129,75 @@ def _whisper_english() -> Callable[[str], str]:
     return EnglishTextNormalizer()
 
 
-def _unchanged(text: str) -> str:
-    return text
+@register_transform("olive")
+class OliveNormalizer(TextTransform):
+    """Olive's WER normalization; a list is normalized in a few bulk passes (:func:`_olive_bulk`)."""
+
+    def __call__(self, text: str) -> str:
+        return olive_normalize(text)
+
+    def many(self, texts: list[str]) -> list[str]:
+        return _olive_bulk(texts)
 
 
+@register_transform("olive_raw")
 def _whitespace_collapsed(text: str) -> str:
     return " ".join(text.split())
 
 
-def get_normalizer(name: str) -> Callable[[str], str]:
-    """The single-text normalizer called ``name`` (one of :data:`NORMALIZERS`)."""
-    if name == "olive":
-        return olive_normalize
-    if name == "olive_raw":
-        return _whitespace_collapsed
-    if name == "none":
-        return _unchanged
-    if name in ("whisper_english", "open_asr_leaderboard"):
-        return _whisper_english()
-    raise ValueError(f"unknown text normalizer {name!r}; choose one of {', '.join(NORMALIZERS)}")
+@register_transform("none")
+class Unchanged(TextTransform):
+    """The text as it is."""
+
+    def __call__(self, text: str) -> str:
+        return text
+
+    def many(self, texts: list[str]) -> list[str]:
+        return texts
 
 
-def normalize_texts(texts: str | Iterable[str], normalizer: str = "olive", *, what: str = "text") -> list[str]:
+class WhisperEnglish(TextTransform):
+    """Whisper's ``EnglishTextNormalizer`` (the whisper-normalizer package), loaded when first built."""
+
+    def __init__(self, params: TransformParams) -> None:
+        super().__init__(params)
+        self._normalize = _whisper_english()
+
+    def __call__(self, text: str) -> str:
+        return self._normalize(text)
+
+
+@register_transform("whisper_english")
+class WhisperEnglishNormalizer(WhisperEnglish):
+    pass
+
+
+@register_transform("open_asr_leaderboard")
+class OpenAsrLeaderboardNormalizer(WhisperEnglish):
+    """The same text as ``whisper_english``; the leaderboard differs in how it counts (``wer`` only)."""
+
+
+def get_normalizer(spec: TransformSpec) -> TextTransform:
+    """The normalizer ``spec`` names: one of :data:`NORMALIZERS`, another registered text transform, or a list."""
+    if isinstance(spec, str) and spec not in transform_registry:
+        others = [name for name in transform_registry.names() if name not in NORMALIZERS]
+        raise ValueError(
+            f"unknown text normalizer {spec!r}; choose one of {', '.join(NORMALIZERS)}, or a registered text "
+            f"transform ({', '.join(others)})"
+        )
+    return build_transform(spec)
+
+
+def normalize_texts(
+    texts: str | Iterable[str], normalizer: TransformSpec = "olive", *, what: str = "text"
+) -> list[str]:
     """Every text normalized by ``normalizer``; ``what`` ("prediction", "reference") names them in errors."""
     normalize = get_normalizer(normalizer)  # unknown names fail before the texts are looked at
     items = [texts] if isinstance(texts, str) else list(texts)
-    if normalizer == "olive":
+    if isinstance(normalize, OliveNormalizer):
         try:
             return _olive_bulk(items)
         except TypeError:  # str.join met a non-string
             raise_non_string(items, what)
             raise
-    items = as_texts(items, what)
-    return items if normalizer == "none" else [normalize(t) for t in items]
+    return normalize.many(as_texts(items, what))
