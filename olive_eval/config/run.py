@@ -11,11 +11,11 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
-from olive_eval.metrics.answers.tasks import check_vision_task
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.strict_model import LaxPath, StrictModel
+from olive_eval.tasks.base import check_task_metrics
 
 #: A model config: the class its runtime registered for the config's ``type``.
 Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
@@ -256,10 +256,10 @@ class RunConfig(StrictModel):
                 # models with dynamic shapes too, and is what the user measures the model on.
                 metric.data_config = datasets[0]
             if metric.type == "accuracy" and metric.backend == "torch_metrics" and metric.data_config in defined:
-                # Olive's vision task check: the answer sub-types must suit the pre-process's task
+                # Olive's vision task check: the sub-types a task restricts must suit the pre-process's task
                 task = getattr(self.data_config(metric.data_config).pre_process_data_config, "task", None)
                 try:
-                    check_vision_task([sub.name for sub in metric.sub_types], task)
+                    check_task_metrics(task, [sub.name for sub in metric.sub_types])
                 except ValueError as exc:
                     raise nested_error(f"{self._metrics_key}[{i}].sub_types", str(exc)) from None
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from olive_eval.tasks.call_mode import CallMode
+
 Column = np.ndarray | list[Any]
 Columns = dict[str, Column]
 
@@ -80,9 +82,9 @@ class Batch:
     columns: Columns
     inputs: list[str]
     start: int = 0
-    #: How the model is called on it: True generates, False runs forward, None leaves it to the model's task
-    #: (the pass sets it from the post-process, which knows whether it decodes generated tokens).
-    generate: bool | None = None
+    #: How the model is called on it: the planned pass's mode (:mod:`olive_eval.tasks.call_mode`), stamped on
+    #: every batch the pass and the timing phase use; None (a batch made elsewhere): the model's own first mode.
+    call_mode: CallMode | None = None
 
     @property
     def size(self) -> int:
@@ -101,7 +103,9 @@ class Batch:
         return {name: self.columns[name] for name in self.inputs}
 
     def select(self, index: Sequence[int] | np.ndarray) -> Batch:
-        return Batch({k: take(v, index) for k, v in self.columns.items()}, list(self.inputs), self.start, self.generate)
+        return Batch(
+            {k: take(v, index) for k, v in self.columns.items()}, list(self.inputs), self.start, self.call_mode
+        )
 
 
 def batches(columns: Columns, inputs: list[str], batch_size: int, *, drop_last: bool = False) -> Iterator[Batch]:

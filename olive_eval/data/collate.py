@@ -83,7 +83,7 @@ class UnbatchedFieldsBatch(Batch):
 
     def select(self, index: Sequence[int] | np.ndarray) -> Batch:
         columns = {k: v if k in self.unbatched else take(v, index) for k, v in self.columns.items()}
-        return UnbatchedFieldsBatch(columns, list(self.inputs), self.start, self.generate, self.unbatched)
+        return UnbatchedFieldsBatch(columns, list(self.inputs), self.start, self.call_mode, self.unbatched)
 
 
 @register_component("dataloader", "dataloader_with_ignored_batch_fields")
@@ -106,7 +106,7 @@ class IgnoredFieldsDataloader(DefaultDataloader):
                     f"(shape {list(first.shape)}); only a single value can be passed unbatched"
                 )
             batch.columns[name] = first.reshape(())
-        return UnbatchedFieldsBatch(batch.columns, batch.inputs, batch.start, batch.generate, names)
+        return UnbatchedFieldsBatch(batch.columns, batch.inputs, batch.start, batch.call_mode, names)
 
 
 class NoAutoBatchParams(ComponentParams):

@@ -2,7 +2,8 @@
 
 A data config names a container (``type``, default ``HuggingfaceContainer``) and may give any component
 itself; the ones it leaves out come from the container, and Olive's ``params.task`` of the pre-process
-picks task-specific ones, as Olive's container does. ``RawDataContainer`` lives in :mod:`olive_eval.data.raw`,
+picks the task's own (:mod:`olive_eval.tasks`: each task declares its default components), as Olive's
+``HuggingfaceContainer`` does. ``RawDataContainer`` lives in :mod:`olive_eval.data.raw`,
 the transformers dummy containers in :mod:`olive_eval.data.dummy_text`.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from olive_eval.data.components import Component, ComponentParams, register_component
+from olive_eval.tasks.base import task_registry
 
 COMPONENT_KEYS = {
     "load_dataset_config": "dataset",
@@ -21,15 +23,17 @@ COMPONENT_KEYS = {
 
 
 class Container(Component):
-    """Default component types; ``by_task`` overrides some of them for a task."""
+    """Default component types; with ``task_defaults``, a registered task's own override them."""
 
     Params = ComponentParams
     defaults: ClassVar[dict[str, str]] = {}
-    by_task: ClassVar[dict[str, dict[str, str]]] = {}
+    task_defaults: ClassVar[bool] = False
 
     @classmethod
     def default(cls, key: str, task: str | None) -> str:
-        return cls.by_task.get(task or "", {}).get(key) or cls.defaults[key]
+        if cls.task_defaults and task is not None and task in task_registry:
+            return task_registry.get(task).default_component(key) or cls.defaults[key]
+        return cls.defaults[key]
 
 
 @register_component("container", "HuggingfaceContainer")
@@ -40,31 +44,7 @@ class HuggingfaceContainer(Container):
         "post_process_data_config": "post_process",
         "dataloader_config": "default_dataloader",
     }
-    by_task: ClassVar[dict[str, dict[str, str]]] = {
-        "feature-extraction": {"pre_process_data_config": "tokenizer_pre_process"},
-        "text-classification": {"post_process_data_config": "text_classification_post_process"},
-        "ner": {
-            "pre_process_data_config": "ner_huggingface_preprocess",
-            "post_process_data_config": "ner_post_process",
-        },
-        "text-generation": {
-            "pre_process_data_config": "text_generation_huggingface_pre_process",
-            "post_process_data_config": "decode",
-        },
-        "audio-classification": {
-            "pre_process_data_config": "audio_classification_pre_process",
-            "post_process_data_config": "text_classification_post_process",
-        },
-        "image-classification": {
-            "pre_process_data_config": "image_classification_pre_process",
-            "post_process_data_config": "text_classification_post_process",
-        },
-        "speech-transcription": {"pre_process_data_config": "speech_transcription_pre_process"},
-        **{
-            task: {"pre_process_data_config": "vision_vqa_pre_process", "dataloader_config": "vision_vqa_dataloader"}
-            for task in ("vision-vqa", "vision-chart-qa", "vision-ocr")
-        },
-    }
+    task_defaults = True
 
 
 @register_component("container", "DataContainer")

@@ -21,20 +21,26 @@ from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import CHUNK_ROWS, DataContext, FileSource, Source, Subset
 from olive_eval.engine.preflight import check_data
 from olive_eval.runtimes.base import ModelConfig
+from olive_eval.tasks.call_mode import CallMode
 
 
 @dataclass
 class DataView:
-    """What a pass over one data config needs for one model: prepared data, batching, post-processing."""
+    """What a pass over one data config needs for one model: prepared data, batching, post-processing, and how the
+    model is called (``call_mode``: the model's, for this post-process), stamped on every batch it gives, so the
+    accuracy pass and the timing phase call the model alike."""
 
     config: DataConfig
     prepared: Prepared
     dataloader: Any
     post: Any
     context: PrepareContext
+    call_mode: CallMode
 
     def batches(self) -> Iterator[Batch]:
-        return self.dataloader.batches(self.prepared)
+        for batch in self.dataloader.batches(self.prepared):
+            batch.call_mode = self.call_mode
+            yield batch
 
     def first_batch(self) -> Batch:
         batch = next(iter(self.batches()), None)
@@ -122,12 +128,14 @@ class DataStore:
             prepared = pre.prepare(self.source(name), context)
             self.preparations[key] = self.preparations.get(key, 0) + 1
             self._prepared[key] = prepared.cached() if prepared.processor_key is not None else prepared
+        post = build("post-process", dc.post_process_data_config)
         return DataView(
             dc,
             self._prepared[key],
             build("dataloader", dc.dataloader_config),
-            build("post-process", dc.post_process_data_config),
+            post,
             context,
+            model.call_mode(post.generates),
         )
 
     def preload(self, names: list[str]) -> None:

@@ -64,7 +64,6 @@ def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: P
     for consumer in consumers:
         consumer.check_fields(available)
     for index, batch in enumerate(data.batches()):
-        batch.generate = post.generates
         started = time.perf_counter()
         outputs = _call(runtime, batch)
         called = time.perf_counter()
@@ -116,7 +115,7 @@ def _call(runtime: Runtime, batch: Batch) -> dict[str | None, Outputs]:
     for group, inputs in groups.items():
         columns = {k: v for k, v in batch.columns.items() if split_group(k)[0] is None}
         columns.update(inputs)
-        out[group] = runtime.predict(Batch(columns, list(inputs), batch.start, batch.generate))
+        out[group] = runtime.predict(Batch(columns, list(inputs), batch.start, batch.call_mode))
     return out
 
 

@@ -25,6 +25,7 @@ from olive_eval.data.sources import Source
 from olive_eval.engine.fields import check_reads, pass_fields
 from olive_eval.errors import ConfigError, DataError, EvaluationError, OliveEvalError
 from olive_eval.runtimes.base import ModelConfig, runtime_registry
+from olive_eval.tasks.call_mode import CallMode
 
 
 def check_device(run: RunConfig) -> None:
@@ -50,11 +51,19 @@ def check_outputs(run: RunConfig, data_configs: list[str], models: list[tuple[st
         post = build("post-process", config.post_process_data_config)
         for where, model in models:
             runtime = runtime_registry.get(model.type)
-            emits = runtime.emits(model, post.generates)
+            try:
+                generates = model.call_mode(post.generates) is CallMode.GENERATE
+            except ValueError as exc:  # a post-process decoding generated tokens of a model that never generates
+                raise ConfigError(
+                    f"post-process '{config.post_process_data_config.type}' of data config '{name}' decodes generated "
+                    f"tokens, but model '{model.display_name()}' ({where}): {exc}",
+                    path=f"data_configs[{index}].post_process_data_config.type",
+                ) from None
+            emits = runtime.emits(model, generates)
             missing = next((output for output in post.requires() if emits.lacks(output)), None)
             if missing is None:
                 continue
-            how = "generating" if post.generates else "on a forward pass"
+            how = "generating" if generates else "on a forward pass"
             raise ConfigError(
                 f"post-process '{config.post_process_data_config.type}' of data config '{name}' starts from output "
                 f"'{missing}', which model '{model.display_name()}' ({where}, {model.type}) does not give {how}: "

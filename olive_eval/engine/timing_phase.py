@@ -224,20 +224,21 @@ class TimingPhase:
 
 def timing_inputs(run: RunConfig, data: DataStore) -> Callable[[TimingRun, Runtime, Any], Batch]:
     """The batch a timing run calls the model on: the data config's first batch as the model sees it (its
-    first input group, for several texts per example), or dummy inputs of the model's own shapes."""
+    first input group, for several texts per example), or dummy inputs of the model's own shapes. Either carries
+    the call mode the accuracy pass uses (the data view's, or the model's own without a post-process)."""
 
     def inputs(job: TimingRun, runtime: Runtime, model: Any) -> Batch:
         if job.data_config is None or run.data_config(job.data_config).is_dummy:
             params = None if job.data_config is None else run.data_config(job.data_config).load_dataset_config
             columns = dummy_inputs(params, runtime.input_specs())
-            return Batch(dict(columns), list(columns))
+            return Batch(dict(columns), list(columns), call_mode=model.call_mode(None))
         batch = data.view(job.data_config, model).first_batch()
         groups = batch.groups
         if list(groups) != [None] and groups:
             first = next(iter(groups))
             columns = {k: v for k, v in batch.columns.items() if split_group(k)[0] is None}
             columns.update(groups[first])
-            return Batch(columns, list(groups[first]), batch.start)
+            return Batch(columns, list(groups[first]), batch.start, batch.call_mode)
         return batch
 
     return inputs

@@ -23,6 +23,7 @@ from olive_eval.data.input_spec import InputSpec
 from olive_eval.registry import Registry
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import StrictModel
+from olive_eval.tasks.call_mode import CallMode
 
 Device = Literal["cpu", "gpu"]
 
@@ -66,6 +67,13 @@ class ModelConfig(StrictModel):
     def processor_folder(self) -> Path | None:
         """The folder of the tokenizer or processor that pre- and post-processing use with this model."""
         return None
+
+    def call_mode(self, decodes: bool | None) -> CallMode:
+        """How this model is called on a pass whose post-process decodes generated tokens (``decodes``) or reads
+        the outputs as they are, or on inputs no post-process reads (None). The pass and the timing phase both
+        take it from here (:mod:`olive_eval.tasks.call_mode`); a model with a task asks its task. By default a
+        model has one way of being called (a Python function, an ONNX graph, a module's forward)."""
+        return CallMode.CALL
 
     def resolve_paths(self, base: Path) -> None:
         """Make relative paths absolute against the config file's folder (in place)."""

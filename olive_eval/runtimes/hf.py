@@ -1,16 +1,15 @@
 """``HfModel``: a transformers model from a local folder, or a name found in the local Hugging Face cache.
 
-The task picks the model class and how it is called: a forward pass (logits, hidden states), or
-``generate()`` when the post-processing decodes text (text generation, speech recognition with a
-sequence-to-sequence model, image-text-to-text). It runs on cpu, or on cuda when the run's ``device``
-is gpu, and records the dtype and device it ran with.
+The task (:mod:`olive_eval.tasks`) picks the model class and how it is called: a forward pass (logits, hidden
+states), or ``generate()`` when the post-processing decodes text (text generation, speech recognition with a
+sequence-to-sequence model, image-text-to-text). It runs on cpu, or on cuda when the run's ``device`` is gpu, and
+records the dtype and device it ran with.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -28,31 +27,11 @@ from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
 from olive_eval.strict_model import StrictModel
+from olive_eval.tasks.base import get_task, task_problem, task_registry
+from olive_eval.tasks.call_mode import CallMode
 
 torch = LazyModule("torch")
 transformers = LazyModule("transformers")
-
-
-@dataclass(frozen=True)
-class Task:
-    """How a task loads and calls its model: ``classes`` are tried in order; ``generates`` by default;
-    ``adds``: the outputs the runtime adds to a forward pass's (an audio encoder's frame counts)."""
-
-    classes: tuple[str, ...]
-    generates: bool = False
-    adds: tuple[str, ...] = ()
-
-
-TASKS: dict[str, Task] = {
-    "text-classification": Task(("AutoModelForSequenceClassification",)),
-    "token-classification": Task(("AutoModelForTokenClassification",)),
-    "feature-extraction": Task(("AutoModel",), adds=(OUTPUT_LENGTHS,)),
-    "text-generation": Task(("AutoModelForCausalLM",)),
-    "automatic-speech-recognition": Task(("AutoModelForSpeechSeq2Seq", "AutoModelForCTC"), adds=(OUTPUT_LENGTHS,)),
-    "image-classification": Task(("AutoModelForImageClassification",)),
-    "audio-classification": Task(("AutoModelForAudioClassification",), adds=(OUTPUT_LENGTHS,)),
-    "image-text-to-text": Task(("AutoModelForImageTextToText", "AutoModelForVision2Seq"), generates=True),
-}
 
 
 class HfLoadKwargs(StrictModel):
@@ -65,7 +44,11 @@ class HfLoadKwargs(StrictModel):
 class HfModelConfig(ModelConfig):
     type: Literal["HfModel"]
     model_path: str = Field(description="A local model folder, or a hub name found in the local Hugging Face cache.")
-    task: str = Field("text-generation", description=f"One of: {', '.join(TASKS)}.")
+    task: str = Field(
+        "text-generation",
+        description="A registered task, in transformers' or Olive's spelling (text-classification, ner, "
+        "text-generation, speech-transcription...): it picks the model class and how the model is called.",
+    )
     load_kwargs: HfLoadKwargs = Field(default_factory=HfLoadKwargs)
     generation_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to generate().")
     model_attributes: dict[str, Any] | None = None
@@ -90,9 +73,14 @@ class HfModelConfig(ModelConfig):
             return None
         return Path(found).parent if isinstance(found, str) else None
 
+    def call_mode(self, decodes: bool | None) -> CallMode:
+        return get_task(self.task).call_mode(decodes)
+
     def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
-        if self.task not in TASKS:
-            return "task", f"unknown task '{self.task}'; HfModel tasks: {', '.join(TASKS)}"
+        if (problem := task_problem(self.task)) is not None:
+            return "task", problem
+        if not get_task(self.task).model_classes:
+            return "task", f"task '{self.task}' names no transformers model class, so an HfModel cannot load for it"
         folder = self.folder()
         if folder is None:
             if not _is_repo_id(self.model_path):
@@ -151,7 +139,7 @@ class HfRuntime(Runtime):
         self.model = model
         self.config = config
         self.device = device
-        self.task = TASKS[config.task]
+        self.task = get_task(config.task)
 
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
@@ -163,8 +151,8 @@ class HfRuntime(Runtime):
         the model's outputs, and what its task adds."""
         if generates:
             return Emits((SEQUENCES, PROMPT_LENGTH), model_outputs=False)
-        task = TASKS.get(model_config.task)
-        return Emits(task.adds if task is not None else ())
+        task = task_registry.get(model_config.task) if model_config.task in task_registry else None
+        return Emits(task.provides if task is not None else ())
 
     @classmethod
     def load(
@@ -194,7 +182,7 @@ class HfRuntime(Runtime):
         source = str(config.folder() or config.model_path)
         errors = []
         with offline(downloads_allowed()), quiet_transformers():
-            for class_name in TASKS[config.task].classes:
+            for class_name in get_task(config.task).model_classes:
                 auto = getattr(transformers, class_name, None)
                 if auto is None:
                     continue
@@ -260,7 +248,7 @@ class HfRuntime(Runtime):
             k for k in named if k not in ("logits", "last_hidden_state")
         ]
         out = {k: _to_numpy(named[k]) for k in order}
-        lengths = self._frame_lengths(tensors) if OUTPUT_LENGTHS in self.task.adds else None
+        lengths = self._frame_lengths(tensors) if OUTPUT_LENGTHS in self.task.provides else None
         if lengths is not None and "logits" in out:
             out[OUTPUT_LENGTHS] = lengths
         return out
@@ -275,7 +263,9 @@ class HfRuntime(Runtime):
         return lengths_of(mask.sum(-1)).cpu().numpy().astype(np.int64)
 
     def _generates(self, batch: Batch) -> bool:
-        return self.task.generates if batch.generate is None else batch.generate
+        """The batch's call mode (the planned pass's), or the model's own on a batch made elsewhere."""
+        mode = batch.call_mode if batch.call_mode in self.task.call_modes else self.config.call_mode(None)
+        return mode is CallMode.GENERATE
 
     def predict(self, batch: Batch) -> Outputs:
         tensors = self._tensors(batch)

@@ -738,9 +738,10 @@ def test_an_unknown_task(tmp_path, bert):
     with pytest.raises(ConfigError) as caught:
         text_run(tmp_path, {"type": "HfModel", "model_path": str(bert), "task": "text-clasification"})
     assert str(caught.value) == (
-        "<config>: input_model.task: unknown task 'text-clasification'; HfModel tasks: text-classification, "
-        "token-classification, feature-extraction, text-generation, automatic-speech-recognition, "
-        "image-classification, audio-classification, image-text-to-text"
+        "<config>: input_model.task: unknown task 'text-clasification'; did you mean 'text-classification'? tasks: "
+        "audio-classification, automatic-speech-recognition (speech-transcription), feature-extraction, "
+        "image-classification, image-text-to-text, text-classification, text-generation, token-classification (ner), "
+        "vision-chart-qa, vision-ocr, vision-vqa"
     )
 
 

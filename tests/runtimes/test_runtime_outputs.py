@@ -20,7 +20,9 @@ from olive_eval.data.batch import Batch
 from olive_eval.data.components import registries
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.base import Emits, create_runtime, runtime_registry
-from olive_eval.runtimes.hf import TASKS, HfModelConfig, HfRuntime
+from olive_eval.runtimes.hf import HfModelConfig, HfRuntime
+from olive_eval.tasks.base import task_registry
+from olive_eval.tasks.call_mode import CallMode
 from tests.helpers import write_jsonl
 from tests.runtimes import hf_models
 
@@ -166,7 +168,7 @@ def test_wav2vec2_ctc_adds_exactly_the_declared_outputs_to_the_model_s_own(wav2v
     config = HfModelConfig(type="HfModel", model_path=str(wav2vec2), task="automatic-speech-recognition")
     runtime = create_runtime(config, "cpu", [])
     columns = {"input_values": values, "attention_mask": mask}
-    outputs = runtime.predict(Batch(columns, list(columns), 0, False))
+    outputs = runtime.predict(Batch(columns, list(columns), 0, CallMode.FORWARD))
     direct = AutoModelForCTC.from_pretrained(wav2vec2).eval()
     with torch.inference_mode():
         own = direct(input_values=torch.from_numpy(values), attention_mask=torch.from_numpy(mask))
@@ -180,7 +182,7 @@ def test_gpt2_generating_gives_exactly_the_declared_outputs(gpt2):
     config = HfModelConfig(type="HfModel", model_path=str(gpt2), task="text-generation", generation_kwargs=GENERATION)
     runtime = create_runtime(config, "cpu", [])
     columns = {k: encoded[k] for k in ("input_ids", "attention_mask")}
-    outputs = runtime.predict(Batch(columns, list(columns), 0, True))
+    outputs = runtime.predict(Batch(columns, list(columns), 0, CallMode.GENERATE))
     declared = HfRuntime.emits(config, generates=True)
     assert not declared.model_outputs and set(outputs) == set(declared.names)
 
@@ -192,7 +194,7 @@ def test_every_output_a_post_process_uses_is_one_a_runtime_declares():
     assert used == {"output_lengths", "prompt_length"}
     declared = {
         name
-        for task in TASKS
+        for task in task_registry.names()
         for generates in (False, True)
         for name in HfRuntime.emits(HfModelConfig(type="HfModel", model_path="x", task=task), generates).names
     }

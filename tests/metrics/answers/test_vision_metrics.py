@@ -17,8 +17,8 @@ from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric, metric_registry, resampling
 from olive_eval.metrics.answers.references import join_alternatives
-from olive_eval.metrics.answers.tasks import vision_task_metrics
 from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.tasks.base import get_task
 from tests.metrics.answers.test_kernels import (
     official_vqa,
     random_case,
@@ -262,11 +262,12 @@ def test_a_negative_tolerance_through_compute_metric():
 
 
 # ------------------------------------------------------------------------------------ Olive's task checks
-def test_the_task_map_comes_from_the_metrics():
-    tasks = vision_task_metrics()
-    assert tasks["vision-vqa"] == ["exact_match", "vqa_accuracy"]
-    assert tasks["vision-chart-qa"] == ["relaxed_accuracy"]
-    assert tasks["vision-ocr"] == ["anls", "word_sort_ratio"]
+def test_each_vision_task_declares_the_metrics_it_allows():
+    assert get_task("vision-vqa").metrics == ("exact_match", "vqa_accuracy")
+    assert get_task("vision-chart-qa").metrics == ("relaxed_accuracy",)
+    assert get_task("vision-ocr").metrics == ("anls", "word_sort_ratio")
+    for task in ("vision-vqa", "vision-chart-qa", "vision-ocr"):
+        assert all(name in metric_registry for name in get_task(task).metrics)
 
 
 @pytest.mark.parametrize(
