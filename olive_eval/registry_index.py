@@ -73,7 +73,6 @@ MODULES: dict[str, dict[str, str]] = {
         "word_sort_ratio": "olive_eval.metrics.answers.metrics",
     },
     "model type": {
-        "GenAIModel": "olive_eval.runtimes.genai",
         "HfModel": "olive_eval.runtimes.hf",
         "ONNXModel": "olive_eval.runtimes.onnx",
         "PyTorchModel": "olive_eval.runtimes.torch",
@@ -107,12 +106,6 @@ MODULES: dict[str, dict[str, str]] = {
         "tokenizer_pre_process": "olive_eval.data.preprocess",
         "transformers_dummy_pre_process": "olive_eval.data.dummy_text",
         "vision_vqa_pre_process": "olive_eval.data.vqa",
-    },
-    "reduction": {
-        "majority_vote": "olive_eval.metrics.reductions",
-        "mean": "olive_eval.metrics.reductions",
-        "pass_at_k": "olive_eval.metrics.reductions",
-        "take_first": "olive_eval.metrics.reductions",
     },
     "task": {
         "audio-classification": "olive_eval.tasks.audio",
