@@ -107,6 +107,12 @@ MODULES: dict[str, dict[str, str]] = {
         "transformers_dummy_pre_process": "olive_eval.data.dummy_text",
         "vision_vqa_pre_process": "olive_eval.data.vqa",
     },
+    "reduction": {
+        "majority_vote": "olive_eval.metrics.reductions",
+        "mean": "olive_eval.metrics.reductions",
+        "pass_at_k": "olive_eval.metrics.reductions",
+        "take_first": "olive_eval.metrics.reductions",
+    },
     "task": {
         "audio-classification": "olive_eval.tasks.audio",
         "automatic-speech-recognition": "olive_eval.tasks.audio",

@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from olive_eval.config.components import nested_error
 from olive_eval.config.errors import describe_error, json_path
+from olive_eval.config.repeats import check_repeats
 from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.stats import Method
@@ -159,6 +160,15 @@ class MetricConfig(StrictModel):
         "filters: regex, lowercase, uppercase, strip, remove_punctuation, map, take_first, majority_vote, or one a "
         "user script registers)",
     )
+    repeats: int = Field(
+        1, ge=1, description="Sampled generations per example (pass@k, maj@k); the model must sample (do_sample)."
+    )
+    repeat_seed: int = Field(0, description="Repeat r is generated with seed repeat_seed + r.")
+    reduction: str | dict[str, Any] | None = Field(
+        None,
+        description="How an example's repeats become one score, after the filters: take_first, majority_vote, "
+        "mean, or {'type': 'pass_at_k', 'k': K} (K <= repeats)",
+    )
 
     @model_validator(mode="after")
     def _check_filters(self) -> MetricConfig:
@@ -167,6 +177,11 @@ class MetricConfig(StrictModel):
         except ValueError as exc:
             where, _, message = str(exc).partition(": ")
             raise nested_error(where, message) from None
+        return self
+
+    @model_validator(mode="after")
+    def _check_repeats(self) -> MetricConfig:
+        check_repeats(self)
         return self
 
     @field_validator("type")

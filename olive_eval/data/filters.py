@@ -50,6 +50,8 @@ class Filter:
 
     name: str = ""
     Params: ClassVar[type[FilterParams]] = FilterParams
+    #: Whether the filter turns every :class:`Repeats` into one prediction (what a metric with repeats needs).
+    reduces_repeats: ClassVar[bool] = False
 
     def __init__(self, params: FilterParams) -> None:
         self.params = params
@@ -246,6 +248,8 @@ def _each_repeats(
 class TakeFirstFilter(Filter):
     """The first prediction of each Repeats."""
 
+    reduces_repeats = True
+
     def apply(self, predictions: list[Any]) -> list[Any]:
         return _each_repeats(self, predictions, lambda repeats, _: repeats[0])
 
@@ -253,6 +257,8 @@ class TakeFirstFilter(Filter):
 @register_filter("majority_vote")
 class MajorityVoteFilter(Filter):
     """The most common prediction of each Repeats; on a tie, the one that appears first."""
+
+    reduces_repeats = True
 
     def apply(self, predictions: list[Any]) -> list[Any]:
         return _each_repeats(self, predictions, self._vote)

@@ -28,6 +28,7 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.passes import run_pass
 from olive_eval.engine.plan import Plan, PredictionPass, Settings, TimingRun, settings_key
+from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
@@ -265,7 +266,7 @@ class ModelEvaluator:
     def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
         """One pass over the data config: every metric of the pass scores as the batches stream by."""
         view = self.data.view(job.data_config, model_config)
-        runtime = self._runtime(ctx, job.settings)
+        runtime, view = with_repeats(self._runtime(ctx, job.settings), view, job.metrics)
         folder = ctx.folder or ctx.model_name
         consumers = [
             _Guarded(

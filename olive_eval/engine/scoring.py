@@ -16,13 +16,15 @@ import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.data.batch import Column, concat
-from olive_eval.data.filters import apply_filters, build_filters
+from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
 from olive_eval.engine.chunks import Chunker
 from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError
 from olive_eval.instances import InstanceWriter, RecordSink
 from olive_eval.metrics import Score
+from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
 
 Fields = dict[str, Column]
@@ -57,6 +59,11 @@ class MetricScorer:
     ) -> None:
         self.config = config
         self.filters = build_filters(config.filters, "filters")
+        reduction = build_reduction(config.reduction) if config.reduction is not None else None
+        if reduction is not None and reduction.prediction_filter is not None:  # take_first, majority_vote
+            self.filters.append(build_filter({"type": reduction.prediction_filter}, "reduction"))
+        #: A reduction of the sample scores (mean, pass_at_k): every sample is scored, then reduced per example.
+        self._reduce_scores = reduction if reduction is not None and reduction.prediction_filter is None else None
         self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
         self._instances = writer.instances(model_folder, config.name) if writer is not None else None
         self._samples = (
@@ -94,14 +101,20 @@ class MetricScorer:
         scores: dict[str, np.ndarray] = {}
         for s in self._subs:
             columns = tuple(view[name] for name in s.metric.reads)
+            counts = None
+            if self._reduce_scores is not None:
+                columns, counts = flatten(view, s.metric.reads)
             if not s.metric.decomposes:
                 s.fields.append(columns)
                 continue
             key = s.metric.shared_key()
-            cache_key = (start, n, tuple(self.config.filters and [repr(self.config.filters)]), s.metric.reads, key)
+            filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
+            cache_key = (start, n, filtered, s.metric.reads, key)
             cached = cache.get(cache_key) if key is not None else None
             if cached is None:
                 stats = s.metric.statistics(*columns)
+                if counts is not None:
+                    stats = self._reduce_scores.reduce(s.metric.instance_scores(stats), counts)
                 if key is not None:
                     cache[cache_key] = (stats, s.metric)
             else:
@@ -115,9 +128,16 @@ class MetricScorer:
         self._write(view, start, n, scores)
 
     def _filtered(self, fields: Fields) -> Fields:
-        if not self.filters:
+        """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
+        predictions = fields["prediction"]
+        repeated = isinstance(predictions, list) and bool(predictions) and isinstance(predictions[0], Repeats)
+        if not self.filters and not repeated:
             return fields
-        return {**fields, "prediction": apply_filters(self.filters, list(fields["prediction"]))}
+        predictions = first_samples(predictions, self.config.repeats)
+        predictions = apply_filters(self.filters, predictions)
+        if repeated and self._reduce_scores is None:
+            check_reduced(predictions, self.config.name)
+        return {**fields, "prediction": predictions}
 
     def _write(self, view: Fields, start: int, n: int, scores: dict[str, np.ndarray]) -> None:
         if "prediction" not in view:
