@@ -346,3 +346,41 @@ def test_a_dataloader_batch_of_uneven_columns_fails_the_model(toy, capsys):
     assert err.endswith(
         "data config 'rows': dataloader 'uneven_dl_loader' gives batch 0 whose columns differ in length: [3, 4]"
     ), err
+
+
+def test_a_dataset_object_is_converted_once_for_every_model_pass_and_the_timing(toy):
+    """The object is in memory: its items are read once per run, not once per model, check and timing input."""
+    from olive_eval.user_module import _loaded
+
+    extra = """
+
+    READS = []
+
+
+    class CountedRows(Rows):
+        def __getitem__(self, i):
+            READS.append(i)
+            return super().__getitem__(i)
+
+
+    def counted_ds_rows(data_files):
+        return CountedRows(data_files)
+    """
+    script = write_script(toy.root, "counted_ds", extra)
+    config = run_config(toy, data_config(script, {"type": "counted_ds_rows", "data_files": toy.data_file.name}))
+    config["candidates"] = [{"type": "ONNXModel", "name": "exact", "model_path": str(toy.model("exact"))}]
+    config["metrics"].append(
+        {
+            "name": "latency",
+            "type": "latency",
+            "data_config": "rows",
+            "sub_types": [{"name": "avg", "metric_config": {"warmup_num": 1, "repeat_test_num": 3}}],
+        }
+    )
+    path = toy.root / "run.json"
+    path.write_text(json.dumps(config))
+    result = evaluate(path)
+    assert values(result) == expected(toy)
+    reads = _loaded[script.resolve()].READS
+    # each item once, whatever read it (item 0 once more: the columns are learnt from it when the dataset opens)
+    assert sorted(reads) == [0, *range(len(toy.labels))]
