@@ -93,7 +93,13 @@ def test_schema_command_matches_the_shipped_schema_file(capsys):
     shipped = (REPO / "configs" / "run.schema.json").read_text()
     assert json.loads(shipped) == json.loads(fresh.stdout), "regenerate: olive-eval schema > configs/run.schema.json"
     models = json.loads(fresh.stdout)["properties"]["input_model"]["oneOf"]
-    assert {m["properties"]["type"]["const"] for m in models} == {"ONNXModel", "PyTorchModel", "HfModel", "PythonModel"}
+    assert {m["properties"]["type"]["const"] for m in models} == {
+        "ONNXModel",
+        "PyTorchModel",
+        "HfModel",
+        "PythonModel",
+        "GenAIModel",
+    }
 
 
 # Configs whose model files a script builds (not committed); .ci/run builds them and runs the config.

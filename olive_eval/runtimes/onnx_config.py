@@ -124,6 +124,11 @@ class ONNXModelConfig(ModelConfig):
         if not path.exists():
             return "model_path", f"file not found: {path}"
         if path.is_dir():
+            if (path / "genai_config.json").is_file() and self.onnx_file_name is None:
+                return "type", (
+                    f"{path} holds genai_config.json: an ONNX Runtime GenAI model, which generates token by token; "
+                    'use "type": "GenAIModel" (or name its .onnx file to run the graph alone)'
+                )
             if self.onnx_file_name is not None:
                 if not (path / self.onnx_file_name).is_file():
                     return "onnx_file_name", f"{self.onnx_file_name} is not a file in {path}"

@@ -1,0 +1,113 @@
+"""A tiny Llama built offline: random weights from a config, a byte-level BPE tokenizer trained here, and its
+ONNX Runtime GenAI exports (``onnxruntime_genai.models.builder``, fp32 and int4 for the cpu).
+
+GenAI's tokenizer reads a byte-level BPE ``tokenizer.json`` (not a WordLevel one), so the tokenizer is trained
+with ``tokenizers`` on generated sentences. Everything is deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+#: Words of the generated training text; the prompts of the tests are made of them too.
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "bird",
+    "fish",
+    "runs",
+    "sits",
+    "eats",
+    "sleeps",
+    "on",
+    "under",
+    "over",
+    "mat",
+    "tree",
+    "water",
+    "fast",
+    "slow",
+    "big",
+    "small",
+]
+#: Context of the tiny model (``max_position_embeddings``): a longer prompt does not fit.
+CONTEXT = 128
+
+
+def sentences(n: int, seed: int = 0) -> list[str]:
+    """``n`` random sentences of 3 to 9 words."""
+    rng = np.random.default_rng(seed)
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(3, 10)))) for _ in range(n)]
+
+
+def _tokenizer(folder: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    # the alphabet is the training text's own characters, not all 256 bytes: every token decodes to printable text
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>", "<pad>"])
+    tok.train_from_iterator(sentences(2000), trainer)
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    fast.save_pretrained(folder)
+
+
+def build_tiny_llama(folder: Path, seed: int = 0) -> Path:
+    """A 2-layer ``LlamaForCausalLM`` with random weights and its tokenizer, saved in ``folder``."""
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _tokenizer(folder)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=CONTEXT,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    torch.manual_seed(seed)
+    model = LlamaForCausalLM(config).eval()
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.save_pretrained(folder)
+    return folder
+
+
+def export_genai(hf_folder: Path, out: Path, precision: str = "fp32") -> Path:
+    """The GenAI export of a transformers folder (``-p fp32`` or ``int4``, ``-e cpu``): a folder with
+    ``genai_config.json``, ``model.onnx`` and the tokenizer."""
+    command = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(hf_folder), "-o", str(out)]
+    command += ["-p", precision, "-e", "cpu", "-c", str(out.parent / f"cache-{precision}")]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not (out / "genai_config.json").is_file():
+        raise RuntimeError(f"the GenAI builder failed ({done.returncode}): {done.stderr[-2000:]}")
+    return out
+
+
+@functools.cache
+def built() -> dict[str, Path]:
+    """The tiny Llama and its fp32 and int4 GenAI exports, built once per test process (keys ``hf``, ``fp32``,
+    ``int4``) in a temporary folder removed at exit."""
+    root = Path(tempfile.mkdtemp(prefix="tiny_llama_"))
+    atexit.register(shutil.rmtree, root, True)
+    hf = build_tiny_llama(root / "hf")
+    return {"hf": hf, **{p: export_genai(hf, root / p, p) for p in ("fp32", "int4")}}
