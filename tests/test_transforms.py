@@ -136,3 +136,21 @@ def test_a_filter_type_naming_a_transform_takes_its_params():
     with pytest.raises(ValueError) as info:
         build_filters([{"type": "olive", "x": 1}])
     assert str(info.value) == "filters[0].x: unknown key; valid: type"
+
+
+def test_a_transform_is_a_token_sort_ratio_processor(user_transform):
+    from rapidfuzz import fuzz
+
+    preds, refs = ["the cat sat on a mat", "An owl"], [["mat cat sat on"], ["owl", "an owl flew"]]
+    got = compute_metric(
+        "word_sort_ratio", preds, refs, method="token_sort_ratio", processor=["no_articles", "lowercase"]
+    )
+    want = [
+        max(fuzz.token_sort_ratio(p, a, processor=lambda s: no_articles(s).lower()) for a in alternatives) / 100
+        for p, alternatives in zip(preds, refs, strict=True)
+    ]
+    assert got == pytest.approx(sum(want) / len(want), rel=1e-12)
+    assert want[0] == 1.0 and want[1] == 1.0  # articles dropped: both match
+    with pytest.raises(ValueError) as info:
+        compute_metric("word_sort_ratio", preds, refs, method="token_sort_ratio", processor="lower")
+    assert "processor must be one of ['default', 'none'] or a registered text transform, got 'lower'" in str(info.value)

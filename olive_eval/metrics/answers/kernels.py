@@ -36,6 +36,7 @@ from olive_eval.metrics.answers.blocks import Block, columns, scores_by_block
 from olive_eval.metrics.answers.references import Answers, check_lengths, check_predictions, to_answers
 from olive_eval.metrics.answers.text import dense_ids
 from olive_eval.metrics.answers.vqa import consensus_scores, vqa_normalize
+from olive_eval.transforms import TextTransform, TransformSpec, build_transform, transform_registry
 
 try:
     from olive_eval.metrics.answers import _exact_match as _compiled
@@ -54,7 +55,8 @@ __all__ = [
 References = Sequence[str] | Sequence[Sequence[str]] | Answers
 Rule = Literal["olive", "pix2struct", "mistral"]
 Method = Literal["olive", "token_sort_ratio"]
-Processor = Literal["default", "none"]
+#: ``"default"`` (rapidfuzz's ``default_process``), ``"none"``, or any registered text transform (or a list).
+Processor = TransformSpec
 PROCESSORS = ("default", "none")
 
 
@@ -132,12 +134,12 @@ def word_sort_ratio_scores(
 
     ``processor`` applies to ``token_sort_ratio`` only: ``"default"`` is ``rapidfuzz.utils.default_process``
     (lowercase, non-alphanumerics to spaces, trimmed: fuzzywuzzy's behaviour), ``"none"`` compares the strings as
-    they are (rapidfuzz >= 3's own default).
+    they are (rapidfuzz >= 3's own default), and any other registered text transform (or a list) is applied to
+    both strings.
     """
     if method not in ("olive", "token_sort_ratio"):
         raise ValueError(f"word_sort_ratio method must be 'olive' or 'token_sort_ratio', got {method!r}")
-    if processor not in PROCESSORS:
-        raise ValueError(f"word_sort_ratio processor must be one of {list(PROCESSORS)}, got {processor!r}")
+    transform = processor_transform(processor)
     if method == "olive":
         return scores_by_block(predictions, references, "word_sort_ratio", lambda b: b.best(_word_overlap(b)))
     preds, answers = _inputs(predictions, references, "word_sort_ratio")
@@ -150,10 +152,21 @@ def word_sort_ratio_scores(
             preds if answers.single else [preds[i] for i in answers.owner().tolist()],
             answers.texts,
             scorer=fuzz.token_sort_ratio,
-            processor=utils.default_process if processor == "default" else None,
+            processor=utils.default_process if processor == "default" else transform,
             dtype=np.float64,
         )
     return answers.best(scores / 100.0)
+
+
+def processor_transform(spec: Processor) -> TextTransform | None:
+    """The text transform a ``processor`` other than ``"default"`` names (None: the strings as they are)."""
+    if spec in PROCESSORS:
+        return None
+    if isinstance(spec, str) and spec not in transform_registry:
+        raise ValueError(
+            f"word_sort_ratio processor must be one of {list(PROCESSORS)} or a registered text transform, got {spec!r}"
+        )
+    return build_transform(spec, "processor")
 
 
 def _word_overlap(block: Block) -> np.ndarray:

@@ -134,17 +134,19 @@ class WordSortConfig(AnswerConfig):
         description="olive: Olive's multiset word overlap over the longer word count; token_sort_ratio: "
         "rapidfuzz.fuzz.token_sort_ratio / 100",
     )
-    processor: Literal["default", "none"] | None = Field(
+    processor: TransformSpec | None = Field(
         None,
         description="token_sort_ratio only: 'default' is rapidfuzz.utils.default_process (lowercase, "
         "non-alphanumerics to spaces; fuzzywuzzy's behaviour, used when unset), 'none' compares the strings as "
-        "they are (rapidfuzz 3's own default)",
+        "they are (rapidfuzz 3's own default), or any registered text transform (or a list of them)",
     )
 
     @model_validator(mode="after")
     def _processor_needs_token_sort(self) -> WordSortConfig:
         if self.processor is not None and self.method != "token_sort_ratio":
             raise ValueError("processor applies to method 'token_sort_ratio' only")
+        if self.processor is not None:
+            kernels.processor_transform(self.processor)  # an unknown transform fails here
         return self
 
 
