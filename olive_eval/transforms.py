@@ -27,7 +27,7 @@ from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError, field_validator
 
-from olive_eval.registry import Registry
+from olive_eval.registry import Registry, RegistryError
 from olive_eval.strict_model import StrictModel, shown_json, unknown_choice_hint
 
 #: What a config may give as a transform: a name, ``{"type": name, ...params}``, or a list of either.
@@ -174,7 +174,10 @@ def build_transform(spec: TransformSpec | TextTransform, path: str = "normalizer
     if name not in transform_registry:
         names = transform_registry.names()
         raise ValueError(f"{path}.type: unknown text transform '{name}'{unknown_choice_hint(name, names)}")
-    entry = transform_registry.get(name)
+    try:
+        entry = transform_registry.get(name)  # a plugin's transform loads here
+    except RegistryError as exc:
+        raise ValueError(f"{path}.type: {exc}") from None
     try:
         parsed = entry.Params.model_validate(data)
     except ValidationError as exc:

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 from pydantic import Field, ValidationError
 
-from olive_eval.registry import Registry
+from olive_eval.registry import Registry, RegistryError
 from olive_eval.strict_model import StrictModel, shown_json, unknown_choice_hint
 
 # --------------------------------------------------------------------------------------------- kernels
@@ -110,7 +110,11 @@ class Reduction:
 
 
 reduction_registry: Registry[type[Reduction]] = Registry(
-    "reduction", ("olive_eval.metrics.reductions",), group="olive_eval.reductions", base=Reduction
+    "reduction",
+    ("olive_eval.metrics.reductions",),
+    group="olive_eval.reductions",
+    base=Reduction,
+    adopt=lambda name, obj, origin: register_reduction(name)(obj),
 )
 
 R = TypeVar("R", bound=type[Reduction])
@@ -181,7 +185,10 @@ def build_reduction(spec: str | dict[str, Any] | Reduction, path: str = "reducti
         names = reduction_registry.names()
         hint = unknown_choice_hint(str(name), names) if isinstance(name, str) else f"; valid: {', '.join(names)}"
         raise ValueError(f"{path}.type: unknown reduction {shown_json(name)}{hint}")
-    cls = reduction_registry.get(name)
+    try:
+        cls = reduction_registry.get(name)  # a plugin's reduction loads here
+    except RegistryError as exc:
+        raise ValueError(f"{path}.type: {exc}") from None
     try:
         params = cls.Params.model_validate(data)
     except ValidationError as exc:
