@@ -7,8 +7,8 @@ paired goals work as for any instance metric. One example may also be given bare
 ``compute_metric("exact_match", "answer", "answer")`` (:func:`.references.single_example`). The kernels are in
 :mod:`.kernels`; this module adapts configs.
 
-``vision_tasks`` says which of Olive's vision tasks (the data config's ``pre_process_data_config.task``) a
-metric suits; :mod:`.tasks` checks a metric config against it, with Olive's messages.
+Which of Olive's vision tasks (the data config's ``pre_process_data_config.task``) a metric suits is the task's
+declaration (``metrics`` of :mod:`olive_eval.tasks.vision`), checked with Olive's messages.
 """
 
 from __future__ import annotations
@@ -62,8 +62,6 @@ class AnswerMetric(Metric):
     higher_is_better = True
     kind = Kind.INSTANCE
     reads = ("prediction", "references")
-    #: Olive's vision tasks (``pre_process_data_config.task``) this metric suits.
-    vision_tasks: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
@@ -99,7 +97,6 @@ class ExactMatch(AnswerMetric):
     """Olive's exact match: ``" ".join(s.strip().lower().split())`` equal to any reference answer."""
 
     name = "exact_match"
-    vision_tasks = ("vision-vqa",)
     Config: ClassVar[type[StrictModel]] = AnswerConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
@@ -120,7 +117,6 @@ class RelaxedAccuracy(AnswerMetric):
     """ChartQA's relaxed accuracy: a number within ``tolerance`` (relative) of a reference, else exact text."""
 
     name = "relaxed_accuracy"
-    vision_tasks = ("vision-chart-qa",)
     Config: ClassVar[type[StrictModel]] = RelaxedConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
@@ -155,7 +151,6 @@ class WordSortRatio(AnswerMetric):
     """Olive's word overlap (default), or rapidfuzz's token_sort_ratio / 100."""
 
     name = "word_sort_ratio"
-    vision_tasks = ("vision-ocr",)
     Config: ClassVar[type[StrictModel]] = WordSortConfig
     requires: ClassVar[tuple[str, ...]] = ("rapidfuzz",)
 
@@ -175,7 +170,6 @@ class ANLS(AnswerMetric):
     """DocVQA's Average Normalized Levenshtein Similarity, the best over the reference answers."""
 
     name = "anls"
-    vision_tasks = ("vision-ocr",)
     Config: ClassVar[type[StrictModel]] = AnlsConfig
     requires: ClassVar[tuple[str, ...]] = ("rapidfuzz",)
 
@@ -188,7 +182,6 @@ class VqaAccuracy(AnswerMetric):
     """VQA v2 consensus accuracy over the human answers (the references), with the official normalization."""
 
     name = "vqa_accuracy"
-    vision_tasks = ("vision-vqa",)
     Config: ClassVar[type[StrictModel]] = AnswerConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
