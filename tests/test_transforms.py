@@ -154,3 +154,18 @@ def test_a_transform_is_a_token_sort_ratio_processor(user_transform):
     with pytest.raises(ValueError) as info:
         compute_metric("word_sort_ratio", preds, refs, method="token_sort_ratio", processor="lower")
     assert "processor must be one of ['default', 'none'] or a registered text transform, got 'lower'" in str(info.value)
+
+
+def test_the_transform_registry_sits_below_data_and_metrics():
+    """Filters (data) and normalizers (metrics) both draw from it, so it imports neither."""
+    from tests.test_layers import ROOT, imports_of
+
+    assert imports_of(ROOT / "transforms.py") <= {
+        "olive_eval.registry",
+        "olive_eval.registry.Registry",
+        "olive_eval.registry.RegistryError",
+        "olive_eval.strict_model",
+        "olive_eval.strict_model.StrictModel",
+        "olive_eval.strict_model.shown_json",
+        "olive_eval.strict_model.unknown_choice_hint",
+    }

@@ -38,6 +38,19 @@ SAMPLER = textwrap.dedent(
             return [f"#### {int(y)}" for y in batch["label"]]
 
 
+    class OwnRepeats:
+        """Returns several predictions per example itself (no repeats asked for)."""
+
+        def __call__(self, batch):
+            from olive_eval.data.filters import Repeats
+
+            return [Repeats([f"#### {int(y)}", "x"]) for y in batch["label"]]
+
+
+    def load_own_repeats(model_path):
+        return OwnRepeats()
+
+
     def load_sampler(model_path):
         return Sampler()
 
@@ -125,7 +138,11 @@ def expected(sample, seed: int, repeats: int, strict: bool = True) -> dict[str, 
         "first": mean([r[0] for r in right]),
         "maj": mean([Counter(d).most_common(1)[0][0] == str(LABELS[i]) for i, d in enumerate(draws)]),
         "mean": mean([mean(r) for r in right]),
-        **{f"pass{k}": mean([comb_pass_at_k(repeats, sum(r), k) for r in right]) for k in {1, 3, repeats} if k <= repeats},
+        **{
+            f"pass{k}": mean([comb_pass_at_k(repeats, sum(r), k) for r in right])
+            for k in {1, 3, repeats}
+            if k <= repeats
+        },
     }
 
 
@@ -241,3 +258,20 @@ def test_two_seeds_on_one_pass_fail_the_model_with_one_line(config):
     assert "the metrics on data config 'd' share one pass but give different repeat_seed values: 'a' (1), 'b' (2)" in (
         result.models["m"].error
     )
+
+
+def test_samples_left_unreduced_fail_the_metric_with_one_line(config):
+    plain = {**metric("own", 1, None), "filters": [STRICT]}
+    result = evaluate(config([{**plain, "sub_types": [{"name": "exact_match", "priority": 1}]}], "load_own_repeats"))
+    assert result.models["m"].metrics["own-exact_match"].error == (
+        "metric 'own' cannot score the model output: metric 'own': example 0 still holds 2 samples after the filters; "
+        "reduce them ('reduction': take_first, majority_vote, mean or pass_at_k)"
+    )
+
+
+def test_pass_at_k_over_scores_that_are_not_pass_or_fail_fails_the_metric(config):
+    anls = {**metric("a", 2, {"type": "pass_at_k", "k": 1}), "sub_types": [{"name": "anls", "priority": 1}]}
+    result = evaluate(config([anls]))
+    error = result.models["m"].metrics["a-anls"].error
+    assert "pass@k counts a sample as passed at score 1 and failed at 0; sample" in error
+    assert "(use a pass/fail metric such as exact_match, or the 'mean' reduction)" in error
