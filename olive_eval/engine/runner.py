@@ -327,7 +327,8 @@ class ModelEvaluator:
                 mtype = metric.metric_type
                 evidence = None
                 if mtype.can_resample(sub.name):
-                    evidence = Evidence(timings=sample, statistic=mtype.statistic(sub.name, sample.batch_size))
+                    own = mtype.sample_for(sample, sub.name)  # a generation sub-type's own quantity
+                    evidence = Evidence(timings=own, statistic=mtype.statistic(sub.name, own.batch_size))
                 self._record(ctx, metric, sub, Score(mtype.score(sample, sub.name)), evidence)
                 ctx.result.metrics[joint_key(metric, sub)].timing = replace(info)
             if sample.runs > 1:

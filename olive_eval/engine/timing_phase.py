@@ -26,6 +26,7 @@ from olive_eval.data.batch import Batch, split_group
 from olive_eval.data.dummy import dummy_inputs
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.generation_timing import bind_timed, record_tokens
 from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
@@ -156,7 +157,7 @@ class TimingPhase:
             slot.runtime = self.context.load(slot.model, slot.job.settings)
             load_seconds = time.perf_counter() - started
             batch = self._inputs(slot.job, slot.runtime, slot.model)
-            slot.call = slot.runtime.bind(batch)
+            slot.call = bind_timed(slot.job.timing, slot.runtime, batch)
             started = time.perf_counter()
             slot.call()
             first = time.perf_counter() - started
@@ -187,6 +188,7 @@ class TimingPhase:
             label = "" if append else f" round {r + 1}"
             self.progress(slot.name, f"timing{label}: {count} runs")
             seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot))
+            record_tokens(slot.call, slot.sample, count, slot.outcome.description)
         except Exception as exc:
             slot.outcome.error = exc
             self._close(slot)

@@ -30,6 +30,33 @@ RUN_STATISTICS: tuple[str, ...] = ("avg", "min", "max", *PERCENTILES, "std", "cv
 LOAD_STATISTICS: tuple[str, ...] = ("load", "first_call")
 #: Statistics where less is better whatever the metric: spread.
 SPREAD_STATISTICS: tuple[str, ...] = ("std", "cv")
+#: Generation latency quantities, measured per run from the token times: name → (unit, higher is better). Times
+#: are per run (ms); rates count the tokens of every row (tokens/s): ``tokens_per_second`` the tokens after the
+#: first over the time after the first, ``prefill_tokens_per_second`` the prompt tokens over the time to first token.
+GENERATION_QUANTITIES: dict[str, tuple[str, bool]] = {
+    "ttft": ("ms", False),
+    "tpot": ("ms", False),
+    "e2e": ("ms", False),
+    "tokens_per_second": ("tokens/s", True),
+    "prefill_tokens_per_second": ("tokens/s", True),
+}
+#: A generation sub-type is a quantity (its mean over runs) or a quantity with one of these suffixes.
+GENERATION_FORMS: dict[str, str] = {"": "avg", "_p50": "p50", "_p90": "p90"}
+#: The process's peak resident memory while the model generated (MB): once per run, not resampled.
+PEAK_MEMORY = "peak_memory_mb"
+GENERATION_STATISTICS: tuple[str, ...] = (
+    *(quantity + suffix for quantity in GENERATION_QUANTITIES for suffix in GENERATION_FORMS),
+    PEAK_MEMORY,
+)
+
+
+def generation_sub_type(name: str) -> tuple[str, str] | None:
+    """``(quantity, statistic)`` of a generation sub-type (``ttft_p90`` → ``("ttft", "p90")``), None otherwise."""
+    for suffix, statistic in GENERATION_FORMS.items():
+        quantity = name.removesuffix(suffix) if suffix else name
+        if (not suffix or name.endswith(suffix)) and quantity in GENERATION_QUANTITIES:
+            return quantity, statistic
+    return None
 
 
 class TimingConfig(StrictModel):
@@ -81,6 +108,25 @@ class TimingConfig(StrictModel):
         return self.repeat_test_num == "auto"
 
 
+class GenerationTimingConfig(TimingConfig):
+    """A generation latency sub-type's metric_config: every run decodes exactly ``max_new_tokens`` tokens per row
+    (end-of-sequence ignored) from prompts of ``prompt_tokens`` tokens, so runs and models compare like for like."""
+
+    prompt_tokens: int | None = Field(
+        None,
+        ge=1,
+        description="Tokens per prompt: the data's first prompts repeated or cut to it (default: cut to "
+        "the shortest of them).",
+    )
+    max_new_tokens: int = Field(32, ge=2, description="Tokens decoded per row and run (at least 2: tpot needs two).")
+
+    @model_validator(mode="after")
+    def _fixed_count(self) -> GenerationTimingConfig:
+        if self.adaptive:
+            raise ValueError("generation latency takes a fixed repeat_test_num, not 'auto'")
+        return self
+
+
 @dataclass
 class TimingSample:
     """What one timing run measured for one model.
@@ -95,10 +141,22 @@ class TimingSample:
     rounds: list[np.ndarray] = field(default_factory=list)
     loads: list[float] = field(default_factory=list)
     first_calls: list[float] = field(default_factory=list)
+    #: Generation runs: each quantity's seconds per run, in the same rounds (``GENERATION_QUANTITIES``), the count
+    #: a rate quantity's seconds are for (tokens), the peak resident memory, and the fixed lengths.
+    quantities: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    peak_rss_bytes: int = 0
+    lengths: dict[str, int] = field(default_factory=dict)
 
     @property
     def seconds(self) -> np.ndarray:
         return np.concatenate(self.rounds) if self.rounds else np.empty(0)
+
+    def of(self, quantity: str) -> TimingSample:
+        """The runs of one generation quantity as a sample of its own: its seconds, its count as the batch size."""
+        if quantity not in self.quantities:
+            raise ValueError(f"no {quantity} was measured: the run did not generate token by token")
+        return TimingSample(self.counts.get(quantity, self.batch_size), self.quantities[quantity])
 
     @property
     def runs(self) -> int:

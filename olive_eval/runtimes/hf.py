@@ -23,6 +23,7 @@ from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.hf_shapes import misfit
+from olive_eval.runtimes.hf_streaming import HfStreamed
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
@@ -274,6 +275,10 @@ class HfRuntime(Runtime):
 
     def bind(self, batch: Batch) -> BoundCall:
         return _Call(self, self._tensors(batch), self._generates(batch), _where(batch))
+
+    def bind_generation(self, batch: Batch, new_tokens: int) -> HfStreamed:
+        """Timed token by token (:mod:`olive_eval.runtimes.streaming`)."""
+        return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs, new_tokens)
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property

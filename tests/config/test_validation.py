@@ -113,7 +113,10 @@ def test_unknown_sub_type_lists_valid_ones(base):
     message = error_of(modified(base, lambda c: c["metrics"][1]["sub_types"][0].update(name="p98")))
     assert message == (
         "<config>: metrics[1].sub_types[0].name: unknown latency sub-type 'p98'; did you mean 'p99'? "
-        "valid: avg, min, max, p50, p75, p90, p95, p99, p999, std, cv, load, first_call"
+        "valid: avg, min, max, p50, p75, p90, p95, p99, p999, std, cv, load, first_call, ttft, ttft_p50, ttft_p90, "
+        "tpot, tpot_p50, tpot_p90, e2e, e2e_p50, e2e_p90, tokens_per_second, tokens_per_second_p50, "
+        "tokens_per_second_p90, prefill_tokens_per_second, prefill_tokens_per_second_p50, "
+        "prefill_tokens_per_second_p90, peak_memory_mb"
     )
 
 
