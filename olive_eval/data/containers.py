@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from olive_eval.data.components import Component, ComponentParams, register_component
-from olive_eval.tasks.base import task_registry
+from olive_eval.tasks.base import find_task
 
 COMPONENT_KEYS = {
     "load_dataset_config": "dataset",
@@ -31,9 +31,8 @@ class Container(Component):
 
     @classmethod
     def default(cls, key: str, task: str | None) -> str:
-        if cls.task_defaults and task is not None and task in task_registry:
-            return task_registry.get(task).default_component(key) or cls.defaults[key]
-        return cls.defaults[key]
+        own = find_task(task) if cls.task_defaults and task is not None else None
+        return (own.default_component(key) if own is not None else None) or cls.defaults[key]
 
 
 @register_component("container", "HuggingfaceContainer")

@@ -28,7 +28,7 @@ from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
 from olive_eval.strict_model import StrictModel
-from olive_eval.tasks.base import get_task, task_problem, task_registry
+from olive_eval.tasks.base import find_task, get_task, task_problem
 from olive_eval.tasks.call_mode import CallMode
 
 torch = LazyModule("torch")
@@ -152,7 +152,7 @@ class HfRuntime(Runtime):
         the model's outputs, and what its task adds."""
         if generates:
             return Emits((SEQUENCES, PROMPT_LENGTH), model_outputs=False)
-        task = task_registry.get(model_config.task) if model_config.task in task_registry else None
+        task = find_task(model_config.task)
         return Emits(task.provides if task is not None else ())
 
     @classmethod

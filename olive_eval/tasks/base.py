@@ -94,15 +94,33 @@ def register_task(name: str) -> Callable[[T], T]:
     return wrap
 
 
+def _all_tasks() -> set[type[Task]]:
+    """Every task, the plugins' loaded (a plugin's aliases are names only once its entry point is loaded). A plugin
+    that cannot load is left out here: it is one line when its own name is used."""
+    found = set()
+    for key in task_registry.names():
+        try:
+            found.add(task_registry.get(key))
+        except RegistryError:
+            continue
+    return found
+
+
+def find_task(name: str) -> type[Task] | None:
+    """The task of a name or alias, or None."""
+    if name not in task_registry:
+        _all_tasks()
+    return task_registry.get(name) if name in task_registry else None
+
+
 def task_names() -> list[str]:
     """Every task once, by its own name, its aliases in brackets: ``token-classification (ner)``."""
-    tasks = {task_registry.get(key) for key in task_registry.names()}
-    return sorted(f"{t.name} ({', '.join(t.aliases)})" if t.aliases else t.name for t in tasks)
+    return sorted(f"{t.name} ({', '.join(t.aliases)})" if t.aliases else t.name for t in _all_tasks())
 
 
 def task_problem(name: str) -> str | None:
     """Why ``name`` is no task (the closest name and the known tasks), or None."""
-    if name in task_registry:
+    if find_task(name) is not None:
         return None
     match = closest(name, task_registry.names())
     hint = f"did you mean '{match}'? " if match else ""
@@ -111,20 +129,20 @@ def task_problem(name: str) -> str | None:
 
 def get_task(name: str) -> type[Task]:
     """The task of a name or alias; RegistryError naming the known tasks otherwise."""
-    problem = task_problem(name)
-    if problem is not None:
-        raise RegistryError(problem)
-    return task_registry.get(name)
+    task = find_task(name)
+    if task is None:
+        raise RegistryError(task_problem(name))
+    return task
 
 
 def check_task_metrics(task: str | None, sub_types: Sequence[str]) -> None:
     """Olive's vision task check: ValueError, with Olive's messages, when a sub-type that some task restricts
     (a name in a task's ``metrics``) does not suit ``task``, the data config's task (None: no check)."""
-    restricting = {t for t in (task_registry.get(key) for key in task_registry.names()) if t.metrics is not None}
+    restricting = {t for t in _all_tasks() if t.metrics is not None}
     restricted = [name for name in sub_types if any(name in t.metrics for t in restricting)]  # type: ignore[operator]
     if task is None or not restricted:
         return
-    own = task_registry.get(task) if task in task_registry else None
+    own = find_task(task)
     if own is not None and own.metrics is None:
         return  # a task that restricts nothing
     if own is None:
