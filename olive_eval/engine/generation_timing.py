@@ -89,7 +89,7 @@ def record_tokens(call: BoundCall, sample: TimingSample, runs: int, description:
         "prefill_tokens_per_second": first.prompt_tokens,
     }
     sample.lengths = {"prompt_tokens": first.prompt_tokens // first.rows, "new_tokens": new_tokens, "rows": first.rows}
-    sample.peak_rss_bytes = max([sample.peak_rss_bytes, *(t.peak_rss_bytes for t in traces)])
+    sample.peak_rss_bytes = max([sample.peak_rss_bytes, *(t.rss_bytes for t in traces)])
     for name, values in quantities(traces).items():
         sample.quantities.setdefault(name, []).append(values)
     description.setdefault("generation", dict(sample.lengths))

@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import time
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -25,13 +26,13 @@ from olive_eval.runtimes.base import BoundCall
 class TokenTrace:
     """One generation call: ``token_seconds[i]`` is when the ``i``-th new token of every row was on the host,
     counted from the start of the call; ``seconds`` the whole call. ``prompt_tokens`` counts the tokens of all
-    rows, ``rows`` the batch size."""
+    rows, ``rows`` the batch size; ``rss_bytes`` is the process's resident memory right after the call."""
 
     prompt_tokens: int
     rows: int
     token_seconds: np.ndarray
     seconds: float
-    peak_rss_bytes: int = 0
+    rss_bytes: int = 0
 
 
 def rss_bytes() -> int:
@@ -62,25 +63,18 @@ class StreamingCall(BoundCall):
         return out
 
     @abstractmethod
-    def _generate(self, on_token: Any) -> int:
+    def _generate(self, on_token: Callable[[], None]) -> int:
         """Run one generation, calling ``on_token()`` once per new token as it reaches the host; returns the
         prompt tokens of all rows."""
 
     def __call__(self) -> None:
         stamps: list[float] = []
-        peak = [rss_bytes()]
         clock = time.perf_counter
         start = clock()
-
-        def on_token() -> None:
-            stamps.append(clock() - start)
-            if len(stamps) == 1:
-                peak[0] = max(peak[0], rss_bytes())
-
-        prompt = self._generate(on_token)
+        prompt = self._generate(lambda: stamps.append(clock() - start))
         seconds = clock() - start
-        peak[0] = max(peak[0], rss_bytes())
-        self.traces.append(TokenTrace(prompt, self.rows, np.asarray(stamps, dtype=np.float64), seconds, peak[0]))
+        # resident memory read right after the call, outside its time (peak_memory_mb is the largest over runs)
+        self.traces.append(TokenTrace(prompt, self.rows, np.asarray(stamps, dtype=np.float64), seconds, rss_bytes()))
 
     @property
     @abstractmethod

@@ -116,7 +116,7 @@ def expected(traces: list[TokenTrace]) -> dict[str, float]:
         "tokens_per_second_p90": np.percentile(rates, 90),
         "prefill_tokens_per_second": prompt * len(traces) / ttft.sum(),
         "prefill_tokens_per_second_p50": np.median(prompt / ttft),
-        "peak_memory_mb": max(t.peak_rss_bytes for t in traces) / 2**20,
+        "peak_memory_mb": max(t.rss_bytes for t in traces) / 2**20,
     }
 
 

@@ -65,8 +65,9 @@ def _tokenizer(folder: Path) -> None:
     fast.save_pretrained(folder)
 
 
-def build_tiny_llama(folder: Path, seed: int = 0) -> Path:
-    """A 2-layer ``LlamaForCausalLM`` with random weights and its tokenizer, saved in ``folder``."""
+def build_tiny_llama(folder: Path, seed: int = 0, hidden_size: int = 64, layers: int = 2) -> Path:
+    """A ``LlamaForCausalLM`` (2 layers, hidden size 64 by default) with random weights and its tokenizer, saved
+    in ``folder``."""
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -74,9 +75,9 @@ def build_tiny_llama(folder: Path, seed: int = 0) -> Path:
     tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
     config = LlamaConfig(
         vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
+        hidden_size=hidden_size,
+        intermediate_size=2 * hidden_size,
+        num_hidden_layers=layers,
         num_attention_heads=4,
         num_key_value_heads=2,
         max_position_embeddings=CONTEXT,
