@@ -29,6 +29,9 @@ from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.tasks.call_mode import CallMode
 
 CONFIG_FILE = "genai_config.json"
+#: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.repeats.SEED_COLUMN``): GenAI keeps
+#: its own generator, so the seed becomes its ``random_seed``.
+SEED_COLUMN = "repeat_seed"
 INSTALL_HINT = 'onnxruntime-genai is not installed: pip install "olive-eval[genai]"'
 #: ONNX Runtime's provider names → GenAI's, and the function that says whether this build has it.
 PROVIDERS = {
@@ -289,6 +292,8 @@ class GenAIRuntime(Runtime):
         for length in sorted({len(p) for p in prompts}):
             index = [i for i, p in enumerate(prompts) if len(p) == length]
             options = search_options(self.config, length, self.context)
+            if SEED_COLUMN in batch.columns:
+                options["random_seed"] = int(np.asarray(batch.columns[SEED_COLUMN])[index[0]])
             for i, row in zip(index, self.generate(np.stack([prompts[i] for i in index]), options), strict=True):
                 new[i] = row
         width = max((len(row) for row in new), default=0)

@@ -127,6 +127,21 @@ def test_max_new_tokens_sets_the_tokens_generated(llm, new_tokens):
     assert out["prompt_length"].tolist() == [0, 0]
 
 
+def test_a_repeats_seed_column_seeds_the_sampling(llm):
+    """A pass of repeats puts each repeat's seed in the batch: the same seed samples the same tokens."""
+    generation = {"max_new_tokens": 12, "do_sample": True, "temperature": 2.0, "top_k": 0}
+    model = GenAIModelConfig(type="GenAIModel", model_path=llm["fp32"], generation_kwargs=generation)
+    runtime = create_runtime(model, "cpu", [])
+    ids = np.array([[5, 6, 7, 8]])
+
+    def sampled(seed: int) -> list[int]:
+        batch = Batch({"input_ids": ids, "repeat_seed": np.array([seed])}, ["input_ids"])
+        return runtime.predict(batch)["sequences"][0].tolist()
+
+    assert sampled(3) == sampled(3)
+    assert len({tuple(sampled(seed)) for seed in range(4)}) > 1
+
+
 def test_a_folder_without_genai_config_is_a_config_error(tmp_path, llm):
     folder = tmp_path / "not_genai"
     shutil.copytree(llm["hf"], folder)
