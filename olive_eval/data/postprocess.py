@@ -29,8 +29,8 @@ class PostParams(ComponentParams):
 class PostProcess(Component):
     """Base: ``apply(outputs, batch, context)`` gives the batch's predictions (one per example).
 
-    ``generates`` asks the model to generate (``generate()`` for a transformers model) rather than run a
-    forward pass.
+    ``generates`` says that it decodes generated tokens, not a forward pass's outputs; how the model is called for
+    it is its model's task's declaration (``ModelConfig.call_mode``, :mod:`olive_eval.tasks`), not this flag's.
     """
 
     Params = PostParams

@@ -143,8 +143,8 @@ class Runtime(ABC):
 
     @classmethod
     def emits(cls, model_config: Any, generates: bool) -> Emits:
-        """What ``predict`` gives for ``model_config`` when the post-process asks it to generate (``generates``)
-        or not: by default the model's own outputs and nothing added."""
+        """What ``predict`` gives for ``model_config`` when its call mode (:meth:`ModelConfig.call_mode`) generates
+        (``generates``) or not: by default the model's own outputs and nothing added."""
         return Emits()
 
     @abstractmethod
