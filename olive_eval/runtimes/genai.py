@@ -114,8 +114,7 @@ class GenAIModelConfig(ModelConfig):
         return Path(self.model_path)
 
     def call_mode(self, decodes: bool | None) -> CallMode:
-        if decodes is False:
-            raise ValueError("a GenAIModel only generates; its pass needs the decode post-process")
+        """Always generating: a GenAI model has no other way of being called."""
         return CallMode.GENERATE
 
     def genai_config(self) -> dict[str, Any]:
