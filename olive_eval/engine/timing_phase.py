@@ -96,6 +96,8 @@ class TimingPhase:
         self._inputs = inputs
         self._statistics = statistics
         self.progress = progress
+        #: The runtime whose calls were timed last: its own worker threads spinning are no other model's load.
+        self._last_timed: Runtime | None = None
 
     def measure(self, models: list[Any], jobs: list[TimingRun]) -> dict[str, list[TimingOutcome]]:
         """model name → one outcome per timing run, in plan order."""
@@ -180,14 +182,15 @@ class TimingPhase:
         """Time ``n`` calls (adaptive: one chunk) as round ``r``, or add them to the last round (``append``)."""
         try:
             assert slot.call is not None
-            if not append or not slot.sample.rounds:
-                settle()  # the previous model's worker threads may still be spinning: let them park
+            if (not append or not slot.sample.rounds) and slot.runtime is not self._last_timed:
+                settle()  # another model's worker threads may still be spinning: let them park
             for _ in range(rewarm):  # the first call after the other models ran re-warms caches, untimed
                 slot.call()
             count = n if n is not None else chunk_size(slot.sample.seconds)
             label = "" if append else f" round {r + 1}"
             self.progress(slot.name, f"timing{label}: {count} runs")
             seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot))
+            self._last_timed = slot.runtime
             record_tokens(slot.call, slot.sample, count, slot.outcome.description)
         except Exception as exc:
             slot.outcome.error = exc

@@ -113,6 +113,17 @@ def test_models_take_turns_in_rounds(clock, lab):
     assert len(a_calls) == 1 + 2 + 4 + 4 * 5  # first call, warm-up, round 1, rounds 2-5 with a re-warm each
 
 
+def test_settling_waits_only_when_another_model_ran_last(clock, lab, monkeypatch):
+    """A round waits for the previous model's worker threads to park; a model following itself (the turn of
+    A B, B A) has none of another model's threads to wait for."""
+    settled: list[float] = []
+    monkeypatch.setattr(timing_phase, "settle", lambda: settled.append(0.0) or 0.0)
+    model, config = lab
+    evaluate(config(model("a", 1e-3), [model("b", 1e-3)], [avg()], timing={"interleave": True, "rounds": 4}))
+    # rounds A B, B A, A B, B A: 8 rounds, 4 changes of model after the first; waited before 5 rounds, not 8
+    assert len(settled) == 5
+
+
 def test_sequential_timing_when_asked(clock, lab):
     model, config = lab
     result = evaluate(config(model("a", 1e-3), [model("b", 1e-3)], [avg()], timing={"interleave": False}))
