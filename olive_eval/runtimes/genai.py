@@ -21,7 +21,7 @@ from pydantic import Field, field_validator
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.data.runtime_outputs import PROMPT_LENGTH, SEQUENCES
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, MissingDependencyError
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.runtimes.streaming import StreamingCall
@@ -32,7 +32,6 @@ CONFIG_FILE = "genai_config.json"
 #: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.repeats.SEED_COLUMN``): GenAI keeps
 #: its own generator, so the seed becomes its ``random_seed``.
 SEED_COLUMN = "repeat_seed"
-INSTALL_HINT = 'onnxruntime-genai is not installed: pip install "olive-eval[genai]"'
 #: ONNX Runtime's provider names → GenAI's, and the function that says whether this build has it.
 PROVIDERS = {
     "CPUExecutionProvider": ("cpu", None),
@@ -45,11 +44,11 @@ PROVIDERS = {
 
 
 def genai() -> Any:
-    """``onnxruntime_genai``, or an error with the install hint."""
+    """``onnxruntime_genai``, or an error naming the extra to install."""
     try:
         import onnxruntime_genai
     except ImportError:
-        raise EvaluationError(INSTALL_HINT) from None
+        raise MissingDependencyError("onnxruntime-genai", "GenAIModel", "genai") from None
     return onnxruntime_genai
 
 
@@ -95,7 +94,7 @@ class GenAIModelConfig(ModelConfig):
     def path_problem(self, allow_download: bool = False) -> tuple[str, str] | None:
         try:
             genai()
-        except EvaluationError as exc:
+        except MissingDependencyError as exc:
             return "type", str(exc)
         folder = Path(self.model_path)
         if not folder.is_dir():
@@ -191,7 +190,7 @@ class GenAIRuntime(Runtime):
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
         try:
             available = available_providers()
-        except EvaluationError:
+        except MissingDependencyError:
             return None  # the model's path_problem names the extra to install
         if device == "gpu" and available == ["CPUExecutionProvider"]:
             return "this onnxruntime-genai build has no GPU provider (it has CPUExecutionProvider)"

@@ -166,7 +166,8 @@ def test_without_the_extra_the_error_names_it(tmp_path, llm, monkeypatch):
     with pytest.raises(ConfigError) as caught:
         evaluate(config(tmp_path, [genai_model(llm["fp32"])], ["x"] * len(PROMPTS)))
     assert str(caught.value) == (
-        '<config>: input_model.type: onnxruntime-genai is not installed: pip install "olive-eval[genai]"'
+        "<config>: input_model.type: GenAIModel needs the 'onnxruntime-genai' package; install it with: "
+        "pip install 'olive-eval[genai]'"
     )
 
 
