@@ -11,10 +11,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from olive_eval import evaluate
+from olive_eval import Evaluation, evaluate
 from olive_eval.data.batch import Batch
 from olive_eval.engine.generation_timing import fixed_prompts, quantities
 from olive_eval.errors import ConfigError
+from olive_eval.runtimes.genai import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace
 from tests.helpers import write_jsonl
 from tests.runtimes import llm_models
@@ -202,3 +203,17 @@ def test_quantities_of_a_trace():
     assert got["e2e"].tolist() == [1.2]
     assert got["tpot"] == pytest.approx([(1.2 - 0.5) / 3])
     assert got["tokens_per_second"] == pytest.approx([0.7])
+
+
+def test_a_session_times_each_generating_candidate_beside_the_baseline(tmp_path, llm):
+    timing = {"prompt_tokens": 8, "max_new_tokens": 3, "warmup_num": 1, "repeat_test_num": 6}
+    base_config = config(tmp_path, models(llm)[:1], timing, subs=["tokens_per_second", "ttft"])
+    candidate = GenAIModelConfig(type="GenAIModel", name="genai", model_path=llm["fp32"])
+    with Evaluation(base_config) as session:
+        result = session.evaluate(candidate)
+        base = session.result.models["hf"].metrics["gen-tokens_per_second"].value
+    sub = result.metrics["gen-tokens_per_second"]
+    assert result.status == "ok", result.error
+    assert sub.timing.interleaved and sub.timing.rounds == 3
+    assert sub.timing.ratio_to_baseline == pytest.approx(sub.value / base)
+    assert sub.timing.ratio_ci_low < sub.timing.ratio_to_baseline < sub.timing.ratio_ci_high
