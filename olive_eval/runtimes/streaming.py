@@ -26,7 +26,8 @@ from olive_eval.runtimes.base import BoundCall
 class TokenTrace:
     """One generation call: ``token_seconds[i]`` is when the ``i``-th new token of every row was on the host,
     counted from the start of the call; ``seconds`` the whole call. ``prompt_tokens`` counts the tokens of all
-    rows, ``rows`` the batch size; ``rss_bytes`` is the process's resident memory right after the call."""
+    rows, ``rows`` the batch size; ``rss_bytes`` is the memory :meth:`StreamingCall.memory_bytes` read after the call
+    (the process's resident memory, or a GPU's peak)."""
 
     prompt_tokens: int
     rows: int
@@ -73,8 +74,14 @@ class StreamingCall(BoundCall):
         start = clock()
         prompt = self._generate(lambda: stamps.append(clock() - start))
         seconds = clock() - start
-        # resident memory read right after the call, outside its time (peak_memory_mb is the largest over runs)
-        self.traces.append(TokenTrace(prompt, self.rows, np.asarray(stamps, dtype=np.float64), seconds, rss_bytes()))
+        # memory read right after the call, outside its time (peak_memory_mb is the largest over runs)
+        memory = self.memory_bytes()
+        self.traces.append(TokenTrace(prompt, self.rows, np.asarray(stamps, dtype=np.float64), seconds, memory))
+
+    def memory_bytes(self) -> int:
+        """The memory the last call took at its peak, as far as it can be read: the process's resident memory now,
+        unless the runtime knows its device's peak (a model on a GPU)."""
+        return rss_bytes()
 
     @property
     @abstractmethod

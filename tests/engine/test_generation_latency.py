@@ -217,3 +217,18 @@ def test_a_session_times_each_generating_candidate_beside_the_baseline(tmp_path,
     assert sub.timing.interleaved and sub.timing.rounds == 3
     assert sub.timing.ratio_to_baseline == pytest.approx(sub.value / base)
     assert sub.timing.ratio_ci_low < sub.timing.ratio_to_baseline < sub.timing.ratio_ci_high
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_peak_memory_is_the_device_memory_torch_held(tmp_path, llm, traces):
+    """Needs a CUDA device: an HfModel's peak_memory_mb is torch's peak device memory of its calls."""
+    import torch
+
+    timing = {"prompt_tokens": 8, "max_new_tokens": 3, "warmup_num": 1, "repeat_test_num": 3}
+    run = {**config(tmp_path, models(llm)[:1], timing, subs=["peak_memory_mb"]), "device": "gpu"}
+    result = evaluate(run)
+    value = result.models["hf"].metrics["gen-peak_memory_mb"].value
+    recorded = traces["olive_eval.runtimes.hf_streaming"]
+    assert value == max(t.rss_bytes for t in recorded) / 2**20
+    weights = sum(f.stat().st_size for f in llm["hf"].glob("*.safetensors"))  # float32 on the device
+    assert weights < value * 2**20 < torch.cuda.get_device_properties(0).total_memory
