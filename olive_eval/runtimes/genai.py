@@ -120,9 +120,16 @@ class GenAIModelConfig(ModelConfig):
         return json.loads((Path(self.model_path) / CONFIG_FILE).read_text())
 
 
-def search_options(config: GenAIModelConfig, prompt_tokens: int, context: int) -> dict[str, Any]:
+#: transformers' ``top_k`` when sampling without one; GenAI's is the same but refuses a vocabulary smaller than it.
+SAMPLING_TOP_K = 50
+
+
+def search_options(
+    config: GenAIModelConfig, prompt_tokens: int, context: int, vocab: int | None = None
+) -> dict[str, Any]:
     """GenAI's search options for prompts of ``prompt_tokens`` tokens: ``max_length`` counts the prompt and
-    stops at the model's context."""
+    stops at the model's context; sampling without a ``top_k`` keeps transformers' 50, or the whole vocabulary
+    when it is smaller (``vocab``), as transformers' sampling does."""
     g = config.generation_kwargs
     options: dict[str, Any] = {}
     if g.max_new_tokens is not None:
@@ -136,6 +143,8 @@ def search_options(config: GenAIModelConfig, prompt_tokens: int, context: int) -
     options |= {genai_name: getattr(g, name) for name, genai_name in names.items() if getattr(g, name) is not None}
     options |= config.search_options
     options["max_length"] = min(int(options.get("max_length", context)), context)
+    if options.get("do_sample") and "top_k" not in options:
+        options["top_k"] = min(SAMPLING_TOP_K, vocab) if vocab else SAMPLING_TOP_K
     return options
 
 
@@ -182,6 +191,7 @@ class GenAIRuntime(Runtime):
         self.model, self.config, self.providers = model, config, providers
         spec = config.genai_config()["model"]
         self.context = int(spec.get("context_length") or 0) or 1 << 30
+        self.vocab = int(spec.get("vocab_size") or 0) or None
         eos = spec.get("eos_token_id")
         self.eos = set(eos if isinstance(eos, list) else [] if eos is None else [eos])
         self.pad = int(spec.get("pad_token_id") or next(iter(self.eos), 0))
@@ -289,7 +299,7 @@ class GenAIRuntime(Runtime):
         new: list[np.ndarray] = [np.empty(0, dtype=np.int64)] * len(prompts)
         for length in sorted({len(p) for p in prompts}):
             index = [i for i, p in enumerate(prompts) if len(p) == length]
-            options = search_options(self.config, length, self.context)
+            options = search_options(self.config, length, self.context, self.vocab)
             if SEED_COLUMN in batch.columns:
                 options["random_seed"] = int(np.asarray(batch.columns[SEED_COLUMN])[index[0]])
             for i, row in zip(index, self.generate(np.stack([prompts[i] for i in index]), options), strict=True):

@@ -237,3 +237,19 @@ def test_an_onnx_model_on_a_genai_folder_points_to_genai_model(tmp_path, llm):
         f"<config>: input_model.type: {llm['fp32']} holds genai_config.json: an ONNX Runtime GenAI model, which "
         'generates token by token; use "type": "GenAIModel" (or name its .onnx file to run the graph alone)'
     )
+
+
+def test_sampling_without_top_k_keeps_transformers_50_or_the_whole_smaller_vocabulary(llm):
+    from olive_eval.runtimes.genai import search_options
+
+    sampling = GenAIModelConfig(
+        type="GenAIModel", model_path=llm["fp32"], generation_kwargs={"do_sample": True, "max_new_tokens": 4}
+    )
+    assert search_options(sampling, 3, 128, vocab=14)["top_k"] == 14  # GenAI refuses a top_k above the vocabulary
+    assert search_options(sampling, 3, 128, vocab=300)["top_k"] == 50
+    chosen = sampling.model_copy(
+        update={"generation_kwargs": sampling.generation_kwargs.model_copy(update={"top_k": 5})}
+    )
+    assert search_options(chosen, 3, 128, vocab=14)["top_k"] == 5
+    greedy = GenAIModelConfig(type="GenAIModel", model_path=llm["fp32"], generation_kwargs={"max_new_tokens": 4})
+    assert "top_k" not in search_options(greedy, 3, 128, vocab=14)
