@@ -9,7 +9,8 @@ keeps its own generator. The post-process then makes each example's prediction a
 ask for; a metric with fewer reads the first ones (the same samples, so pass@1 and pass@8 agree on them).
 
 Sampling must be on (``generation_kwargs: {"do_sample": true}`` for a transformers model): when every example's
-repeats come out identical, the pass says so in a warning (greedy decoding repeats itself).
+repeats come out identical, the pass says so in a warning: greedy decoding repeats itself, and a sampling model
+that is very confident (or too cold) may too.
 """
 
 from __future__ import annotations
@@ -96,16 +97,34 @@ class RepeatingRuntime:
         return getattr(self._runtime, name)
 
 
-IDENTICAL = "examples whose {k} repeats were all identical, as greedy decoding gives (sample: do_sample true)"
+#: The warning when every example's repeats came out identical, by whether the model's settings sample.
+IDENTICAL = {
+    False: "examples whose {k} repeats were all identical, as greedy decoding gives (sample: do_sample true)",
+    True: "examples whose {k} repeats were all identical although the model samples (do_sample true): a confident "
+    "model, or a temperature too low; raise the temperature for repeats that differ",
+    None: "examples whose {k} repeats were all identical",
+}
+
+
+def samples(model_config: Any) -> bool | None:
+    """Whether the model's generation settings sample: ``generation_kwargs.do_sample`` (a GenAIModel's
+    ``search_options`` last, as it passes them); None where the config does not say (a PythonModel's generator)."""
+    kwargs = getattr(model_config, "generation_kwargs", None)
+    if kwargs is None:
+        return None
+    if not isinstance(kwargs, dict):
+        kwargs = kwargs.model_dump(exclude_none=True)
+    options = {**kwargs, **getattr(model_config, "search_options", {})}
+    return bool(options.get("do_sample", False))
 
 
 class RepeatingPost:
     """The post-process of each repeat's outputs, joined into one :class:`Repeats` per example; it notes when every
     example's repeats so far are identical."""
 
-    def __init__(self, post: Any, plan: RepeatPlan, notes: dict[str, int]) -> None:
+    def __init__(self, post: Any, plan: RepeatPlan, notes: dict[str, int], sampling: bool | None = None) -> None:
         self._post, self._plan, self._notes = post, plan, notes
-        self._note = IDENTICAL.format(k=plan.repeats)
+        self._note = IDENTICAL[sampling].format(k=plan.repeats)
         self._identical: int | None = 0  # examples so far, all with identical repeats; None once one differed
 
     def apply(self, outputs: Outputs, batch: Batch, context: Any) -> list[Samples]:
@@ -139,12 +158,13 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def with_repeats(runtime: Any, view: Any, metrics: Sequence[Any]) -> tuple[Any, Any]:
-    """The runtime and data view of a pass, repeating when a metric of the pass asks for repeats."""
+def with_repeats(runtime: Any, view: Any, metrics: Sequence[Any], model_config: Any = None) -> tuple[Any, Any]:
+    """The runtime and data view of a pass, repeating when a metric of the pass asks for repeats; identical repeats
+    are explained by whether ``model_config``'s generation settings sample."""
     plan = RepeatPlan.of(metrics, view.config.name)
     if plan is None:
         return runtime, view
-    post = RepeatingPost(view.post, plan, view.context.notes)
+    post = RepeatingPost(view.post, plan, view.context.notes, samples(model_config))
     return RepeatingRuntime(runtime, plan), dataclasses.replace(view, post=post)
 
 

@@ -266,7 +266,7 @@ class ModelEvaluator:
     def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
         """One pass over the data config: every metric of the pass scores as the batches stream by."""
         view = self.data.view(job.data_config, model_config)
-        runtime, view = with_repeats(self._runtime(ctx, job.settings), view, job.metrics)
+        runtime, view = with_repeats(self._runtime(ctx, job.settings), view, job.metrics, model_config)
         folder = ctx.folder or ctx.model_name
         consumers = [
             _Guarded(

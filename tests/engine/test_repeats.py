@@ -9,11 +9,17 @@ import math
 import textwrap
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
+from olive_eval.data.batch import Batch
+from olive_eval.engine.repeats import RepeatingPost, RepeatOutputs, RepeatPlan, samples
 from olive_eval.errors import ConfigError
+from olive_eval.runtimes.genai import GenAIModelConfig
+from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.python import PythonModelConfig
 from tests.helpers import write_jsonl
 
 SAMPLER = textwrap.dedent(
@@ -197,13 +203,11 @@ def test_the_seed_takes_effect(config, sample):
     assert run(0) == run(0)
 
 
-def test_greedy_repeats_are_identical_and_the_run_says_so(config):
+def test_identical_repeats_of_a_python_model_are_said_neutrally(config):
+    """A PythonModel's generator is its own: the run cannot tell greedy from sampling."""
     result = evaluate(config([metric("maj", 3, "majority_vote", priority=1)], loader="load_greedy"))
     assert result.models["m"].metrics["maj-exact_match"].value == 1.0
-    assert (
-        f"{ROWS} examples whose 3 repeats were all identical, as greedy decoding gives (sample: do_sample true) on 'd'"
-        in (result.models["m"].warnings)
-    )
+    assert f"{ROWS} examples whose 3 repeats were all identical on 'd'" in result.models["m"].warnings
     sampled = evaluate(config([metric("maj", 3, "majority_vote", priority=1)]))
     assert not any("identical" in w for w in sampled.models["m"].warnings)
 
@@ -275,3 +279,57 @@ def test_pass_at_k_over_scores_that_are_not_pass_or_fail_fails_the_metric(config
     error = result.models["m"].metrics["a-anls"].error
     assert "pass@k counts a sample as passed at score 1 and failed at 0; sample" in error
     assert "(use a pass/fail metric such as exact_match, or the 'mean' reduction)" in error
+
+
+class _Echo:
+    """A post-process that gives the outputs' texts as they are."""
+
+    def apply(self, outputs, batch, context):
+        return outputs["text"]
+
+
+@pytest.mark.parametrize(
+    ("model", "wording"),
+    [
+        (HfModelConfig(type="HfModel", model_path="m"), "as greedy decoding gives (sample: do_sample true)"),
+        (
+            HfModelConfig(type="HfModel", model_path="m", generation_kwargs={"do_sample": True, "temperature": 0.8}),
+            "although the model samples (do_sample true): a confident model, or a temperature too low; "
+            "raise the temperature for repeats that differ",
+        ),
+        (
+            GenAIModelConfig(type="GenAIModel", model_path="m", generation_kwargs={"do_sample": True}),
+            "although the model samples",
+        ),
+        (
+            GenAIModelConfig(type="GenAIModel", model_path="m", search_options={"do_sample": True}),
+            "although the model samples",
+        ),
+        (
+            GenAIModelConfig(
+                type="GenAIModel",
+                model_path="m",
+                generation_kwargs={"do_sample": True},
+                search_options={"do_sample": False},
+            ),
+            "as greedy decoding gives",
+        ),
+    ],
+)
+def test_identical_repeats_are_explained_by_whether_the_model_samples(model, wording):
+    notes: dict[str, int] = {}
+    post = RepeatingPost(_Echo(), RepeatPlan(3, 0), notes, samples(model))
+    batch = Batch({"x": np.zeros(2)}, ["x"])
+    post.apply(RepeatOutputs([{"text": ["a", "b"]}] * 3), batch, None)
+    ((note, count),) = notes.items()
+    assert count == 2
+    assert note.startswith("examples whose 3 repeats were all identical")
+    assert wording in note
+    post.apply(
+        RepeatOutputs([{"text": ["a"]}, {"text": ["c"]}, {"text": ["a"]}]), Batch({"x": np.zeros(1)}, ["x"]), None
+    )
+    assert notes == {}  # one example whose repeats differ: no warning
+
+
+def test_whether_a_model_samples_is_unknown_for_a_python_model():
+    assert samples(PythonModelConfig(type="PythonModel", user_script="m.py", model_loader="load")) is None

@@ -85,3 +85,14 @@ def test_greedy_repeats_are_identical_and_warned(tmp_path, gpt2):
     assert result.models["gpt2"].warnings == [
         "10 examples whose 3 repeats were all identical, as greedy decoding gives (sample: do_sample true) on 'gen'"
     ]
+
+
+def test_identical_repeats_of_a_model_that_samples_suggest_a_higher_temperature(tmp_path, gpt2):
+    """A temperature near zero samples the most likely token every time: sampling, yet identical repeats."""
+    cold = {**SAMPLING, "temperature": 1e-4}
+    result, _, samples = sampled_run(tmp_path, gpt2, cold, 0)
+    assert all(len(set(s)) == 1 for s in samples)
+    assert result.models["gpt2"].warnings == [
+        "10 examples whose 3 repeats were all identical although the model samples (do_sample true): a confident "
+        "model, or a temperature too low; raise the temperature for repeats that differ on 'gen'"
+    ]
