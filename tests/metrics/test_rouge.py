@@ -15,6 +15,8 @@ from rouge_score import rouge_scorer
 from olive_eval import compute_metric
 from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics import get_metric, metric_registry
+from olive_eval.metrics.text_overlap.rouge_kernels import lcs_overlap, ngram_overlap
+from olive_eval.metrics.text_overlap.rouge_tokens import Tokens, tokenize
 
 TYPES = ["rouge1", "rouge2", "rougeL", "rougeLsum"]
 SCORES = ["fmeasure", "precision", "recall"]
@@ -186,3 +188,33 @@ def test_use_stemmer_without_nltk_names_the_extra():
         "metric 'rouge1' with use_stemmer needs the 'nltk' package; install it with: pip install 'olive-eval[text]'"
     ), last
     assert MissingDependencyError.__name__ in last
+
+
+def test_kernels_agree_when_ids_exceed_characters_or_n_gram_keys_exceed_int64():
+    # a vocabulary too large for one character per id (rougeL compares lists) or for base-vocabulary n-gram codes
+    # (rouge2 renumbers them densely) gives the same scores as a small one
+    preds, refs = random_case(3, 200)
+    tokens = tokenize(preds + [r[0] for r in refs])
+    owner = np.arange(len(preds))
+    huge = Tokens(tokens.ids + 2**31, tokens.offsets, 2**40)
+    for n in (1, 2):
+        small, large = ngram_overlap(tokens, owner, n), ngram_overlap(huge, owner, n)
+        np.testing.assert_array_equal(small.fmeasure, large.fmeasure)
+    np.testing.assert_array_equal(lcs_overlap(tokens, owner).fmeasure, lcs_overlap(huge, owner).fmeasure)
+
+
+def test_rouge_sub_types_on_the_same_column_tokenize_it_once(monkeypatch):
+    from olive_eval.metrics.text_overlap import rouge_kernels
+
+    calls = []
+    monkeypatch.setattr(rouge_kernels, "tokenize", lambda *a, **k: calls.append(a) or tokenize(*a, **k))
+    preds, refs = random_case(9, 50)
+    for kind in ("rouge1", "rouge2", "rougeL"):
+        np.testing.assert_array_equal(get_metric(kind).statistics(preds, refs), reference_scores(preds, refs, kind))
+    assert len(calls) == 1
+    changed = [*preds[:-1], preds[-1] + " cat"]  # other texts, equal length: tokenized again, scored right
+    np.testing.assert_array_equal(
+        get_metric("rouge1").statistics(changed, refs), reference_scores(changed, refs, "rouge1")
+    )
+    get_metric("rouge1", {"use_stemmer": True}).statistics(changed, refs)  # another tokenizer: again
+    assert len(calls) == 3

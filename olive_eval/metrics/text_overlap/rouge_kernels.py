@@ -4,10 +4,10 @@ Per (prediction, reference) pair, with ``o`` the overlap, ``p`` the prediction's
 precision ``o / max(p, 1)``, recall ``o / max(r, 1)``, F ``2PR / (P + R)`` (0 when both are 0), in that order of
 floating-point operations, so the values are rouge-score's to the last bit.
 
-* ``rougeN``: ``o`` is the clipped n-gram overlap ``sum_g min(count_pred(g), count_ref(g))``. That is the longest
-  common subsequence of the two texts' n-grams once each side is sorted, which rapidfuzz's ``LCSseq`` computes in
-  C++ (an n-gram is one integer code).
-* ``rougeL``: ``o`` is the LCS of the two token sequences (``LCSseq`` on token ids).
+* ``rougeN``: ``o`` is the clipped n-gram overlap ``sum_g min(count_pred(g), count_ref(g))``, counted in numpy over
+  integer n-gram codes (:func:`_clipped_overlap`).
+* ``rougeL``: ``o`` is the LCS of the two token sequences: rapidfuzz's ``LCSseq`` in C++, each text's ids as a
+  string of one character per id (the form rapidfuzz compares fastest).
 * ``rougeLsum``: the summary-level LCS of ROUGE-1.5.5 as rouge-score computes it: for each reference line the union
   of the reference positions of one LCS with every prediction line, chosen by rouge-score's backtrack through the
   LCS table, then hits counted so that no token is used more often than it occurs on either side.
@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
@@ -29,8 +30,8 @@ from olive_eval.metrics.text_overlap.rouge_tokens import Tokens, tokenize
 
 __all__ = ["PRF", "best_per_example", "lcs_overlap", "ngram_overlap", "prf", "summary_overlap"]
 
-#: n-gram codes stay below this, so that rapidfuzz's hash of a code (``hash(int)``) is the code itself.
-_CODE_LIMIT = 2**61 - 1
+#: The keys of :func:`_clipped_overlap` (pair or text, n-gram code, occurrence) must fit in an int64.
+_KEY_LIMIT = 2**62
 
 
 @dataclass(frozen=True)
@@ -55,61 +56,102 @@ def prf(overlap: np.ndarray, predicted: np.ndarray, reference: np.ndarray) -> PR
     return PRF(precision.astype(np.float64), recall.astype(np.float64), f)
 
 
-def _ngram_codes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per n-gram of every text (equal n-grams, equal codes), and the texts' offsets into them."""
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """Codes renumbered 0..k-1 in their order, and k."""
+    distinct = np.unique(codes)
+    return np.searchsorted(distinct, codes), int(distinct.size)
+
+
+def _ngram_codes(tokens: Tokens, n: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """One integer per n-gram of every text (equal n-grams, equal codes), the texts' offsets into them, and a bound
+    on the codes: the n-gram's ids as digits in base ``vocabulary_size``, or renumbered densely when such codes
+    could overflow the keys of :func:`_clipped_overlap` (a very large vocabulary)."""
     ids, lengths = tokens.ids, tokens.lengths
-    counts = np.maximum(lengths - n + 1, 0)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    if n == 1:
-        return ids, offsets
+    offsets = np.concatenate(([0], np.cumsum(np.maximum(lengths - n + 1, 0))))
     size = max(tokens.vocabulary_size, 1)
+    bound = size**n
+    dense = bound * (int(lengths.max(initial=0)) + 1) * len(lengths) >= _KEY_LIMIT
+    if dense:  # ids, then each longer prefix of the n-grams, renumbered 0..k-1 before the next digit
+        ids, size = _dense(ids)
     codes = ids
     for j in range(1, n):
-        if codes.size and int(codes.max()) >= _CODE_LIMIT // size:
-            codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
         codes = codes[:-1] * size + ids[j:]
-    starts = np.arange(codes.size)
+        if dense:
+            codes, bound = _dense(codes)
     ends = np.repeat(tokens.offsets[1:], lengths)[: codes.size]
-    codes = codes[starts + n <= ends]
-    if codes.size and int(codes.max()) >= _CODE_LIMIT:
-        codes = np.unique(codes, return_inverse=True)[1].reshape(-1)
-    return codes, offsets
+    return codes[np.arange(codes.size) + n <= ends], offsets, bound  # n-grams inside one text
 
 
-def _segments(values: np.ndarray, offsets: np.ndarray, sort: bool) -> list[list[int]]:
-    flat, bounds = values.tolist(), offsets.tolist()
-    if sort:
-        return [sorted(flat[a:b]) for a, b in pairwise(bounds)]
-    return [flat[a:b] for a, b in pairwise(bounds)]
+def _clipped_overlap(codes: np.ndarray, offsets: np.ndarray, bound: int, owner: np.ndarray) -> np.ndarray:
+    """``sum_g min(count_pred(g), count_ref(g))`` of every pair, in numpy.
+
+    Each text's codes are sorted (one sort of text-major keys); the k-th occurrence of a code in a text becomes the
+    item ``code * R + k``, so that two texts share exactly ``min`` items of each code, and the pair's overlap is the
+    number of its prediction's items found among its reference's (one binary search of all items).
+    """
+    n_texts, n_pairs = len(offsets) - 1, len(owner)
+    counts = np.diff(offsets)
+    text = np.repeat(np.arange(n_texts, dtype=np.int64), counts)
+    keys = np.sort(text * bound + codes)
+    position = np.arange(keys.size)
+    first = np.maximum.accumulate(np.where(np.r_[True, keys[1:] != keys[:-1]], position, 0))
+    rank = position - first
+    width = int(rank.max(initial=0)) + 1
+    items = (keys - text * bound) * width + rank  # sorted within each text
+    span = bound * width
+    first_ref = n_texts - n_pairs
+    ref_items = np.arange(n_pairs, dtype=np.int64).repeat(counts[first_ref:]) * span + items[offsets[first_ref] :]
+    lengths = counts[owner]
+    starts = np.repeat(offsets[owner] - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
+    pair = np.repeat(np.arange(n_pairs, dtype=np.int64), lengths)
+    pred_items = pair * span + items[starts + np.arange(lengths.sum())]
+    if ref_items.size == 0:
+        return np.zeros(n_pairs, np.int64)
+    found = np.minimum(np.searchsorted(ref_items, pred_items), ref_items.size - 1)
+    return np.bincount(pair[ref_items[found] == pred_items], minlength=n_pairs)
+
+
+#: The largest code a text can hold as a character: codes at and above the surrogates move up by 0x800.
+_MAX_CHAR_CODE = 0x10FFFF - 0x800
+
+
+def _sequences(codes: np.ndarray, offsets: np.ndarray) -> list[str] | list[list[int]]:
+    """Each text's codes as one sequence for rapidfuzz: a string of one character per code (the fastest form),
+    or a list of ints when a code is too large for a character."""
+    bounds = offsets.tolist()
+    if codes.size and int(codes.max()) > _MAX_CHAR_CODE:
+        flat = codes.tolist()
+        return [flat[a:b] for a, b in pairwise(bounds)]
+    points = (codes + 0x800 * (codes >= 0xD800)).astype("<u4")
+    text = points.tobytes().decode("utf-32-le")
+    return [text[a:b] for a, b in pairwise(bounds)]
+
+
+def _pair_overlap(sequences: list[str] | list[list[int]], owner: np.ndarray) -> np.ndarray:
+    """rapidfuzz's LCS length of prediction ``owner[p]`` and reference ``p`` (texts laid out as in
+    :func:`ngram_overlap`)."""
+    first_ref = len(sequences) - len(owner)
+    similarity = LCSseq.similarity
+    pairs = enumerate(owner.tolist())
+    return np.fromiter((similarity(sequences[i], sequences[first_ref + p]) for p, i in pairs), np.int64, len(owner))
 
 
 def ngram_overlap(tokens: Tokens, owner: np.ndarray, n: int) -> PRF:
-    """rougeN of every pair: prediction ``owner[p]`` against reference text ``len(owner_examples) + p``.
+    """rougeN of every pair ``p``: prediction ``owner[p]`` against reference ``p``.
 
-    ``tokens`` holds the predictions first, then the references (one vocabulary), so reference ``p`` of the flat
-    reference list is text ``n_predictions + p``.
+    ``tokens`` holds the predictions' texts first, then the references' (one vocabulary), so reference ``p`` is the
+    text ``n_predictions + p``.
     """
-    codes, offsets = _ngram_codes(tokens, n)
-    grams = _segments(codes, offsets, sort=True)
+    codes, offsets, bound = _ngram_codes(tokens, n)
     counts = np.diff(offsets)
-    first_ref = len(grams) - len(owner)
-    similarity = LCSseq.similarity
-    overlap = np.fromiter(
-        (similarity(grams[i], grams[first_ref + p]) for p, i in enumerate(owner.tolist())), np.int64, len(owner)
-    )
-    return prf(overlap, counts[owner], counts[first_ref:])
+    return prf(_clipped_overlap(codes, offsets, bound, owner), counts[owner], counts[len(counts) - len(owner) :])
 
 
 def lcs_overlap(tokens: Tokens, owner: np.ndarray) -> PRF:
     """rougeL of every pair (texts laid out as in :func:`ngram_overlap`)."""
-    texts = _segments(tokens.ids, tokens.offsets, sort=False)
+    overlap = _pair_overlap(_sequences(tokens.ids, tokens.offsets), owner)
     lengths = tokens.lengths
-    first_ref = len(texts) - len(owner)
-    similarity = LCSseq.similarity
-    overlap = np.fromiter(
-        (similarity(texts[i], texts[first_ref + p]) for p, i in enumerate(owner.tolist())), np.int64, len(owner)
-    )
-    return prf(overlap, lengths[owner], lengths[first_ref:])
+    return prf(overlap, lengths[owner], lengths[len(lengths) - len(owner) :])
 
 
 def _lcs_positions(ref: list[int], cand: list[int]) -> list[int]:
@@ -186,12 +228,31 @@ def best_per_example(scores: PRF, offsets: np.ndarray) -> PRF:
 KERNELS = {"rouge1": 1, "rouge2": 2, "rougeL": lcs_overlap, "rougeLsum": summary_overlap}
 
 
+class _LastColumn:
+    """The tokens of the last column tokenized, keyed by its texts (not by object identity): the ROUGE sub-types of
+    one metric score the same chunk one after another, and tokenizing it is most of their work."""
+
+    def __init__(self) -> None:
+        self._entry: tuple[tuple[Any, ...], Tokens] | None = None
+
+    def tokens(self, texts: list[str], stemmer: object, lines: bool) -> Tokens:
+        key = (tuple(texts), stemmer, lines)
+        entry = self._entry
+        if entry is not None and entry[0] == key:
+            return entry[1]
+        tokens = tokenize(texts, stemmer, lines=lines)
+        self._entry = (key, tokens)
+        return tokens
+
+
+_LAST = _LastColumn()
+
+
 def rouge(predictions: list[str], references: list[str], offsets: np.ndarray, kind: str, stemmer: object = None) -> PRF:
     """rouge-score's ``score_multi`` for every example: prediction ``i`` against references
     ``references[offsets[i] : offsets[i + 1]]`` (at least one each); ``kind`` is a key of :data:`KERNELS`."""
-
     owner = np.repeat(np.arange(len(predictions)), np.diff(offsets))
-    tokens = tokenize(predictions + references, stemmer, lines=kind == "rougeLsum")
+    tokens = _LAST.tokens(predictions + references, stemmer, lines=kind == "rougeLsum")
     kernel = KERNELS[kind]
     pairs = ngram_overlap(tokens, owner, kernel) if isinstance(kernel, int) else kernel(tokens, owner)
     return best_per_example(pairs, offsets)
