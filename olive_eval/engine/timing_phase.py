@@ -31,6 +31,7 @@ from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
 from olive_eval.runtimes.base import BoundCall, Runtime
+from olive_eval.runtimes.streaming import rss_bytes
 
 Progress = Callable[[str, str], None]
 
@@ -155,6 +156,7 @@ class TimingPhase:
     def _open(self, slot: _Slot) -> bool:
         """Load the model (timed: ``load``), bind the inputs, time the first call (``first_call``), warm up."""
         try:
+            resident = rss_bytes()  # the model's own footprint: what its load (and warm-up) leaves resident
             started = time.perf_counter()
             slot.runtime = self.context.load(slot.model, slot.job.settings)
             load_seconds = time.perf_counter() - started
@@ -172,6 +174,7 @@ class TimingPhase:
                 warmup = slot.job.timing.warmup_num
                 self.progress(slot.name, f"timing: loaded in {load_seconds * 1000:.1f} ms; {warmup} warm-up calls")
                 warm_up(slot.call, warmup, self._reporter(slot))
+            slot.sample.load_rss_bytes = max(slot.sample.load_rss_bytes, rss_bytes() - resident)
         except Exception as exc:
             slot.outcome.error = exc
             self._close(slot)

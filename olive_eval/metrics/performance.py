@@ -142,10 +142,12 @@ class TimingSample:
     loads: list[float] = field(default_factory=list)
     first_calls: list[float] = field(default_factory=list)
     #: Generation runs: each quantity's seconds per run, in the same rounds (``GENERATION_QUANTITIES``), the count
-    #: a rate quantity's seconds are for (tokens), the peak resident memory, and the fixed lengths.
+    #: a rate quantity's seconds are for (tokens), the peak memory (``peak_memory_mb``'s) and the resident memory
+    #: the model's load added (its largest over loads), and the fixed lengths.
     quantities: dict[str, list[np.ndarray]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     peak_rss_bytes: int = 0
+    load_rss_bytes: int = 0
     lengths: dict[str, int] = field(default_factory=dict)
 
     @property

@@ -50,8 +50,11 @@ class HfStreamed(StreamingCall):
             self._model.generate(**self._tensors, **self._kwargs, streamer=_Stamps(on_token))
         return int(self._tensors["input_ids"].numel())
 
+    def memory_basis(self) -> str:
+        return "device" if self._tensors["input_ids"].device.type == "cuda" else super().memory_basis()
+
     def memory_bytes(self) -> int:
-        """On a GPU, the device memory torch held at the call's peak; on the cpu, the process's resident memory."""
+        """On a GPU, the device memory torch held at the call's peak; on the cpu, the process's own measure."""
         device = self._tensors["input_ids"].device
         if device.type == "cuda":
             return int(torch.cuda.max_memory_allocated(device))

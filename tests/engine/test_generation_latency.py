@@ -117,7 +117,6 @@ def expected(traces: list[TokenTrace]) -> dict[str, float]:
         "tokens_per_second_p90": np.percentile(rates, 90),
         "prefill_tokens_per_second": prompt * len(traces) / ttft.sum(),
         "prefill_tokens_per_second_p50": np.median(prompt / ttft),
-        "peak_memory_mb": max(t.rss_bytes for t in traces) / 2**20,
     }
 
 
@@ -139,9 +138,15 @@ def test_each_generation_sub_type_is_its_statistic_of_the_recorded_token_times(t
         assert model.metrics["gen-tokens_per_second"].higher_is_better is True
         assert model.metrics["gen-ttft_p90"].higher_is_better is False
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
-    for name in by_model:
+    for name, module in by_model.items():
         entry = next(r for r in saved["models"][name]["runtimes"] if "generation" in r)
         assert entry["generation"] == {"prompt_tokens": 12, "new_tokens": 5, "rows": 2}
+        # the model's own footprint: what its load left resident + its calls' largest peak above the resident memory
+        memory = entry["peak_memory"]
+        assert memory["call_bytes"] == max(t.memory_bytes for t in traces[module])
+        peak = result.models[name].metrics["gen-peak_memory_mb"].value
+        assert peak == (memory["load_bytes"] + memory["call_bytes"]) / 2**20
+        assert memory["load_bytes"] > 0
 
 
 @pytest.mark.parametrize("new_tokens", [2, 7])
@@ -229,6 +234,7 @@ def test_on_a_gpu_peak_memory_is_the_device_memory_torch_held(tmp_path, llm, tra
     result = evaluate(run)
     value = result.models["hf"].metrics["gen-peak_memory_mb"].value
     recorded = traces["olive_eval.runtimes.hf_streaming"]
-    assert value == max(t.rss_bytes for t in recorded) / 2**20
+    assert value == max(t.memory_bytes for t in recorded) / 2**20
+    assert {t.memory_basis for t in recorded} == {"device"}
     weights = sum(f.stat().st_size for f in llm["hf"].glob("*.safetensors"))  # float32 on the device
     assert weights < value * 2**20 < torch.cuda.get_device_properties(0).total_memory
