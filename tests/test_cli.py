@@ -108,6 +108,7 @@ BUILT_BY_SCRIPT = {
     "quantization_sweep.json": "examples/minilm/make_models.py",
     "speech.json": "examples/speech/make_clips.py",
     "detection.json": "examples/detection/make_data.py",
+    "llm.json": "examples/llm/build.py",
 }
 
 
