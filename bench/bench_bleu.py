@@ -1,0 +1,104 @@
+"""BLEU and chrF benchmark: olive-eval's ``bleu`` and ``chrf`` sub-types against sacrebleu's own corpus call, same
+texts, same run.
+
+The corpus is generated, seeded: 100,000 pairs of 8-40 words from 20,000 pseudo-words with Zipf weights,
+capitalized here and there; the prediction keeps 70% of its reference's words and is shuffled in 30% of the pairs.
+``--refs 2`` gives every example a second reference (a shuffled copy). Timed:
+
+* sacrebleu: ``sacrebleu.corpus_bleu(predictions, streams)`` and ``sacrebleu.corpus_chrf(...)``;
+* ours: the registered sub-type as a prediction pass calls it (``statistics``: type checks, references to sacrebleu's
+  streams, sacrebleu's sentence statistics; then ``reduce``: the sum and sacrebleu's score of it), and through
+  ``olive_eval.compute_metric``.
+
+The values must be identical (the script asserts it). Each figure is the median of ``--repeat`` runs (wall clock),
+the timed runs taking turns. Target: ours / sacrebleu <= 1.05.
+
+Run: ``python bench/bench_bleu.py`` (a few minutes on 2 cores), ``--quick`` for a smoke run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections.abc import Callable
+from itertools import accumulate
+from typing import Any
+
+import sacrebleu
+
+from olive_eval import compute_metric
+from olive_eval.metrics import get_metric
+
+SEED = 20261124
+
+
+def make_corpus(n: int, n_refs: int, seed: int = SEED) -> tuple[list[str], list[list[str]]]:
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 9))) for _ in range(20000)]
+    cum = list(accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf weights
+    preds, refs = [], []
+    for _ in range(n):
+        words = rng.choices(vocab, cum_weights=cum, k=rng.randint(8, 40))
+        ref = [w.capitalize() if rng.random() < 0.1 else w for w in words]
+        pred = [w if rng.random() < 0.7 else rng.choices(vocab, cum_weights=cum)[0] for w in words]
+        if rng.random() < 0.3:
+            rng.shuffle(pred)
+        preds.append(" ".join(pred) + ".")
+        others = [rng.sample(ref, len(ref)) for _ in range(n_refs - 1)]
+        refs.append([" ".join(r) + "." for r in [ref, *others]])
+    return preds, refs
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def registered(name: str, preds: list[str], refs: list[list[str]]) -> float:
+    metric = get_metric(name)
+    return metric.reduce(metric.statistics(preds, refs)).value
+
+
+def compare(name: str, reference: Callable[..., Any], preds: list[str], refs: list[list[str]], repeat: int) -> None:
+    streams = [list(s) for s in zip(*refs, strict=True)]
+    runs: dict[str, Callable[[], float]] = {
+        "sacrebleu": lambda: reference(preds, streams).score,
+        "sub-type": lambda: registered(name, preds, refs),
+        "compute_metric": lambda: float(compute_metric(name, preds, refs)),
+    }
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    values: dict[str, float] = {}
+    for _ in range(repeat):
+        for key, fn in runs.items():
+            seconds, values[key] = timed(fn)
+            times[key].append(seconds)
+    assert values["sub-type"] == values["compute_metric"] == values["sacrebleu"], values
+    base = statistics.median(times["sacrebleu"])
+    print(
+        f"{name} on {len(preds):,} pairs x {len(refs[0])} refs: sacrebleu {base:.2f} s; "
+        f"sub-type / sacrebleu = {statistics.median(times['sub-type']) / base:.3f}, "
+        f"compute_metric / sacrebleu = {statistics.median(times['compute_metric']) / base:.3f} "
+        f"(value {values['sacrebleu']:.4f} identical)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=100_000)
+    parser.add_argument("--refs", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="2,000 pairs, one run")
+    args = parser.parse_args()
+    if args.quick:
+        args.pairs, args.repeat = 2000, 1
+    preds, refs = make_corpus(args.pairs, args.refs)
+    compare("bleu", sacrebleu.corpus_bleu, preds, refs, args.repeat)
+    compare("chrf", sacrebleu.corpus_chrf, preds, refs, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
