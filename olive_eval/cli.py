@@ -60,7 +60,9 @@ def _command_error(command: str) -> str:
     """An unknown command; ``olive-eval run.json`` (a config without --config) gets told how to call it."""
     if command.endswith(".json") or Path(command).is_file():
         return f"olive-eval: error: give the config with --config: olive-eval --config {command}"
-    return f"olive-eval: error: unknown command '{command}'; commands: run, schema, olive-script (see olive-eval --help)"
+    return (
+        f"olive-eval: error: unknown command '{command}'; commands: run, schema, olive-script (see olive-eval --help)"
+    )
 
 
 class _StderrProgress:
