@@ -120,6 +120,10 @@ class OliveEvalEvaluator(OliveEvaluator):
                 return metric_result(result.model, name, measured)
             session, measured = held
             name = SESSIONS.name_for(key, path, model_name(getattr(model, "model_path", None), "model"))
+            if name in session.result.models and session.result.models[name].status != "pending":
+                # the same file again (a second workflow run in this process, Olive's evaluation cache cleared):
+                # the session's result for it, with no work and no second name
+                return metric_result(session.result.models[name], name, measured)
             try:
                 candidate = model_config(model, name)
             except ConfigError as exc:

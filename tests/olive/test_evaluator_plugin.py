@@ -192,3 +192,17 @@ def test_a_model_is_named_by_olive_s_model_id_inside_olive_s_cache():
     assert model_name("/work/models/digits_fp32.onnx", "x") == "digits_fp32"
     assert model_name("/work/models/bert_folder", "x") == "bert_folder"
     assert model_name(None, "input_model") == "input_model"
+
+
+def test_a_model_handed_over_again_gets_the_session_s_result_without_work(tmp_path):
+    """A second workflow run in one process (Olive's evaluation cache cleared) hands the same files again."""
+
+    def evaluate(model: Path) -> object:
+        evaluator = OliveEvalEvaluator(olive_eval_config=digits_config(), output_dir=str(tmp_path / "out"))
+        return evaluator.evaluate(ONNXModelHandler(model_path=str(model)), [], "cpu", ["CPUExecutionProvider"])
+
+    first = [evaluate(FP32).root, evaluate(INT8).root]
+    again = [evaluate(FP32).root, evaluate(INT8).root]
+    assert again == first
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert set(results["models"]) == {"digits_fp32", "digits_int8"}
