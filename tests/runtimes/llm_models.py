@@ -15,40 +15,17 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import torch
 
-#: Words of the generated training text; the prompts of the tests are made of them too.
-WORDS = [
-    "the",
-    "a",
-    "cat",
-    "dog",
-    "bird",
-    "fish",
-    "runs",
-    "sits",
-    "eats",
-    "sleeps",
-    "on",
-    "under",
-    "over",
-    "mat",
-    "tree",
-    "water",
-    "fast",
-    "slow",
-    "big",
-    "small",
-]
+from tests.runtimes import hf_models
+
 #: Context of the tiny model (``max_position_embeddings``): a longer prompt does not fit.
 CONTEXT = 128
 
 
 def sentences(n: int, seed: int = 0) -> list[str]:
-    """``n`` random sentences of 3 to 9 words."""
-    rng = np.random.default_rng(seed)
-    return [" ".join(rng.choice(WORDS, size=int(rng.integers(3, 10)))) for _ in range(n)]
+    """``n`` random sentences of 3 to 9 words (the text models' words): the training text and the prompts."""
+    return hf_models.sentences(n, seed, min_words=3, max_words=9)
 
 
 def _tokenizer(folder: Path) -> None:
