@@ -97,6 +97,21 @@ class BoundCall(ABC):
         """The outputs of the last call, on the host."""
 
 
+class PredictCall(BoundCall):
+    """A runtime's ``predict`` on one batch, bound: for runtimes whose prediction is the model call itself (a
+    Python callable, a GenAI generation), with nothing to prepare apart."""
+
+    def __init__(self, runtime: Runtime, batch: Batch) -> None:
+        self._runtime, self._batch = runtime, batch
+        self._outputs: Outputs = {}
+
+    def __call__(self) -> None:
+        self._outputs = self._runtime.predict(self._batch)
+
+    def outputs(self) -> Outputs:
+        return self._outputs
+
+
 @dataclass(frozen=True)
 class Emits:
     """The outputs ``predict`` gives for a model config, known before the model loads: ``names`` the runtime gives

@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.data.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError, MissingDependencyError
-from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.runtimes.streaming import StreamingCall
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -146,18 +146,6 @@ def search_options(
     if options.get("do_sample") and "top_k" not in options:
         options["top_k"] = min(SAMPLING_TOP_K, vocab) if vocab else SAMPLING_TOP_K
     return options
-
-
-class _Call(BoundCall):
-    def __init__(self, runtime: GenAIRuntime, batch: Batch) -> None:
-        self._runtime, self._batch = runtime, batch
-        self._outputs: Outputs = {}
-
-    def __call__(self) -> None:
-        self._outputs = self._runtime.predict(self._batch)
-
-    def outputs(self) -> Outputs:
-        return self._outputs
 
 
 class _Streamed(StreamingCall):
@@ -311,7 +299,7 @@ class GenAIRuntime(Runtime):
         return {SEQUENCES: sequences, PROMPT_LENGTH: np.zeros(len(new), dtype=np.int64)}
 
     def bind(self, batch: Batch) -> BoundCall:
-        return _Call(self, batch)
+        return PredictCall(self, batch)
 
     def bind_generation(self, batch: Batch, new_tokens: int) -> StreamingCall:
         prompts = self._prompts(batch)

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
-from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.user_module import call_user, load_function
@@ -55,18 +55,6 @@ class PythonModelConfig(ModelConfig):
 
     def user_functions(self) -> list[tuple[str, Path, str, Path | None]]:
         return [("model_loader", self.user_script, self.model_loader, self.script_dir)]
-
-
-class _Call(BoundCall):
-    def __init__(self, runtime: PythonRuntime, batch: Batch) -> None:
-        self._runtime, self._batch = runtime, batch
-        self._outputs: Outputs = {}
-
-    def __call__(self) -> None:
-        self._outputs = self._runtime.predict(self._batch)
-
-    def outputs(self) -> Outputs:
-        return self._outputs
 
 
 class PythonRuntime(Runtime):
@@ -119,7 +107,7 @@ class PythonRuntime(Runtime):
         return {"prediction": predictions}
 
     def bind(self, batch: Batch) -> BoundCall:
-        return _Call(self, batch)
+        return PredictCall(self, batch)
 
     def output_names(self) -> list[str]:
         return ["prediction"]
