@@ -36,7 +36,6 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # torch's threads spin under a shared machine's load: one thread
 
 from olive_eval import evaluate  # noqa: E402
-from tests.helpers import write_jsonl  # noqa: E402
 from tests.runtimes import llm_models  # noqa: E402
 
 PROMPT, NEW, ROWS, RUNS, WARMUP = 32, 32, 2, 15, 3
@@ -63,23 +62,12 @@ def prompts(hf: Path) -> np.ndarray:
 
 def reported(root: Path, models: dict[str, Path]) -> dict[str, dict[str, float]]:
     root.mkdir(parents=True, exist_ok=True)
-    data = write_jsonl(root / "p.jsonl", [{"text": t, "answer": "x"} for t in llm_models.sentences(ROWS, seed=1)])
     timing = {"prompt_tokens": PROMPT, "max_new_tokens": NEW, "warmup_num": WARMUP, "repeat_test_num": RUNS}
     config = {
         "input_model": {"type": "HfModel", "name": "hf", "model_path": str(models["hf"]), "task": "text-generation"},
         "candidates": [{"type": "GenAIModel", "name": "genai", "model_path": str(models["genai"])}],
         "data_configs": [
-            {
-                "name": "gen",
-                "load_dataset_config": {"data_name": "json", "data_files": str(data)},
-                "pre_process_data_config": {
-                    "type": "text_generation_huggingface_pre_process",
-                    "input_cols": ["text"],
-                    "label_col": "answer",
-                },
-                "post_process_data_config": {"type": "decode"},
-                "dataloader_config": {"batch_size": ROWS},
-            }
+            llm_models.prompts_data_config(root / "p.jsonl", llm_models.sentences(ROWS, seed=1), batch_size=ROWS)
         ],
         "metrics": [
             {

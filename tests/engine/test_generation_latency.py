@@ -17,7 +17,6 @@ from olive_eval.engine.generation_timing import fixed_prompts, quantities
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.genai import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace
-from tests.helpers import write_jsonl
 from tests.runtimes import llm_models
 
 SUB_TYPES = [
@@ -64,23 +63,10 @@ def models(llm: dict[str, Path]) -> list[dict[str, Any]]:
 
 
 def config(tmp_path: Path, models: list[dict[str, Any]], metric_config: dict[str, Any], subs=SUB_TYPES, rounds=3):
-    data = write_jsonl(tmp_path / "p.jsonl", [{"text": t, "answer": "x"} for t in llm_models.sentences(4, seed=1)])
     return {
         "input_model": models[0],
         "candidates": models[1:],
-        "data_configs": [
-            {
-                "name": "gen",
-                "load_dataset_config": {"data_name": "json", "data_files": str(data)},
-                "pre_process_data_config": {
-                    "type": "text_generation_huggingface_pre_process",
-                    "input_cols": ["text"],
-                    "label_col": "answer",
-                },
-                "post_process_data_config": {"type": "decode"},
-                "dataloader_config": {"batch_size": 2},
-            }
-        ],
+        "data_configs": [llm_models.prompts_data_config(tmp_path / "p.jsonl", llm_models.sentences(4, seed=1))],
         "metrics": [
             {
                 "name": "gen",

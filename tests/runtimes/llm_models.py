@@ -14,9 +14,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import torch
 
+from tests.helpers import write_jsonl
 from tests.runtimes import hf_models
 
 #: Context of the tiny model (``max_position_embeddings``): a longer prompt does not fit.
@@ -26,6 +28,26 @@ CONTEXT = 128
 def sentences(n: int, seed: int = 0) -> list[str]:
     """``n`` random sentences of 3 to 9 words (the text models' words): the training text and the prompts."""
     return hf_models.sentences(n, seed, min_words=3, max_words=9)
+
+
+def prompts_data_config(
+    path: Path, prompts: list[str], answers: list[str] | None = None, batch_size: int = 2
+) -> dict[str, Any]:
+    """Data config ``gen``: ``prompts`` written to ``path`` (with ``answers``, else "x"), tokenized by the text
+    generation pre-process, the generated tokens decoded."""
+    answers = answers if answers is not None else ["x"] * len(prompts)
+    data = write_jsonl(path, [{"text": p, "answer": a} for p, a in zip(prompts, answers, strict=True)])
+    return {
+        "name": "gen",
+        "load_dataset_config": {"data_name": "json", "data_files": str(data)},
+        "pre_process_data_config": {
+            "type": "text_generation_huggingface_pre_process",
+            "input_cols": ["text"],
+            "label_col": "answer",
+        },
+        "post_process_data_config": {"type": "decode"},
+        "dataloader_config": {"batch_size": batch_size},
+    }
 
 
 def _tokenizer(folder: Path) -> None:

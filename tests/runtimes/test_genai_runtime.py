@@ -19,7 +19,6 @@ from olive_eval.errors import ConfigError
 from olive_eval.instance_table import read_records
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.genai import GenAIModelConfig
-from tests.helpers import write_jsonl
 from tests.runtimes import llm_models
 
 
@@ -66,25 +65,10 @@ def genai_model(folder: Path, name: str = "genai", **extra: Any) -> dict[str, An
 
 
 def config(tmp_path: Path, models: list[dict[str, Any]], references: list[str], prompts=PROMPTS, batch_size=3):
-    data = write_jsonl(
-        tmp_path / "prompts.jsonl", [{"text": p, "answer": r} for p, r in zip(prompts, references, strict=True)]
-    )
     return {
         "input_model": models[0],
         "candidates": models[1:],
-        "data_configs": [
-            {
-                "name": "gen",
-                "load_dataset_config": {"data_name": "json", "data_files": str(data)},
-                "pre_process_data_config": {
-                    "type": "text_generation_huggingface_pre_process",
-                    "input_cols": ["text"],
-                    "label_col": "answer",
-                },
-                "post_process_data_config": {"type": "decode"},
-                "dataloader_config": {"batch_size": batch_size},
-            }
-        ],
+        "data_configs": [llm_models.prompts_data_config(tmp_path / "prompts.jsonl", prompts, references, batch_size)],
         "metrics": [{"name": "gen", "type": "accuracy", "data_config": "gen", "sub_types": [{"name": "exact_match"}]}],
         "output_dir": str(tmp_path / "out"),
     }
