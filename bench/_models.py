@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
+import random
+from collections.abc import Iterator
+from itertools import accumulate, pairwise
 from pathlib import Path
 
 import numpy as np
@@ -50,3 +52,19 @@ def classification_parquet(path: Path, n: int, n_features: int, n_classes: int, 
     column = pa.FixedSizeListArray.from_arrays(pa.array(x.reshape(-1)), n_features)
     pq.write_table(pa.table({"x": column, "label": y}), str(path))
     return path
+
+
+def zipf_word_pairs(rng: random.Random, n: int) -> Iterator[tuple[list[str], list[str]]]:
+    """``n`` (prediction, reference) word lists for the text-overlap benches: references of 8-40 words drawn
+    from a Zipf-weighted vocabulary of 20,000 made-up words (10% capitalized), predictions keeping 70% of the
+    reference's words and shuffled 30% of the time. ``rng`` is the caller's, which may draw between pairs."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 9))) for _ in range(20000)]
+    cum = list(accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf weights
+    for _ in range(n):
+        words = rng.choices(vocab, cum_weights=cum, k=rng.randint(8, 40))
+        ref = [w.capitalize() if rng.random() < 0.1 else w for w in words]
+        pred = [w if rng.random() < 0.7 else rng.choices(vocab, cum_weights=cum)[0] for w in words]
+        if rng.random() < 0.3:
+            rng.shuffle(pred)
+        yield pred, ref

@@ -23,10 +23,10 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any
 
 import sacrebleu
+from _models import zipf_word_pairs
 
 from olive_eval import compute_metric
 from olive_eval.metrics import get_metric
@@ -36,16 +36,8 @@ SEED = 20261124
 
 def make_corpus(n: int, n_refs: int, seed: int = SEED) -> tuple[list[str], list[list[str]]]:
     rng = random.Random(seed)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 9))) for _ in range(20000)]
-    cum = list(accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf weights
     preds, refs = [], []
-    for _ in range(n):
-        words = rng.choices(vocab, cum_weights=cum, k=rng.randint(8, 40))
-        ref = [w.capitalize() if rng.random() < 0.1 else w for w in words]
-        pred = [w if rng.random() < 0.7 else rng.choices(vocab, cum_weights=cum)[0] for w in words]
-        if rng.random() < 0.3:
-            rng.shuffle(pred)
+    for pred, ref in zipf_word_pairs(rng, n):
         preds.append(" ".join(pred) + ".")
         others = [rng.sample(ref, len(ref)) for _ in range(n_refs - 1)]
         refs.append([" ".join(r) + "." for r in [ref, *others]])

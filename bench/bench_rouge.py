@@ -24,10 +24,10 @@ import random
 import statistics
 import time
 from collections.abc import Callable
-from itertools import accumulate
 from typing import Any
 
 import numpy as np
+from _models import zipf_word_pairs
 from rouge_score import rouge_scorer
 
 from olive_eval.metrics import get_metric
@@ -38,16 +38,8 @@ TYPES = ("rouge1", "rouge2", "rougeL")
 
 def make_corpus(n: int, seed: int = SEED, lines: bool = False) -> tuple[list[str], list[str]]:
     rng = random.Random(seed)
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(1, 9))) for _ in range(20000)]
-    cum = list(accumulate(1.0 / (i + 1) for i in range(len(vocab))))  # Zipf weights
     preds, refs = [], []
-    for _ in range(n):
-        words = rng.choices(vocab, cum_weights=cum, k=rng.randint(8, 40))
-        ref = [w.capitalize() if rng.random() < 0.1 else w for w in words]
-        pred = [w if rng.random() < 0.7 else rng.choices(vocab, cum_weights=cum)[0] for w in words]
-        if rng.random() < 0.3:
-            rng.shuffle(pred)
+    for pred, ref in zipf_word_pairs(rng, n):
         third = max(len(ref) // 3, 1)
         sep = ".\n" if lines else ", "
         preds.append(" ".join(pred[:third]) + sep + " ".join(pred[third:]) + ".")
