@@ -79,6 +79,8 @@ class SubMetricResult:
     timing: TimingInfo | None = None
     #: A structured value beside the scalar (per-class values with names, a curve, a matrix).
     details: Any = None
+    #: The standard error the value's own library reported (lm-eval's ``*_stderr``), when it reports one.
+    stderr: float | None = None
 
     @property
     def measured(self) -> bool:
@@ -115,6 +117,8 @@ class ModelResult:
     warnings: list[str] = field(default_factory=list)
     #: With ``early_stop``: the goal a cheap metric missed, so the expensive metrics were not measured.
     early_stopped: str | None = None
+    #: lm_eval metrics: lm-eval's version, and per task its version, samples hash, n-shot, limit and sample counts.
+    lm_eval: dict[str, Any] | None = None
     #: Full tracebacks of the failures, for ``--debug``; not written to results.json.
     tracebacks: list[str] = field(default_factory=list, repr=False)
 

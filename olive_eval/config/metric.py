@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from olive_eval.config.components import nested_error
+from olive_eval.config.components import nested_error, reraise_nested
 from olive_eval.config.errors import describe_error, json_path
 from olive_eval.config.repeats import check_repeats
 from olive_eval.data.filters import build_filters
@@ -146,7 +146,12 @@ class MetricConfig(StrictModel):
     name: str
     type: str = Field(description="accuracy, latency, throughput, size_on_disk or custom (Olive's metric types)")
     data_config: str | None = None
-    sub_types: list[SubType] = Field(min_length=1)
+    sub_types: list[SubType] = Field(
+        default_factory=list, description="At least one, except for lm_eval (none: every value its tasks report)."
+    )
+    metric_config: dict[str, Any] | None = Field(
+        None, description="The metric's own options, for types that take them (lm_eval: tasks, limit, num_fewshot...)"
+    )
     user_config: UserConfig = Field(default_factory=UserConfig)
     backend: Literal["torch_metrics", "huggingface_metrics"] = "torch_metrics"
     sample_log_num: int = Field(0, ge=0, description="Write the first N (prediction, target) records, as Olive does.")
@@ -196,6 +201,33 @@ class MetricConfig(StrictModel):
         return metric_type_registry.get(self.type)
 
     @model_validator(mode="after")
+    def _check_options(self) -> MetricConfig:
+        options = self.metric_type.options
+        if options is None:
+            if self.metric_config is not None:
+                raise nested_error(
+                    "metric_config",
+                    f"{self.type} metrics take no metric-level metric_config; give it per sub-type "
+                    "(sub_types[i].metric_config)",
+                )
+            if not self.sub_types:
+                raise nested_error("sub_types", "at least one sub-type is required")
+            return self
+        if self.metric_config is None:
+            raise nested_error("metric_config", f"{self.type} metrics need a metric_config (e.g. their tasks)")
+        try:
+            options.model_validate(self.metric_config)
+        except ValidationError as exc:
+            raise reraise_nested(exc, "metric_config") from None
+        return self
+
+    def lm_eval_options(self) -> Any:
+        """The validated metric-level options (paths resolved), for types that take them."""
+        options = self.metric_type.options
+        assert options is not None and self.metric_config is not None
+        return options.model_validate(self.metric_config)
+
+    @model_validator(mode="after")
     def _resolve_sub_types(self) -> MetricConfig:
         mtype = self.metric_type
         hf_backend = self.backend == "huggingface_metrics"
@@ -220,11 +252,12 @@ class MetricConfig(StrictModel):
                 )
             if sub.higher_is_better is None:
                 sub.higher_is_better = True if hf_backend else mtype.default_higher_is_better(sub.name)
-            if sub.higher_is_better is None and (sub.priority > 0 or sub.goal is not None):
+            deferred = sub.higher_is_better is None and not mtype.sub_types_known_at_load  # set when planned
+            if sub.higher_is_better is None and (sub.priority > 0 or sub.goal is not None) and not deferred:
                 raise nested_error(
                     f"{where}.higher_is_better", f"a ranked or goal-bearing {self.type} sub-type must state it"
                 )
-            if sub.goal is not None:
+            if sub.goal is not None and not deferred:
                 try:
                     sub.goal.check_range(bool(sub.higher_is_better))
                 except ValueError as exc:
@@ -281,6 +314,9 @@ class MetricConfig(StrictModel):
 
     def scorer(self, sub: SubType, base_dir: Path | None = None) -> Any:
         """The metric object that scores ``sub`` (a registered metric, or a Hugging Face evaluate metric)."""
+        own = self.metric_type.evidence_metric()
+        if own is not None:
+            return own
         if self.backend == "huggingface_metrics":
             from olive_eval.metrics.huggingface import HuggingFaceMetric
 

@@ -267,6 +267,8 @@ class RunConfig(StrictModel):
         subs = [(metric, sub) for metric in self.all_metrics for sub in metric.sub_types]
         ranked = [(m, s) for m, s in subs if s.priority != -1]
         if not ranked:
+            if not subs:  # lm_eval metrics measuring every value their tasks report: nothing is ranked
+                return
             if len(subs) == 1:
                 subs[0][1].priority = 1
                 return
@@ -309,6 +311,8 @@ class RunConfig(StrictModel):
             uc = metric.user_config
             uc.user_script, uc.script_dir = fix(uc.user_script), fix(uc.script_dir)
             metric.sample_log_dir = fix(metric.sample_log_dir)
+            if metric.metric_config is not None and metric.metric_type.options is not None:
+                metric.metric_config = metric.metric_type.options.resolve_paths(metric.metric_config, base_dir)
         self.output_dir = fix(self.output_dir)
         self._source_dir = base_dir
         return self

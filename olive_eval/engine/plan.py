@@ -14,6 +14,7 @@ from typing import Any
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.preflight import check_device, check_outputs
+from olive_eval.lm_eval.planning import LmEvalRun, new_run, plan_lm_eval
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import Need
 
@@ -51,6 +52,7 @@ class Plan:
     timings: list[TimingRun] = field(default_factory=list)
     file_sizes: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
     user_functions: list[MetricConfig] = field(default_factory=list)
+    lm_eval_runs: list[LmEvalRun] = field(default_factory=list)
 
     def data_configs(self) -> list[str]:
         """The data configs the plan reads, in plan order."""
@@ -64,6 +66,7 @@ class Plan:
         uses = [
             *((p.settings, [m.name for m in p.metrics]) for p in self.passes),
             *((m.user_config.settings_override(), [m.name]) for m in self.user_functions),
+            *((job.settings, [m.name for m in job.metrics]) for job in self.lm_eval_runs),
         ]
         for settings, metrics in uses:
             names = seen.setdefault(settings_key(settings), (settings, []))[1]
@@ -78,6 +81,7 @@ def make_plan(run: RunConfig) -> Plan:
     plan = Plan()
     passes: dict[tuple[str, str], PredictionPass] = {}
     timings: dict[tuple[str | None, str, str], TimingRun] = {}
+    lm_eval_runs: dict[tuple[str, str], LmEvalRun] = {}
     for metric in run.all_metrics:
         override = metric.user_config.settings_override()
         need = metric.metric_type.need
@@ -94,9 +98,18 @@ def make_plan(run: RunConfig) -> Plan:
                 )
         elif need is Need.MODEL_FILES:
             plan.file_sizes.extend((metric, sub) for sub in metric.sub_types)
+        elif need is Need.LM_EVAL:
+            lkey = (metric.lm_eval_options().run_key(), settings_key(override))
+            if lkey in lm_eval_runs:
+                lm_eval_runs[lkey].add(metric)
+            else:
+                lm_eval_runs[lkey] = new_run(metric, override)
         else:
             plan.user_functions.append(metric)
     plan.passes = list(passes.values())
     check_outputs(run, [p.data_config for p in plan.passes])
     plan.timings = list(timings.values())
+    plan.lm_eval_runs = list(lm_eval_runs.values())
+    if plan.lm_eval_runs:
+        plan_lm_eval(run, plan.lm_eval_runs)
     return plan

@@ -33,6 +33,7 @@ from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 from olive_eval.instances import InstanceWriter
+from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
@@ -240,6 +241,9 @@ class ModelEvaluator:
         for metric in self.plan.user_functions:
             if wanted(metric):
                 yield [(metric, s) for s in metric.sub_types], partial(self._evaluate_func, ctx, metric)
+        for job in self.plan.lm_eval_runs:
+            if any(wanted(m) for m in job.metrics):
+                yield [(m, s) for m in job.metrics for s in m.sub_types], partial(self._lm_eval, ctx, job)
 
     def _fail(self, ctx: _Context, sub_types: list[tuple[MetricConfig, SubType]], exc: Exception) -> None:
         """Record ``exc`` on every sub-type of the unit that has no value yet."""
@@ -351,6 +355,24 @@ class ModelEvaluator:
         )
         for sub in metric.sub_types:
             self._record(ctx, metric, sub, Score(values[sub.name]))
+
+    def _lm_eval(self, ctx: _Context, job: LmEvalRun) -> None:
+        """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""
+        from olive_eval.lm_eval.evaluate import evaluate_tasks, record_stderr
+
+        self.progress(ctx.model_name, f"lm-eval tasks {', '.join(job.options.tasks)}")
+        with ctx.stage("lm_eval"):
+            runtime = self._runtime(ctx, job.settings)
+            outcome = evaluate_tasks(runtime, ctx.model_name, job, self.context.allow_download)
+        record = ctx.result.lm_eval = ctx.result.lm_eval or {}
+        record.setdefault("tasks", {}).update(outcome.provenance["tasks"])
+        record["lm_eval_version"] = outcome.provenance["lm_eval_version"]
+        for metric in job.metrics:
+            for sub in metric.sub_types:
+                value = outcome.values[job.resolved[(metric.name, sub.name)].name]
+                evidence = Evidence(sample=value.evidence) if value.evidence is not None else None
+                self._record(ctx, metric, sub, Score(value.value), evidence)
+                record_stderr(ctx.result.metrics[joint_key(metric, sub)], value.stderr, job.options)
 
     @staticmethod
     def _record(

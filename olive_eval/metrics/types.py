@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 from pydantic import BaseModel
 
+from olive_eval.lm_eval.options import LmEvalOptions
 from olive_eval.metrics.base import Score
 from olive_eval.metrics.performance import (
     GENERATION_QUANTITIES,
@@ -44,6 +45,7 @@ class Need(str, Enum):
     TIMINGS = "timings"
     MODEL_FILES = "model_files"
     USER_FUNCTION = "user_function"
+    LM_EVAL = "lm_eval"  # lm-eval's tasks, run on the loaded model through an adapter
 
 
 class MetricType:
@@ -52,6 +54,10 @@ class MetricType:
     unit: ClassVar[str | None] = None
     #: Whether values can be bootstrapped (per-example statistics or repeated timings exist).
     resamplable: ClassVar[bool] = False
+    #: The metric-level ``metric_config`` the type takes (None: it takes none; sub-types have their own).
+    options: ClassVar[type[LmEvalOptions] | None] = None
+    #: False when sub-types and their directions are known only once the run is planned (lm-eval's tasks say).
+    sub_types_known_at_load: ClassVar[bool] = True
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -79,6 +85,11 @@ class MetricType:
         """Validate a sub-type's metric_config; raises ValueError / pydantic.ValidationError."""
         if raw:
             raise ValueError(f"{self.name} sub-types take no metric_config")
+        return None
+
+    def evidence_metric(self) -> Any:
+        """The metric object its per-example evidence is restored with (from the results cache), when the type's
+        sub-types are not registered metrics; None for the others."""
         return None
 
     def check_sub_type(self, sub_type: str) -> None:
@@ -284,4 +295,36 @@ class CustomType(MetricType):
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         if raw:
             raise ValueError("custom sub-types take no metric_config; pass arguments in user_config.*_func_kwargs")
+        return None
+
+
+@_register
+class LmEvalType(MetricType):
+    """lm-evaluation-harness tasks (:mod:`olive_eval.lm_eval`): the metric-level ``metric_config`` names the tasks;
+    sub-types are the (task, metric, filter) values they report, resolved with their directions when the run is
+    planned; none given measures all of them."""
+
+    name = "lm_eval"
+    need = Need.LM_EVAL
+    resamplable = True
+    options = LmEvalOptions
+    sub_types_known_at_load = False
+
+    def sub_type_names(self) -> None:
+        return None
+
+    def default_higher_is_better(self, sub_type: str) -> None:
+        return None
+
+    def evidence_metric(self) -> Any:
+        from olive_eval.lm_eval.evidence import SampleMetric
+
+        return SampleMetric()
+
+    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
+        if raw:
+            raise ValueError(
+                "lm_eval sub-types take no metric_config; the tasks and their options go in the "
+                "metric's own metric_config"
+            )
         return None

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
+from olive_eval.lm_eval.adapters import python_lm, python_requests
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -111,6 +112,16 @@ class PythonRuntime(Runtime):
 
     def output_names(self) -> list[str]:
         return ["prediction"]
+
+    @classmethod
+    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
+        return None  # what the loaded object has decides
+
+    def lm_eval_served(self) -> frozenset[str]:
+        return python_requests(self.model)
+
+    def lm_eval_adapter(self, options: Any) -> Any:
+        return python_lm(self.model, self._call, self._where, options)
 
     def describe(self) -> dict[str, Any]:
         return {"runtime": "python", "object": f"{type(self.model).__module__}.{type(self.model).__qualname__}"}

@@ -1,0 +1,141 @@
+"""One lm-eval run on a loaded model: ``simple_evaluate`` on the model's adapter over the planned tasks, and its
+results as olive-eval scores (value, stderr, per-sample evidence) and provenance for results.json.
+
+lm-eval runs with ``log_samples`` on (per-sample results back paired goals), downloads off unless the run allows
+them, its seeds from the metric's options, and its log and progress bars kept off the run's output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any
+
+from olive_eval.errors import EvaluationError
+from olive_eval.huggingface_env import offline
+from olive_eval.lm_eval import lm_eval_package
+from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
+from olive_eval.lm_eval.evidence import sample_evidence
+from olive_eval.lm_eval.names import Produced
+from olive_eval.lm_eval.options import LmEvalOptions
+from olive_eval.lm_eval.planning import LmEvalRun
+from olive_eval.lm_eval.tasks import quiet_lm_eval
+from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.results import ConfidenceInterval, SubMetricResult
+
+
+@dataclass
+class LmEvalValue:
+    value: float
+    stderr: float | None
+    evidence: ExampleStats | None
+
+
+@dataclass
+class LmEvalOutcome:
+    """Values by produced name, and what results.json records of the run (lm-eval's version, per task: version,
+    hash of its samples, n-shot, limit and sample counts)."""
+
+    values: dict[str, LmEvalValue] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download: bool) -> LmEvalOutcome:
+    lm_eval = lm_eval_package()
+    assert job.tasks is not None
+    options = job.options
+    served = runtime.lm_eval_served()
+    check_serves(model_name, served, job.needed_requests(), f"{runtime.model_type}")
+    with offline(allow_download), quiet_lm_eval():
+        lm = runtime.lm_eval_adapter(AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
+        results = lm_eval.simple_evaluate(
+            model=lm,
+            tasks=list(job.tasks.top),
+            task_manager=job.tasks.manager,
+            num_fewshot=options.num_fewshot,
+            batch_size=options.batch_size,
+            limit=options.limit_value(),
+            bootstrap_iters=options.bootstrap_iters,
+            log_samples=True,
+            apply_chat_template=options.apply_chat_template,
+            fewshot_as_multiturn=options.fewshot_as_multiturn,
+            system_instruction=options.system_instruction,
+            gen_kwargs=options.gen_kwargs,
+            **options.seeds(),
+        )
+    if results is None:
+        raise EvaluationError("lm-eval returned no results (not the main process of a distributed run)")
+    outcome = LmEvalOutcome(provenance=provenance(results, options.limit_value(), lm_eval.__version__))
+    wanted = {p.name: p for p in job.resolved.values()}
+    for name, produced in wanted.items():
+        outcome.values[name] = _value(results, produced, job)
+    return outcome
+
+
+#: The interval a stderr gives: value ± z·stderr at this level (the normal approximation lm-eval's stderr is for).
+STDERR_LEVEL = 0.95
+
+
+def record_stderr(result: SubMetricResult, stderr: float | None, options: LmEvalOptions) -> None:
+    """Keep lm-eval's stderr on the result and, unless the sub-type asked for its own bootstrap interval, make it
+    the interval: value ± z·stderr."""
+    result.stderr = stderr
+    if stderr is None or result.value is None or result.confidence_interval is not None:
+        return
+    z = NormalDist().inv_cdf(0.5 + STDERR_LEVEL / 2)
+    result.ci_low, result.ci_high = result.value - z * stderr, result.value + z * stderr
+    result.confidence_interval = ConfidenceInterval(
+        "lm_eval_stderr", options.bootstrap_iters, STDERR_LEVEL, options.seeds()["random_seed"]
+    )
+
+
+def _value(results: dict[str, Any], produced: Produced, job: LmEvalRun) -> LmEvalValue:
+    reported = results["results"].get(produced.task, {})
+    if produced.result_key not in reported:
+        raise EvaluationError(
+            f"lm-eval reported no '{produced.result_key}' for task '{produced.task}' "
+            f"(it reported: {', '.join(k for k in reported if ',' in k and '_stderr' not in k)})"
+        )
+    stderr = reported.get(produced.stderr_key)
+    return LmEvalValue(
+        float(reported[produced.result_key]),
+        float(stderr) if isinstance(stderr, (int, float)) else None,
+        _evidence(results, produced, job),
+    )
+
+
+def _evidence(results: dict[str, Any], produced: Produced, job: LmEvalRun) -> ExampleStats | None:
+    """The value's per-document items in document order; None for a group's value (no samples of its own)."""
+    assert job.tasks is not None
+    task = job.tasks.loaded["tasks"].get(produced.task)
+    samples = results.get("samples", {}).get(produced.task)
+    if task is None or not samples:
+        return None
+    from lm_eval.api.registry import aggregation_registry, get_aggregation
+
+    aggregate = task.aggregation()[produced.metric]
+    name = next((n for n in aggregation_registry.keys() if get_aggregation(n) is aggregate), None)  # noqa: SIM118
+    if name is None:
+        return None  # an aggregation a task defines in its own code: not resampled
+    rows = sorted((s for s in samples if s["filter"] == produced.filter), key=lambda s: s["doc_id"])
+    return sample_evidence(name, [s[produced.metric] for s in rows])
+
+
+def provenance(results: dict[str, Any], limit: int | float | None, version: str) -> dict[str, Any]:
+    """lm-eval's version, and per task its version, the hash of its samples (as lm-eval's tracker computes it),
+    n-shot, limit and sample counts."""
+    from lm_eval.utils import hash_string
+
+    tasks = {}
+    for name, version_of in results.get("versions", {}).items():
+        samples = results.get("samples", {}).get(name)
+        tasks[name] = {
+            "version": version_of,
+            "hash": hash_string("".join(s["doc_hash"] + s["prompt_hash"] + s["target_hash"] for s in samples))
+            if samples
+            else None,
+            "n_shot": results.get("n-shot", {}).get(name),
+            "limit": limit,
+            "n_samples": results.get("n-samples", {}).get(name),
+        }
+    return {"lm_eval_version": version, "tasks": tasks}

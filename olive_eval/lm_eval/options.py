@@ -1,0 +1,94 @@
+"""An lm_eval metric's ``metric_config``: which tasks, and how lm-eval runs them. Validated without lm-eval."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from olive_eval.strict_model import LaxPath, StrictModel
+
+#: lm-eval's own seeds (``lm_eval.defaults``): python's ``random``, then numpy, torch and the few-shot sampler.
+LM_EVAL_RANDOM_SEED = 0
+LM_EVAL_OTHER_SEED = 1234
+
+
+class LmEvalOptions(StrictModel):
+    """``metric_config`` of an ``lm_eval`` metric (the keys of Olive's ``LMEvaluator`` where they exist)."""
+
+    tasks: list[str] = Field(min_length=1, description="lm-eval task or group names.")
+    include_path: list[LaxPath] = Field(
+        default_factory=list,
+        description="Folders (or YAML files) of local task definitions, relative to the config file.",
+    )
+    limit: float | None = Field(
+        None,
+        description="Examples per task: a count when >= 1, a fraction of the task when < 1 (lm-eval's meaning); "
+        "default: the whole task.",
+    )
+    num_fewshot: int | None = Field(None, ge=0, description="Few-shot examples; default: each task's own.")
+    batch_size: int = Field(1, ge=1)
+    max_length: int | None = Field(None, ge=1, description="Context length of the model's lm-eval adapter.")
+    apply_chat_template: bool | str = False
+    fewshot_as_multiturn: bool = False
+    system_instruction: str | None = None
+    gen_kwargs: dict[str, Any] | None = Field(None, description="Overrides every generate_until task's generation.")
+    seed: int | None = Field(
+        None,
+        description=f"Every lm-eval seed (python, numpy, torch, few-shot); default: lm-eval's "
+        f"({LM_EVAL_RANDOM_SEED}, {LM_EVAL_OTHER_SEED}).",
+    )
+    bootstrap_iters: int = Field(
+        100_000, ge=0, description="lm-eval's bootstrap for the stderr of non-mean metrics (0: no stderr)."
+    )
+
+    @field_validator("include_path", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, (str, Path)) else value
+
+    @field_validator("limit")
+    @classmethod
+    def _positive_limit(cls, value: float | None) -> float | None:
+        if value is not None and value <= 0:
+            raise ValueError(
+                f"limit must be positive: a count of examples (>= 1) or a fraction of each task (< 1), got {value}; "
+                "leave it out for the whole task"
+            )
+        if value is not None and value >= 1 and value != int(value):
+            raise ValueError(f"a limit of 1 or more is a count of examples and must be whole, got {value}")
+        return value
+
+    def seeds(self) -> dict[str, int]:
+        """lm-eval's four seeds, as ``simple_evaluate`` takes them."""
+        first, other = (LM_EVAL_RANDOM_SEED, LM_EVAL_OTHER_SEED) if self.seed is None else (self.seed, self.seed)
+        return {
+            "random_seed": first,
+            "numpy_random_seed": other,
+            "torch_random_seed": other,
+            "fewshot_random_seed": other,
+        }
+
+    def limit_value(self) -> int | float | None:
+        """lm-eval's ``limit``: an int for a count, a float for a fraction."""
+        if self.limit is None:
+            return None
+        return int(self.limit) if self.limit >= 1 else self.limit
+
+    def run_key(self) -> str:
+        """What one lm-eval run shares: metrics whose options differ only in their tasks run together."""
+        return json.dumps(self.model_dump(mode="json", exclude={"tasks"}), sort_keys=True)
+
+    @staticmethod
+    def resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]:
+        """``raw`` with each relative ``include_path`` made absolute against the config's folder."""
+        paths = raw.get("include_path")
+        if paths is None:
+            return raw
+        listed = [paths] if isinstance(paths, (str, Path)) else paths
+        if not isinstance(listed, list):
+            return raw  # validation names the problem
+        fixed = [str(p if Path(p).is_absolute() else base / p) if isinstance(p, (str, Path)) else p for p in listed]
+        return {**raw, "include_path": fixed}
