@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from olive_eval.config.metric import MetricConfig, SubType
-from olive_eval.errors import ConfigError
+from olive_eval.errors import ConfigError, MissingDependencyError
 from olive_eval.lm_eval.adapters import check_serves, requests_needed
 from olive_eval.lm_eval.names import Produced, resolve
 from olive_eval.lm_eval.options import LmEvalOptions
@@ -54,6 +54,8 @@ def plan_lm_eval(run: Any, jobs: list[LmEvalRun]) -> None:
     for job in jobs:
         try:
             job.tasks = load_tasks(job.options, run.allow_download)
+        except MissingDependencyError as exc:  # nothing of the run could be measured as asked: a config error
+            raise ConfigError(str(exc), path=f"{key}[{index[job.metrics[0].name]}].type") from None
         except TaskProblem as exc:
             metric = _metric_of_task(job, exc.index)
             task_index = (

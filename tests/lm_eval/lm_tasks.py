@@ -6,7 +6,7 @@
   matches on a different share of the documents;
 * ``words_ppl``: loglikelihood_rolling (``word_perplexity``, ``byte_perplexity``, ``bits_per_byte``).
 
-Each task's YAML reads a JSON lines file beside it by a relative ``data_files`` path.
+Each task's YAML reads a JSON lines file beside it.
 """
 
 from __future__ import annotations
@@ -107,16 +107,19 @@ def mc_rows(n: int, seed: int = 0) -> list[dict[str, Any]]:
     return rows
 
 
-def write_tasks(folder: Path, gen_answers: list[str], n: int = 24, seed: int = 0) -> Path:
+def write_tasks(folder: Path, gen_answers: list[str], n: int = 24, seed: int = 0, relative: bool = False) -> Path:
     """The three tasks in ``folder``; ``words_gen``'s answers are ``gen_answers`` (one per prompt of
-    :func:`gen_prompts`)."""
+    :func:`gen_prompts`). Their ``data_files`` are absolute paths, or, ``relative``, file names beside the YAML
+    (which lm-eval alone reads from the working directory)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "words_mc.yaml").write_text(MC_YAML)
-    (folder / "words_gen.yaml").write_text(GEN_YAML)
-    (folder / "words_ppl.yaml").write_text(PPL_YAML)
+    for name, text in (("words_mc", MC_YAML), ("words_gen", GEN_YAML), ("words_ppl", PPL_YAML)):
+        data = f"{name}.jsonl" if relative else str(folder / f"{name}.jsonl")
+        (folder / f"{name}.yaml").write_text(text.replace(f"test: {name}.jsonl", f"test: {data}"))
     write_jsonl(folder / "words_mc.jsonl", mc_rows(n, seed))
     prompts = gen_prompts(len(gen_answers), seed)
-    write_jsonl(folder / "words_gen.jsonl", [{"prompt": p, "answer": a} for p, a in zip(prompts, gen_answers, strict=True)])
+    write_jsonl(
+        folder / "words_gen.jsonl", [{"prompt": p, "answer": a} for p, a in zip(prompts, gen_answers, strict=True)]
+    )
     texts = hf_models.sentences(n, seed + 1, min_words=6, max_words=12)
     write_jsonl(folder / "words_ppl.jsonl", [{"text": t} for t in texts])
     return folder

@@ -1,0 +1,63 @@
+"""The tiny Llama and the three local tasks, built once per test session. ``words_gen``'s answers come from the
+model's own greedy text (read back from one lm-eval run with placeholder answers), so its two filters score
+differently and neither is zero."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.lm_eval import lm_tasks
+from tests.runtimes import llm_models
+
+N = 24
+
+
+def reference(model_folder: Path, tasks_folder: Path, tasks: list[str], **kwargs: Any) -> dict[str, Any]:
+    """lm-eval's own ``simple_evaluate`` on the transformers model, as an lm-eval user writes it."""
+    import lm_eval
+    from lm_eval.models.huggingface import HFLM
+    from lm_eval.tasks import TaskManager
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(model_folder).eval()
+    tokenizer = AutoTokenizer.from_pretrained(model_folder)
+    with contextlib.redirect_stderr(io.StringIO()):
+        lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=kwargs.pop("batch_size", 1), device="cpu")
+        return lm_eval.simple_evaluate(
+            model=lm,
+            tasks=tasks,
+            task_manager=TaskManager(include_path=str(tasks_folder), include_defaults=False),
+            log_samples=True,
+            **kwargs,
+        )
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return llm_models.build_tiny_llama(tmp_path_factory.mktemp("lm_eval_llama") / "hf")
+
+
+@pytest.fixture(scope="session")
+def tasks_folder(llama: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("lm_eval_tasks")
+    lm_tasks.write_tasks(folder, ["placeholder"] * N, N)
+    first = reference(llama, folder, ["words_gen"], bootstrap_iters=0)
+    by_doc = {s["doc_id"]: s["resps"][0][0] for s in first["samples"]["words_gen"]}
+    return lm_tasks.write_tasks(folder, lm_tasks.answers_from([by_doc[i] for i in range(N)]), N)
+
+
+def lm_config(model: dict[str, Any], tasks_folder: Path, out: Path, **metric: Any) -> dict[str, Any]:
+    """A run of ``model`` with one lm_eval metric ``lm`` (``metric`` keys: sub_types, metric_config overrides)."""
+    options = {"tasks": list(lm_tasks.TASKS), "include_path": str(tasks_folder), "bootstrap_iters": 1000}
+    options |= metric.pop("metric_config", {})
+    entry: dict[str, Any] = {"name": "lm", "type": "lm_eval", "metric_config": options, **metric}
+    return {"input_model": model, "metrics": [entry], "output_dir": str(out)}
+
+
+def hf_model(folder: Path, name: str = "base") -> dict[str, Any]:
+    return {"type": "HfModel", "name": name, "model_path": str(folder), "task": "text-generation"}
