@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
@@ -28,6 +29,19 @@ class EvaluatorConfig(StrictModel):
     user_script: LaxPath | None = None
     script_dir: LaxPath | None = None
     metrics: list[MetricConfig] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _olive_lm_evaluator(cls, data: Any) -> Any:
+        """Olive's ``{"type": "LMEvaluator", "tasks": [...], "limit": ...}`` block, as the lm_eval metric it means."""
+        if not isinstance(data, dict) or data.get("type") != "LMEvaluator":
+            return data
+        try:
+            metrics = olive_lm_evaluator_metrics(data)
+        except ValueError as exc:
+            key, _, message = str(exc).partition(": ")
+            raise nested_error(key, message) from None
+        return {"name": data.get("name"), "metrics": metrics}
 
 
 class TimingSettings(StrictModel):

@@ -92,3 +92,46 @@ class LmEvalOptions(StrictModel):
             return raw  # validation names the problem
         fixed = [str(p if Path(p).is_absolute() else base / p) if isinstance(p, (str, Path)) else p for p in listed]
         return {**raw, "include_path": fixed}
+
+
+#: Olive ``LMEvaluator`` keys that olive-eval takes from the model and the run instead, and where to set them.
+OLIVE_MODEL_KEYS = {
+    "model_class": "the model's type (HfModel, GenAIModel) decides it",
+    "execution_provider": "set the run's execution_providers or the model's",
+    "provider_options": "set the run's execution_providers with their options",
+    "device": "set the run's device",
+    "model_args": "set them on the model config",
+}
+#: Olive ``LMEvaluator`` keys that are lm_eval metric_config keys under the same name.
+OLIVE_OPTION_KEYS = (
+    "tasks",
+    "limit",
+    "batch_size",
+    "max_length",
+    "num_fewshot",
+    "apply_chat_template",
+    "system_instruction",
+    "fewshot_as_multiturn",
+    "bootstrap_iters",
+)
+
+
+def olive_lm_evaluator_metrics(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics an Olive ``{"type": "LMEvaluator", "tasks": [...], ...}`` evaluator block means: one lm_eval
+    metric ``lm_eval`` measuring every value its tasks report, and Olive's ``size_on_disk`` pseudo-task as a
+    size metric. ValueError for a key that belongs on the model or the run here."""
+    for key, where in OLIVE_MODEL_KEYS.items():
+        if block.get(key) is not None and not (key == "model_class" and block[key] in ("hf", "ortgenai")):
+            raise ValueError(f"{key}: olive-eval does not take it from the evaluator block; {where}")
+    unknown = sorted(set(block) - set(OLIVE_OPTION_KEYS) - set(OLIVE_MODEL_KEYS) - {"type", "name"})
+    if unknown:
+        raise ValueError(f"{unknown[0]}: not a key of Olive's LMEvaluator that olive-eval takes")
+    options = {k: block[k] for k in OLIVE_OPTION_KEYS if block.get(k) is not None}
+    tasks = list(options.get("tasks") or [])
+    metrics: list[dict[str, Any]] = []
+    if "size_on_disk" in tasks:
+        tasks.remove("size_on_disk")
+        metrics.append({"name": "size_on_disk", "type": "size_on_disk", "sub_types": [{"name": "bytes"}]})
+    if tasks or not metrics:
+        metrics.insert(0, {"name": "lm_eval", "type": "lm_eval", "metric_config": {**options, "tasks": tasks}})
+    return metrics
