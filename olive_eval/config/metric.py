@@ -213,6 +213,17 @@ class MetricConfig(StrictModel):
             if not self.sub_types:
                 raise nested_error("sub_types", "at least one sub-type is required")
             return self
+        own = self.metric_type.own_data
+        given = {
+            "data_config": self.data_config is not None,
+            "filters": bool(self.filters),
+            "repeats": self.repeats != 1,
+            "reduction": self.reduction is not None,
+            "sample_log_num": self.sample_log_num != 0,
+        }
+        wrong = next((key for key, set_ in given.items() if set_), None)
+        if own is not None and wrong is not None:
+            raise nested_error(wrong, f"{self.type} metrics take no {wrong}: {own}")
         if self.metric_config is None:
             raise nested_error("metric_config", f"{self.type} metrics need a metric_config (e.g. their tasks)")
         try:

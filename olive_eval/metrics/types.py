@@ -58,6 +58,8 @@ class MetricType:
     options: ClassVar[type[LmEvalOptions] | None] = None
     #: False when sub-types and their directions are known only once the run is planned (lm-eval's tasks say).
     sub_types_known_at_load: ClassVar[bool] = True
+    #: What a type that brings its own data (lm-eval's tasks) says to a metric-level data option it cannot honour.
+    own_data: ClassVar[str | None] = None
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -309,6 +311,7 @@ class LmEvalType(MetricType):
     resamplable = True
     options = LmEvalOptions
     sub_types_known_at_load = False
+    own_data = "lm-eval's tasks bring their own data, filters and repeats: set them in the task's YAML file"
 
     def sub_type_names(self) -> None:
         return None

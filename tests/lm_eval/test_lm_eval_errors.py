@@ -143,3 +143,23 @@ def test_sub_types_take_no_metric_config_and_other_types_take_no_metric_level_on
         load_run_config({**base, "metrics": [{"name": "acc", "type": "accuracy"}]})
     with pytest.raises(ConfigError, match=r"metrics\[0\]\.metric_config\.tasks"):
         load_run_config({**base, "metrics": [{"name": "lm", "type": "lm_eval", "metric_config": {"tasks": []}}]})
+
+
+@pytest.mark.parametrize(
+    ("extra", "key"),
+    [
+        ({"filters": [{"type": "lowercase"}]}, "filters"),
+        ({"data_config": "somewhere"}, "data_config"),
+        ({"repeats": 2, "reduction": "mean"}, "repeats"),
+        ({"sample_log_num": 3}, "sample_log_num"),
+    ],
+)
+def test_data_options_of_other_metrics_are_refused_not_ignored(extra, key):
+    from olive_eval.config import load_run_config
+
+    config = {
+        "input_model": {"type": "PythonModel", "user_script": "s.py", "model_loader": "f"},
+        "metrics": [{"name": "lm", "type": "lm_eval", "metric_config": {"tasks": ["t"]}, **extra}],
+    }
+    with pytest.raises(ConfigError, match=rf"metrics\[0\]\.{key}: lm_eval metrics take no {key}: .*task's YAML"):
+        load_run_config(config)
