@@ -88,6 +88,7 @@ def instrument() -> None:
 
 @contextlib.contextmanager
 def quiet() -> Iterator[None]:
+    """lm-eval's log at ERROR and stderr captured, as olive-eval runs it: neither side pays for printing."""
     logger = logging.getLogger("lm_eval")
     level = logger.level
     logger.setLevel(logging.ERROR)
