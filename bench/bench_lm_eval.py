@@ -27,17 +27,15 @@ Run: ``python bench/bench_lm_eval.py`` (about 80 s on 2 cores).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import io
-import logging
 import math
 import os
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +44,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # torch's threads spin under a shared machine's load: one thread
 
 from olive_eval import evaluate  # noqa: E402
+from olive_eval.lm_eval.tasks import quiet_lm_eval  # noqa: E402
 from tests.lm_eval import lm_tasks  # noqa: E402
 from tests.runtimes import llm_models  # noqa: E402
 
@@ -86,19 +85,6 @@ def instrument() -> None:
     TaskManager.load = _timed(where, TaskManager.load)
 
 
-@contextlib.contextmanager
-def quiet() -> Iterator[None]:
-    """lm-eval's log at ERROR and stderr captured, as olive-eval runs it: neither side pays for printing."""
-    logger = logging.getLogger("lm_eval")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def reference(model_folder: Path, tasks_folder: Path, tasks: list[str], batch_size: int, iters: int) -> dict:
     """lm-eval's own run, as its user writes it, model and tasks loaded here."""
     import lm_eval
@@ -106,7 +92,7 @@ def reference(model_folder: Path, tasks_folder: Path, tasks: list[str], batch_si
     from lm_eval.tasks import TaskManager
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    with quiet():
+    with quiet_lm_eval():  # lm-eval's log at ERROR and stderr captured, as olive-eval runs it
         model = AutoModelForCausalLM.from_pretrained(model_folder).eval()
         tokenizer = AutoTokenizer.from_pretrained(model_folder)
         lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=batch_size, device="cpu")
