@@ -368,6 +368,10 @@ class ModelEvaluator:
         record.setdefault("tasks", {}).update(outcome.provenance["tasks"])
         record["lm_eval_version"] = outcome.provenance["lm_eval_version"]
         for metric in job.metrics:
+            if self.writer is not None:  # lm-eval's per-sample log of the metric's tasks, as its instance records
+                sink = self.writer.instances(ctx.folder or ctx.model_name, metric.name)
+                sink.write(*outcome.records({job.resolved[(metric.name, s.name)].task for s in metric.sub_types}))
+                sink.close()
             for sub in metric.sub_types:
                 value = outcome.values[job.resolved[(metric.name, sub.name)].name]
                 evidence = Evidence(sample=value.evidence) if value.evidence is not None else None

@@ -13,6 +13,7 @@ from typing import Any
 
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
+from olive_eval.instances import jsonable
 from olive_eval.lm_eval import lm_eval_package
 from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
@@ -38,6 +39,26 @@ class LmEvalOutcome:
 
     values: dict[str, LmEvalValue] = field(default_factory=dict)
     provenance: dict[str, Any] = field(default_factory=dict)
+    #: lm-eval's per-sample log by task (``log_samples``)
+    samples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def records(self, tasks: set[str]) -> tuple[dict[str, list[Any]], int]:
+        """The per-sample log of ``tasks`` as instance-record columns: task, document, filter, prompt, target,
+        the model's raw and filtered responses, and each metric's per-sample value; and the row count."""
+        rows = [(task, s) for task in sorted(tasks) for s in self.samples.get(task, [])]
+        metrics = sorted({m for _, s in rows for m in s.get("metrics", [])})
+        columns: dict[str, list[Any]] = {
+            "task": [t for t, _ in rows],
+            "doc_id": [s["doc_id"] for _, s in rows],
+            "filter": [s["filter"] for _, s in rows],
+            "prompt": [jsonable(s["arguments"][0][0]) if s.get("arguments") else None for _, s in rows],
+            "target": [jsonable(s.get("target")) for _, s in rows],
+            "response": [jsonable(s.get("resps")) for _, s in rows],
+            "filtered": [jsonable(s.get("filtered_resps")) for _, s in rows],
+        }
+        for metric in metrics:
+            columns[metric] = [jsonable(s.get(metric)) for _, s in rows]
+        return columns, len(rows)
 
 
 def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download: bool) -> LmEvalOutcome:
@@ -65,7 +86,9 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
         )
     if results is None:
         raise EvaluationError("lm-eval returned no results (not the main process of a distributed run)")
-    outcome = LmEvalOutcome(provenance=provenance(results, options.limit_value(), lm_eval.__version__))
+    outcome = LmEvalOutcome(
+        provenance=provenance(results, options.limit_value(), lm_eval.__version__), samples=results.get("samples", {})
+    )
     wanted = {p.name: p for p in job.resolved.values()}
     for name, produced in wanted.items():
         outcome.values[name] = _value(results, produced, job)

@@ -130,3 +130,16 @@ def test_relative_data_files_are_read_beside_the_task_file(llama, tasks_folder, 
     got = evaluate(lm_config(hf_model(llama), relative, tmp_path / "out")).models["base"].metrics
     want = evaluate(lm_config(hf_model(llama), tasks_folder, tmp_path / "out2")).models["base"].metrics
     assert {k: v.value for k, v in got.items()} == {k: v.value for k, v in want.items()}
+
+
+def test_lm_evals_per_sample_log_is_the_metrics_instance_records(ours_and_theirs):
+    import pyarrow.parquet as pq
+
+    _, theirs, out = ours_and_theirs
+    table = pq.read_table(out / "instances" / "base" / "lm.parquet").to_pylist()
+    expected = [(t, s) for t in sorted(lm_tasks.TASKS) for s in theirs["samples"][t]]
+    assert len(table) == len(expected) == N * 4  # words_gen has two filters
+    for row, (task, sample) in zip(table, expected, strict=True):
+        assert (row["task"], int(row["doc_id"]), row["filter"]) == (task, sample["doc_id"], sample["filter"])
+        for metric in sample["metrics"]:
+            assert json.loads(row[metric]) == pytest.approx(sample[metric])
