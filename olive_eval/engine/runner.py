@@ -358,7 +358,7 @@ class ModelEvaluator:
 
     def _lm_eval(self, ctx: _Context, job: LmEvalRun) -> None:
         """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""
-        from olive_eval.lm_eval.evaluate import evaluate_tasks, record_stderr
+        from olive_eval.lm_eval.evaluate import evaluate_tasks, record_stderr, write_records
 
         self.progress(ctx.model_name, f"lm-eval tasks {', '.join(job.options.tasks)}")
         with ctx.stage("lm_eval"):
@@ -367,11 +367,9 @@ class ModelEvaluator:
         record = ctx.result.lm_eval = ctx.result.lm_eval or {}
         record.setdefault("tasks", {}).update(outcome.provenance["tasks"])
         record["lm_eval_version"] = outcome.provenance["lm_eval_version"]
+        if self.writer is not None:
+            write_records(self.writer, ctx.folder or ctx.model_name, job, outcome)
         for metric in job.metrics:
-            if self.writer is not None:  # lm-eval's per-sample log of the metric's tasks, as its instance records
-                sink = self.writer.instances(ctx.folder or ctx.model_name, metric.name)
-                sink.write(*outcome.records({job.resolved[(metric.name, s.name)].task for s in metric.sub_types}))
-                sink.close()
             for sub in metric.sub_types:
                 value = outcome.values[job.resolved[(metric.name, sub.name)].name]
                 evidence = Evidence(sample=value.evidence) if value.evidence is not None else None

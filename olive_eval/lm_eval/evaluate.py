@@ -13,7 +13,7 @@ from typing import Any
 
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
-from olive_eval.instances import jsonable
+from olive_eval.instances import InstanceWriter, jsonable
 from olive_eval.lm_eval import lm_eval_package
 from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
@@ -59,6 +59,14 @@ class LmEvalOutcome:
         for metric in metrics:
             columns[metric] = [jsonable(s.get(metric)) for _, s in rows]
         return columns, len(rows)
+
+
+def write_records(writer: InstanceWriter, folder: str, job: LmEvalRun, outcome: LmEvalOutcome) -> None:
+    """Each metric's instance records: lm-eval's per-sample log of the tasks its sub-types read."""
+    for metric in job.metrics:
+        sink = writer.instances(folder, metric.name)
+        sink.write(*outcome.records({job.resolved[(metric.name, s.name)].task for s in metric.sub_types}))
+        sink.close()
 
 
 def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download: bool) -> LmEvalOutcome:

@@ -32,7 +32,9 @@ class LmEvalOptions(StrictModel):
     batch_size: int = Field(1, ge=1)
     max_length: int | None = Field(None, ge=1, description="Context length of the model's lm-eval adapter.")
     apply_chat_template: bool | str = False
-    fewshot_as_multiturn: bool = Field(True, description="lm-eval's default: few-shot examples as chat turns (with a chat template).")
+    fewshot_as_multiturn: bool = Field(
+        True, description="lm-eval's default: few-shot examples as chat turns (with a chat template)."
+    )
     system_instruction: str | None = None
     gen_kwargs: dict[str, Any] | None = Field(None, description="Overrides every generate_until task's generation.")
     seed: int | None = Field(
