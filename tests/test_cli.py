@@ -109,6 +109,7 @@ BUILT_BY_SCRIPT = {
     "speech.json": "examples/speech/make_clips.py",
     "detection.json": "examples/detection/make_data.py",
     "llm.json": "examples/llm/build.py",
+    "lm_eval.json": "examples/llm/build.py",
 }
 
 

@@ -374,7 +374,7 @@ class ModelEvaluator:
                 value = outcome.values[job.resolved[(metric.name, sub.name)].name]
                 evidence = Evidence(sample=value.evidence) if value.evidence is not None else None
                 self._record(ctx, metric, sub, Score(value.value), evidence)
-                record_stderr(ctx.result.metrics[joint_key(metric, sub)], value.stderr, job.options)
+                record_stderr(ctx.result.metrics[joint_key(metric, sub)], value, job.options)
 
     @staticmethod
     def _record(

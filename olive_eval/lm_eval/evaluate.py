@@ -30,6 +30,9 @@ class LmEvalValue:
     value: float
     stderr: float | None
     evidence: ExampleStats | None
+    #: The bootstrap resamples lm-eval's stderr took: 0 for a mean's (closed form), capped at 100 for the corpus
+    #: metrics, as lm-eval does.
+    stderr_resamples: int = 0
 
 
 @dataclass
@@ -107,16 +110,16 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
 STDERR_LEVEL = 0.95
 
 
-def record_stderr(result: SubMetricResult, stderr: float | None, options: LmEvalOptions) -> None:
+def record_stderr(result: SubMetricResult, value: LmEvalValue, options: LmEvalOptions) -> None:
     """Keep lm-eval's stderr on the result and, unless the sub-type asked for its own bootstrap interval, make it
     the interval: value ± z·stderr."""
-    result.stderr = stderr
+    result.stderr = stderr = value.stderr
     if stderr is None or result.value is None or result.confidence_interval is not None:
         return
     z = NormalDist().inv_cdf(0.5 + STDERR_LEVEL / 2)
     result.ci_low, result.ci_high = result.value - z * stderr, result.value + z * stderr
     result.confidence_interval = ConfidenceInterval(
-        "lm_eval_stderr", options.bootstrap_iters, STDERR_LEVEL, options.seeds()["random_seed"]
+        "lm_eval_stderr", value.stderr_resamples, STDERR_LEVEL, options.seeds()["random_seed"]
     )
 
 
@@ -128,10 +131,15 @@ def _value(results: dict[str, Any], produced: Produced, job: LmEvalRun) -> LmEva
             f"(it reported: {', '.join(k for k in reported if ',' in k and '_stderr' not in k)})"
         )
     stderr = reported.get(produced.stderr_key)
+    evidence = _evidence(results, produced, job)
+    aggregation = getattr(evidence.metric, "lm_eval_aggregation", None) if evidence is not None else None
+    iters = job.options.bootstrap_iters
+    resamples = 0 if aggregation == "mean" else min(iters, 100) if aggregation in ("bleu", "chrf", "ter") else iters
     return LmEvalValue(
         float(reported[produced.result_key]),
         float(stderr) if isinstance(stderr, (int, float)) else None,
-        _evidence(results, produced, job),
+        evidence,
+        resamples,
     )
 
 

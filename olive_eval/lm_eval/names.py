@@ -1,7 +1,7 @@
 """Sub-type names of an lm_eval metric: ``task/metric,filter`` (lm-eval's own ``metric,filter`` key under its task).
 
 ``task/metric`` means the filter ``none`` (lm-eval's default), and Olive's ``task-metric`` is accepted when one
-filter gives that metric, so an Olive ``LMEvaluator`` name still works; the canonical name is kept in results.
+filter gives that metric, so an Olive ``LMEvaluator`` name still works. Results keep the name as written.
 """
 
 from __future__ import annotations

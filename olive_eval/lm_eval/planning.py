@@ -120,7 +120,7 @@ def _check_models(run: Any, job: LmEvalRun, where: str) -> None:
         model_key = "input_model" if i == 0 else f"candidates[{i - 1}]"
         how = f"{model.type}, at {model_key}"
         if not served:
-            how += "; lm-eval tasks run on HfModel (a causal or seq2seq LM), GenAIModel and PythonModel"
+            how += "; lm-eval tasks run on HfModel (task text-generation), GenAIModel and PythonModel"
         try:
             check_serves(model.display_name(), served, needed, how)
         except Exception as exc:

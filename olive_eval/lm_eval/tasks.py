@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import logging
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,15 +49,20 @@ class LoadedTasks:
 
 @contextmanager
 def quiet_lm_eval() -> Iterator[None]:
-    """lm-eval logs every task it builds at INFO and WARNING, and it and ``datasets`` draw progress bars on
-    stderr; a run reports through its own lines, so both are kept off the output for the block."""
+    """lm-eval logs every task it builds at INFO and WARNING, it and ``datasets`` draw progress bars on stderr, and
+    the ``git`` it runs for its results prints ``fatal: not a git repository`` outside one; a run reports through
+    its own lines, so all of it is kept off the output for the block (Python's stderr and the process's)."""
     logger = logging.getLogger("lm_eval")
     level = logger.level
     logger.setLevel(logging.ERROR)
+    saved = os.dup(2)
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
+        with open(os.devnull, "w") as null, contextlib.redirect_stderr(io.StringIO()):
+            os.dup2(null.fileno(), 2)
             yield
     finally:
+        os.dup2(saved, 2)
+        os.close(saved)
         logger.setLevel(level)
 
 

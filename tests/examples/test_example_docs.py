@@ -7,13 +7,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "examples").glob("*/README.md")), *sorted((REPO / "docs").glob("*.md"))]
 #: The only install commands a page may give: torch's CPU wheel, the package, the dev extras, the examples' extras,
-#: Olive beside olive-eval.
+#: Olive beside olive-eval, lm-eval's and the embedding metrics' extras.
 INSTALLS = {
     "pip install torch==2.13.0",
     "pip install .",
     'pip install -e ".[dev]"',
     'pip install ".[examples]"',
     'pip install ".[olive]"',
+    'pip install ".[lm_eval]"',
+    'pip install ".[embeddings]"',
 }
 #: The extra each example's README must name (the quickstart needs only olive-eval itself).
 EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive"}

@@ -106,7 +106,7 @@ def test_a_model_type_that_serves_no_lm_eval_requests_is_a_config_error(llama, t
     message = str(caught.value)
     assert "metrics[0].metric_config.tasks" in message
     assert "model 'onnx' cannot serve lm-eval's" in message and "ONNXModel, at candidates[0]" in message
-    assert "HfModel (a causal or seq2seq LM), GenAIModel and PythonModel" in message
+    assert "HfModel (task text-generation), GenAIModel and PythonModel" in message
 
 
 def test_sub_types_take_no_metric_config_and_other_types_take_no_metric_level_one(tmp_path):

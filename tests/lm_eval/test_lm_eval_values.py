@@ -42,6 +42,7 @@ def test_every_value_and_stderr_equals_simple_evaluate(ours_and_theirs):
             assert metrics[key].stderr == stderr, key
             assert metrics[key].ci_low == pytest.approx(value - 1.959963984540054 * stderr)
             assert metrics[key].ci_high == pytest.approx(value + 1.959963984540054 * stderr)
+            assert metrics[key].confidence_interval.n_resamples == 0  # a mean's stderr: lm-eval's closed form
     assert 0 < metrics["lm-words_mc/acc,none"].value < 1
 
 
