@@ -1,0 +1,233 @@
+"""Violation matching, pure: span IoU, pairwise similarities, the weighted score and greedy one-to-one matching.
+
+Every pair (prediction, ground truth) of a document is a potential match. Its parts: the IoU of the two spans'
+character positions, the similarity of the rules, category equality, and the similarity of the explanations
+and of the corrections; its score is their weighted sum. A pair can match when IoU > ``overlap``, rule
+similarity > ``rule`` and score > ``match`` (all strict, as the seed). Among those, the greedy takes the pair
+with the highest score, matches it, removes its prediction and ground truth, and repeats. Ties are broken by
+the lower prediction index, then the lower ground-truth index (positions in each document's lists).
+
+Work is done for a whole batch at once: pairs are flat arrays across documents. Parts are computed only for
+pairs still able to match (a pair with no overlap never needs its rule similarity), strings are compared once per
+distinct pair of strings, and the greedy runs in rounds: a pair that is the first, in the (score, prediction,
+ground truth) order, of both its prediction's and its ground truth's remaining pairs is exactly one the sequential
+greedy takes, so each round takes all of those at once (at most min(predictions, ground truths) rounds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from olive_eval.metrics.violations.inputs import Violations
+
+__all__ = [
+    "PARTS",
+    "Matching",
+    "PairSimilarity",
+    "Thresholds",
+    "greedy_match",
+    "match",
+    "overlapping_pairs",
+    "rapidfuzz_similarity",
+    "span_iou",
+]
+
+#: The parts of a match score, in the order of a weights vector and of ``Matching.parts``' columns.
+PARTS = ("text", "rule", "category", "explanation", "correction")
+
+#: ``similarity(a, b, ia, ib)``: the similarity of ``a[ia[k]]`` and ``b[ib[k]]`` for each k (float64 ``[k]``);
+#: ``a`` and ``b`` hold distinct strings where strings repeat (see :func:`_codes`), and may hold strings no pair uses.
+PairSimilarity = Callable[[list[str], list[str], np.ndarray, np.ndarray], np.ndarray]
+
+#: Strings are deduplicated when the first ``DEDUPE_SAMPLE`` rows asked about hold at most this share of distinct ones.
+DEDUPE_SAMPLE, DEDUPE_RATIO = 1000, 0.2
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """A pair can match only above all three (strictly)."""
+
+    overlap: float = 0.0
+    rule: float = 0.01
+    match: float = 0.5
+
+
+@dataclass
+class Matching:
+    """The outcome for a batch of documents.
+
+    ``counts``: ``[documents, 4]`` float64 rows ``tp, fp, fn, score_sum`` (the sum of the matched pairs' scores).
+    The matched pairs, in the greedy's order within each document: ``doc``, ``pred`` and ``truth`` (indices in the
+    document's lists), ``score``, and ``parts`` ``[pairs, 5]`` (columns :data:`PARTS`; NaN for a part with weight 0).
+    """
+
+    counts: np.ndarray
+    doc: np.ndarray
+    pred: np.ndarray
+    truth: np.ndarray
+    score: np.ndarray
+    parts: np.ndarray
+
+
+def span_iou(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, end_b: np.ndarray) -> np.ndarray:
+    """Element-wise (broadcast) IoU of character ranges ``[start, end)``: intersection / union; 0 for an empty union."""
+    inter = np.maximum(np.minimum(end_a, end_b) - np.maximum(start_a, start_b), 0)
+    union = (end_a - start_a) + (end_b - start_b) - inter
+    return np.divide(inter, union, out=np.zeros(np.shape(inter), dtype=np.float64), where=union > 0)
+
+
+def overlapping_pairs(
+    pred: Violations, truth: Violations, above: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs (prediction, ground truth) of each document whose span IoU is above ``above``: ``doc``, both rows
+    in the flat arrays, and the IoU; ordered by document, then prediction, then ground truth.
+
+    Documents with the same numbers of predictions and ground truths are done together, as one broadcast
+    ``[documents, predictions, ground truths]``, so the pairs that cannot match are never listed."""
+    n_pred, n_truth = pred.counts, truth.counts
+    shape = n_pred * (int(n_truth.max(initial=0)) + 1) + n_truth
+    kinds, inverse = np.unique(shape, return_inverse=True)
+    found: list[tuple[np.ndarray, ...]] = []
+    for k in range(len(kinds)):
+        docs = np.flatnonzero(inverse == k)
+        n_p, n_g = int(n_pred[docs[0]]), int(n_truth[docs[0]])
+        if not n_p or not n_g:
+            continue
+        rows = pred.offsets[docs][:, None] + np.arange(n_p)  # [docs, n_p]
+        cols = truth.offsets[docs][:, None] + np.arange(n_g)  # [docs, n_g]
+        s1, e1 = pred.starts[rows][:, :, None], pred.ends[rows][:, :, None]
+        s2, e2 = truth.starts[cols][:, None, :], truth.ends[cols][:, None, :]
+        iou = span_iou(s1, e1, s2, e2)  # [docs, n_p, n_g]
+        d, i, j = np.nonzero(iou > above)
+        found.append((docs[d], rows[d, i], cols[d, j], iou[d, i, j]))
+    if not found:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, empty, np.empty(0)
+    doc, p, g, iou = (np.concatenate(parts) for parts in zip(*found, strict=True))
+    order = np.argsort(doc, kind="stable")
+    return doc[order], p[order], g[order], iou[order]
+
+
+def _codes(values: list[str], rows: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Strings to compare for ``values[rows]``, and each row's position among them (-1 for rows not asked about).
+
+    When a sample of the rows asked about repeats its strings (rules, categories: a few distinct values), the
+    distinct strings, each hashed once, so a backend compares each distinct pair once; else (free text) the
+    values as they are, with no hashing at all."""
+    used = np.zeros(len(values), dtype=bool)
+    used[rows] = True
+    wanted = np.flatnonzero(used)
+    sample = wanted[:DEDUPE_SAMPLE].tolist()
+    if len({values[i] for i in sample}) > DEDUPE_RATIO * len(sample):
+        return values, np.arange(len(values))
+    strings = list(map(values.__getitem__, wanted.tolist()))
+    distinct = list(dict.fromkeys(strings))
+    index = {text: k for k, text in enumerate(distinct)}
+    codes = np.full(len(values), -1, dtype=np.int64)
+    codes[wanted] = np.fromiter(map(index.__getitem__, strings), dtype=np.int64, count=len(strings))
+    return distinct, codes
+
+
+def rapidfuzz_similarity(scorer: Callable[..., float], scale: float, processor: Callable[[str], str] | None = None):
+    """A :data:`PairSimilarity` from a rapidfuzz scorer whose values divided by ``scale`` lie in [0, 1]: the matrix
+    of the distinct strings (``process.cdist``) when it is no bigger than the pairs, else only the pairs
+    (``process.cpdist``)."""
+    from rapidfuzz import process
+
+    def similarity(a: list[str], b: list[str], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        if not len(ia):
+            return np.empty(0)
+        if len(a) * len(b) <= len(ia):
+            matrix = process.cdist(a, b, scorer=scorer, processor=processor, dtype=np.float64)
+            values = matrix[ia, ib]
+        else:
+            values = process.cpdist(
+                [a[i] for i in ia.tolist()],
+                [b[j] for j in ib.tolist()],
+                scorer=scorer,
+                processor=processor,
+                dtype=np.float64,
+            )
+        return values / scale if scale != 1 else values
+
+    return similarity
+
+
+def _text_part(
+    pred: list[str], truth: list[str], p: np.ndarray, g: np.ndarray, similarity: PairSimilarity | None
+) -> np.ndarray:
+    """One string part for pairs ``(p, g)``: ``similarity``, or exact equality when it is None."""
+    a, ca = _codes(pred, p)
+    b, cb = _codes(truth, g)
+    if similarity is None:
+        index = {s: i for i, s in enumerate(b)}
+        a_in_b = np.array([index.get(s, -1) for s in a], dtype=np.int64)
+        return (a_in_b[ca[p]] == cb[g]).astype(np.float64)
+    return np.asarray(similarity(a, b, ca[p], cb[g]), dtype=np.float64)
+
+
+def greedy_match(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Positions of the pairs the greedy takes (highest score first, ties to the lower row, then the lower column),
+    one-to-one; ``rows``/``cols`` are ids unique across documents, so documents never interact."""
+    order = np.lexsort((cols, rows, -scores))
+    r, c = rows[order], cols[order]
+    taken: list[np.ndarray] = []
+    alive = np.arange(len(order))
+    n_rows = int(r.max()) + 1 if len(r) else 0
+    n_cols = int(c.max()) + 1 if len(c) else 0
+    first_r = np.full(n_rows, len(order), dtype=np.int64)
+    first_c = np.full(n_cols, len(order), dtype=np.int64)
+    while len(alive):
+        ra, ca = r[alive], c[alive]
+        np.minimum.at(first_r, ra, alive)
+        np.minimum.at(first_c, ca, alive)
+        best = (first_r[ra] == alive) & (first_c[ca] == alive)
+        taken.append(alive[best])
+        first_r[ra[best]] = -1  # matched: every other pair of this row or column is out
+        first_c[ca[best]] = -1
+        keep = (first_r[ra] != -1) & (first_c[ca] != -1)
+        alive = alive[keep]
+        first_r[ra[keep]] = len(order)
+        first_c[ca[keep]] = len(order)
+    return np.sort(order[np.concatenate(taken)]) if taken else np.empty(0, dtype=np.int64)
+
+
+def match(
+    pred: Violations,
+    truth: Violations,
+    weights: np.ndarray,
+    thresholds: Thresholds,
+    similarity: PairSimilarity,
+) -> Matching:
+    """Match each document's predictions to its ground truths (see the module docstring)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    doc, p, g, iou = overlapping_pairs(pred, truth, thresholds.overlap)
+    rule = _text_part(pred.texts["rule"], truth.texts["rule"], p, g, similarity)
+    keep = rule > thresholds.rule
+    doc, p, g = doc[keep], p[keep], g[keep]
+    parts = np.full((len(doc), len(PARTS)), np.nan)
+    parts[:, 0], parts[:, 1] = iou[keep], rule[keep]
+    for k, name in enumerate(PARTS[2:], start=2):
+        if weights[k] != 0:
+            scorer = None if name == "category" else similarity
+            parts[:, k] = _text_part(pred.texts[name], truth.texts[name], p, g, scorer)
+    used = weights != 0
+    score = parts[:, used] @ weights[used]
+    keep = np.flatnonzero(score > thresholds.match)
+    chosen = keep[greedy_match(p[keep], g[keep], score[keep])]
+    chosen = chosen[np.lexsort((-score[chosen], doc[chosen]))]  # by document, then the greedy's order
+    doc, score = doc[chosen], score[chosen]
+    n_docs = len(pred.offsets) - 1
+    tp = np.bincount(doc, minlength=n_docs).astype(np.float64)
+    counts = np.stack([tp, pred.counts - tp, truth.counts - tp, np.bincount(doc, weights=score, minlength=n_docs)], 1)
+    return Matching(
+        counts=counts,
+        doc=doc,
+        pred=p[chosen] - pred.offsets[doc],
+        truth=g[chosen] - truth.offsets[doc],
+        score=score,
+        parts=parts[chosen],
+    )
