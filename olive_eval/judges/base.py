@@ -1,0 +1,223 @@
+"""The judge interface: a batch of prompts in, one reply (or one failure) per prompt out.
+
+A judge *source* turns the ``judge`` spec of a judged metric's ``metric_config`` into a plain
+``Callable[[list[str]], list[Any]]`` plus an identity (what judged: a function, a model, its parameters). The
+:class:`Judge` around it owns what every source shares: the reply cache (by prompt, within the judge's life), one
+batched call for the prompts not cached, the timeout, and turning exceptions and non-text into :class:`JudgeFailure`
+for the prompts they hit, so one bad reply fails one example and never the run.
+
+This module sits on the bottom floor (registry, errors, user scripts): judged metrics import it, and a source
+that needs a runtime (:mod:`olive_eval.judges.model`) imports it only when a spec names it.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from olive_eval.errors import first_line
+from olive_eval.registry import Registry
+from olive_eval.strict_model import StrictModel
+
+__all__ = [
+    "Judge",
+    "JudgeFailure",
+    "JudgeSource",
+    "JudgeSpec",
+    "judge_source_registry",
+    "resolve_judge",
+]
+
+BatchCall = Callable[[list[str]], list[Any]]
+OneCall = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class JudgeFailure:
+    """Why the judge gave no text for a prompt: it raised, timed out, or returned something else."""
+
+    message: str
+
+
+class JudgeSpec(StrictModel):
+    """What every judge spec has; a source subclasses it with its own keys (``type`` names the source)."""
+
+    type: str = Field("function", description="The judge source: function (a user's callable) or model")
+    timeout: float | None = Field(
+        None, gt=0, description="Seconds one judge call may take; past it, the prompts of that call fail"
+    )
+    cache: bool = Field(True, description="Reuse the reply to a prompt asked before of the same judge")
+
+
+class JudgeSource:
+    """A registered way of making a judge from a spec (``Spec``)."""
+
+    Spec: ClassVar[type[JudgeSpec]] = JudgeSpec
+
+    @classmethod
+    def check(cls, spec: JudgeSpec) -> None:
+        """Config-time checks (a function missing from its script): raise ValueError with one line."""
+
+    @classmethod
+    def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+        """The call, whether it takes a list of prompts (else one prompt), and the judge's identity (JSON-ready,
+        recorded in results.json)."""
+        raise NotImplementedError
+
+
+#: Judge sources by ``type``: each module of :mod:`olive_eval.judges` registers its own.
+judge_source_registry: Registry[type[JudgeSource]] = Registry(
+    "judge source", packages=("olive_eval.judges",), base=JudgeSource
+)
+
+
+def parse_spec(raw: dict[str, Any]) -> JudgeSpec:
+    """The spec validated by its source's ``Spec`` (ValueError naming the source for an unknown ``type``)."""
+    kind = raw.get("type", "function")
+    source = judge_source_registry.get(kind)
+    spec = source.Spec.model_validate(raw)
+    source.check(spec)
+    return spec
+
+
+@dataclass
+class Judge:
+    """A judge with its cache; ``calls`` and ``seconds`` count the calls made to the source and their time."""
+
+    call: BatchCall | OneCall
+    identity: dict[str, Any]
+    batched: bool = False
+    timeout: float | None = None
+    cache: bool = True
+    calls: int = 0
+    prompts_sent: int = 0
+    seconds: float = 0.0
+    _replies: dict[str, str | JudgeFailure] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _worker: _Worker | None = None
+
+    def ask(self, prompts: list[str]) -> list[str | JudgeFailure]:
+        """One reply per prompt: cached ones reused, the rest asked in one call (duplicates once)."""
+        with self._lock:
+            wanted = list(dict.fromkeys(p for p in prompts if not (self.cache and p in self._replies)))
+        fresh = dict(zip(wanted, self._call(wanted), strict=True)) if wanted else {}
+        if self.cache:
+            with self._lock:
+                self._replies.update(fresh)
+                return [fresh[p] if p in fresh else self._replies[p] for p in prompts]
+        return [fresh[p] for p in prompts]
+
+    def _call(self, prompts: list[str]) -> list[str | JudgeFailure]:
+        """A batched judge gets the prompts in one call; any other gets them one by one, so a failure (or a
+        timeout) fails the prompt it hit and no other."""
+        if self.batched:
+            return self._call_many(prompts)
+        return [self._call_many([prompt], one=True)[0] for prompt in prompts]
+
+    def _call_many(self, prompts: list[str], one: bool = False) -> list[str | JudgeFailure]:
+        self.calls += 1
+        self.prompts_sent += len(prompts)
+        start = time.perf_counter()
+        try:
+            replies = [self._timed(prompts[0])] if one else self._timed(prompts)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            failure = JudgeFailure(_describe(exc, self.timeout))
+            return [failure] * len(prompts)
+        finally:
+            self.seconds += time.perf_counter() - start
+        if not isinstance(replies, list | tuple) or len(replies) != len(prompts):
+            got = f"{len(replies)} replies" if isinstance(replies, list | tuple) else type(replies).__name__
+            return [JudgeFailure(f"the judge returned {got} for {len(prompts)} prompts")] * len(prompts)
+        return [_reply(r) for r in replies]
+
+    def _timed(self, prompts: Any) -> Any:
+        if self.timeout is None:
+            return self.call(prompts)
+        if self._worker is None:
+            self._worker = _Worker()
+        done, box = self._worker.submit(self.call, prompts)
+        if not done.wait(self.timeout):
+            self._worker.stop()  # it is stuck in the judge: it ends when the call does; the next call gets a new one
+            self._worker = None
+            raise TimeoutError(f"the judge took longer than the timeout of {self.timeout:g} s")
+        if "err" in box:
+            raise box["err"]
+        return box["out"]
+
+
+class _Worker:
+    """One daemon thread that runs the judge's calls, so a timeout can give up on a call (a hung judge cannot hold
+    the process at exit) without the cost of a thread per call."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any, threading.Event, dict[str, Any]] | None] = (
+            queue.SimpleQueue()
+        )
+        threading.Thread(target=self._run, name="olive-eval-judge", daemon=True).start()
+
+    def submit(self, call: Callable[[Any], Any], arg: Any) -> tuple[threading.Event, dict[str, Any]]:
+        done, box = threading.Event(), {}
+        self._jobs.put((call, arg, done, box))
+        return done, box
+
+    def stop(self) -> None:
+        self._jobs.put(None)
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            call, arg, done, box = job
+            try:
+                box["out"] = call(arg)
+            except BaseException as exc:
+                box["err"] = exc
+            done.set()
+
+
+def _reply(reply: Any) -> str | JudgeFailure:
+    """Text, or why not: a batch judge may put an exception in place of the reply to one prompt that failed."""
+    if isinstance(reply, str):
+        return reply
+    if isinstance(reply, BaseException):
+        return JudgeFailure(f"the judge failed on this prompt: {type(reply).__name__}: {first_line(reply)}")
+    return JudgeFailure(f"the judge returned {type(reply).__name__}, not text")
+
+
+def _describe(exc: BaseException, timeout: float | None) -> str:
+    if isinstance(exc, TimeoutError) and timeout is not None and "timeout" in str(exc):
+        return str(exc)
+    return f"the judge raised {type(exc).__name__}: {first_line(exc)}"
+
+
+_judges: dict[str, Judge] = {}
+_judges_lock = threading.Lock()
+
+
+def resolve_judge(raw: dict[str, Any]) -> Judge:
+    """The judge of a spec, built once per process and spec (a model judge loads once; sub-types share replies)."""
+    key = json.dumps(raw, sort_keys=True, default=str)
+    judge = _judges.get(key)
+    if judge is not None:
+        return judge
+    spec = parse_spec(raw)
+    with _judges_lock:
+        judge = _judges.get(key)
+        if judge is None:
+            call, batched, identity = judge_source_registry.get(spec.type).build(spec)
+            judge = Judge(call, identity, batched=batched, timeout=spec.timeout, cache=spec.cache)
+            _judges[key] = judge
+    return judge
+
+
+def forget_judges() -> None:
+    """Drop every built judge and its cached replies (tests; a long session that wants fresh replies)."""
+    with _judges_lock:
+        _judges.clear()

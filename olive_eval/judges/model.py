@@ -1,0 +1,86 @@
+"""A judge that is a model olive-eval runs and that generates text (an ``HfModel`` text-generation model, a
+``GenAIModel``), reached through the runtime interface: the runtime loads it, and its lm-eval adapter
+(``Runtime.lm_eval_adapter``, the interface every generating runtime already serves) generates the replies, with
+lm-eval's own stop-string and length handling. This module is the only part of the judges that touches runtimes,
+and it is imported only when a spec names ``"type": "model"``; judged metrics never import it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, OneCall, judge_source_registry
+
+__all__ = ["ModelJudgeSpec"]
+
+
+class ModelJudgeSpec(JudgeSpec):
+    """``{"type": "model", "model": {a model config, as input_model}, "max_new_tokens": 256, ...}``."""
+
+    model: dict[str, Any] = Field(description="A model config, as input_model (e.g. an HfModel text-generation model)")
+    device: Literal["cpu", "gpu"] = "cpu"
+    batch_size: int = Field(8, ge=1, description="Prompts generated together")
+    max_new_tokens: int = Field(256, ge=1)
+    until: list[str] = Field(default_factory=list, description="Stop strings (the reply is cut at the first)")
+    generation_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="More generation options (transformers' names, e.g. temperature)"
+    )
+
+
+def _model_config(raw: dict[str, Any]) -> Any:
+    from olive_eval.runtimes.base import runtime_registry
+
+    if "type" not in raw:
+        raise ValueError("judge.model needs a type (HfModel, GenAIModel...)")
+    config = runtime_registry.get(raw["type"]).Config.model_validate(raw)
+    config.resolve_paths(Path.cwd())
+    return config
+
+
+class ModelSource(JudgeSource):
+    Spec: ClassVar[type[JudgeSpec]] = ModelJudgeSpec
+
+    @classmethod
+    def check(cls, spec: JudgeSpec) -> None:
+        assert isinstance(spec, ModelJudgeSpec)
+        config = _model_config(spec.model)
+        problem = config.path_problem(False)
+        if problem is not None:
+            raise ValueError(f"judge.model.{problem[0]}: {problem[1]}")
+
+    @classmethod
+    def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+        assert isinstance(spec, ModelJudgeSpec)
+        from lm_eval.api.instance import Instance
+
+        from olive_eval.errors import EvaluationError
+        from olive_eval.lm_eval.adapters import GENERATE, AdapterOptions
+        from olive_eval.runtimes.base import create_runtime
+
+        config = _model_config(spec.model)
+        runtime = create_runtime(config, spec.device, [])
+        if GENERATE not in runtime.lm_eval_served():
+            raise EvaluationError(f"judge model '{config.display_name()}' does not generate text")
+        adapter = runtime.lm_eval_adapter(AdapterOptions(batch_size=spec.batch_size))
+        gen = {"until": list(spec.until), "max_gen_toks": spec.max_new_tokens, **spec.generation_kwargs}
+        gen.setdefault("do_sample", False)
+
+        def call(prompts: list[str]) -> list[str]:
+            requests = [
+                Instance(request_type=GENERATE, doc={}, arguments=(p, dict(gen)), idx=i) for i, p in enumerate(prompts)
+            ]
+            return list(adapter.generate_until(requests))
+
+        identity = {
+            "source": "model",
+            "model": config.model_dump(mode="json"),
+            "runtime": runtime.describe(),
+            "generation": gen,
+        }
+        return call, True, identity
+
+
+judge_source_registry.register("model", ModelSource)
