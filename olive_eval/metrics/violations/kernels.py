@@ -28,6 +28,7 @@ __all__ = [
     "Matching",
     "PairSimilarity",
     "Thresholds",
+    "greedy_by_document",
     "greedy_match",
     "match",
     "overlapping_pairs",
@@ -44,6 +45,11 @@ PairSimilarity = Callable[[list[str], list[str], np.ndarray, np.ndarray], np.nda
 
 #: Strings are deduplicated when the first ``DEDUPE_SAMPLE`` rows asked about hold at most this share of distinct ones.
 DEDUPE_SAMPLE, DEDUPE_RATIO = 1000, 0.2
+#: Free text is compared a document at a time (a matrix per document) when the pairs asked about are more than this
+#: share of those documents' pairs, else pair by pair.
+DENSE = 0.35
+#: Documents whose greedy is at most this many cell visits (min(n_pred, n_truth) * n_pred * n_truth) go as arrays.
+SMALL = 4096
 
 
 @dataclass(frozen=True)
@@ -153,19 +159,61 @@ def rapidfuzz_similarity(scorer: Callable[..., float], scale: float, processor: 
             )
         return values / scale if scale != 1 else values
 
+    def matrix(a: list[str], b: list[str]) -> np.ndarray:
+        values = process.cdist(a, b, scorer=scorer, processor=processor, dtype=np.float64)
+        return values / scale if scale != 1 else values
+
+    similarity.matrix = matrix  # type: ignore[attr-defined]
     return similarity
 
 
-def _text_part(
-    pred: list[str], truth: list[str], p: np.ndarray, g: np.ndarray, similarity: PairSimilarity | None
+def _per_document(
+    matrix: Callable[[list[str], list[str]], np.ndarray],
+    pred: Violations,
+    truth: Violations,
+    field: str,
+    doc: np.ndarray,
+    p: np.ndarray,
+    g: np.ndarray,
 ) -> np.ndarray:
-    """One string part for pairs ``(p, g)``: ``similarity``, or exact equality when it is None."""
-    a, ca = _codes(pred, p)
-    b, cb = _codes(truth, g)
+    """``matrix`` of each document's strings (``doc`` sorted), gathered at the pairs ``(p, g)``: one C call per
+    document over all its pairs, cheaper than pair by pair when most pairs are asked about."""
+    cut = np.flatnonzero(np.diff(doc)) + 1
+    firsts = np.concatenate([[0], cut]) if len(doc) else np.empty(0, dtype=np.int64)
+    a, b = pred.texts[field], truth.texts[field]
+    blocks, base, size = [], np.zeros(len(firsts), dtype=np.int64), 0
+    for k, d in enumerate(doc[firsts].tolist()):
+        ps, pe, gs, ge = pred.offsets[d], pred.offsets[d + 1], truth.offsets[d], truth.offsets[d + 1]
+        block = matrix(a[ps:pe], b[gs:ge])
+        blocks.append(block.reshape(-1))
+        base[k] = size
+        size += block.size
+    owner = np.repeat(np.arange(len(firsts)), np.diff(np.append(firsts, len(doc))))
+    width = truth.counts[doc]
+    flat = base[owner] + (p - pred.offsets[doc]) * width + (g - truth.offsets[doc])
+    return np.concatenate(blocks)[flat] if blocks else np.empty(0)
+
+
+def _text_part(
+    pred: Violations,
+    truth: Violations,
+    field: str,
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    similarity: PairSimilarity | None,
+) -> np.ndarray:
+    """One string part for the pairs ``(doc, p, g)``: ``similarity``, or exact equality when it is None."""
+    doc, p, g = pairs
+    a, ca = _codes(pred.texts[field], p)
+    b, cb = _codes(truth.texts[field], g)
     if similarity is None:
         index = {s: i for i, s in enumerate(b)}
         a_in_b = np.array([index.get(s, -1) for s in a], dtype=np.int64)
         return (a_in_b[ca[p]] == cb[g]).astype(np.float64)
+    matrix = getattr(similarity, "matrix", None)
+    if matrix is not None and a is pred.texts[field] and len(doc):
+        docs = np.unique(doc)
+        if len(doc) > DENSE * float((pred.counts[docs] * truth.counts[docs]).sum()):
+            return _per_document(matrix, pred, truth, field, doc, p, g)
     return np.asarray(similarity(a, b, ca[p], cb[g]), dtype=np.float64)
 
 
@@ -195,6 +243,43 @@ def greedy_match(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray) -> np.n
     return np.sort(order[np.concatenate(taken)]) if taken else np.empty(0, dtype=np.int64)
 
 
+def greedy_by_document(
+    doc: np.ndarray, p: np.ndarray, g: np.ndarray, scores: np.ndarray, pred: Violations, truth: Violations
+) -> np.ndarray:
+    """:func:`greedy_match` for pairs listed by document: documents of one small shape (``n_pred x n_truth`` with
+    ``min * n_pred * n_truth <= SMALL``) as one ``[documents, n_pred, n_truth]`` array, one best pair per document
+    per step (``argmax`` takes the first of equal scores in C order: the lower prediction, then ground truth);
+    the rest through :func:`greedy_match`. Positions of the pairs taken, sorted."""
+    n_pred, n_truth = pred.counts[doc], truth.counts[doc]
+    small = np.minimum(n_pred, n_truth) * n_pred * n_truth <= SMALL
+    taken = [np.flatnonzero(~small)[greedy_match(p[~small], g[~small], scores[~small])]]
+    where = np.flatnonzero(small)
+    shape = n_pred[where] * (int(n_truth.max(initial=0)) + 1) + n_truth[where]
+    kinds, inverse = np.unique(shape, return_inverse=True)
+    for k in range(len(kinds)):
+        sel = where[inverse.reshape(-1) == k]
+        n_p, n_g = int(n_pred[sel[0]]), int(n_truth[sel[0]])
+        docs, slot = np.unique(doc[sel], return_inverse=True)
+        i, j = p[sel] - pred.offsets[doc[sel]], g[sel] - truth.offsets[doc[sel]]
+        board = np.full((len(docs), n_p, n_g), -np.inf)
+        board[slot, i, j] = scores[sel]
+        owner = np.full((len(docs), n_p, n_g), -1, dtype=np.int64)
+        owner[slot, i, j] = sel
+        live = np.arange(len(docs))
+        for _ in range(min(n_p, n_g)):
+            flat = board[live].reshape(len(live), -1)
+            best = flat.argmax(axis=1)
+            found = flat[np.arange(len(live)), best] > -np.inf
+            live, best = live[found], best[found]
+            if not len(live):
+                break
+            bi, bj = np.divmod(best, n_g)
+            taken.append(owner[live, bi, bj])
+            board[live, bi, :] = -np.inf
+            board[live, :, bj] = -np.inf
+    return np.sort(np.concatenate(taken))
+
+
 def match(
     pred: Violations,
     truth: Violations,
@@ -205,7 +290,7 @@ def match(
     """Match each document's predictions to its ground truths (see the module docstring)."""
     weights = np.asarray(weights, dtype=np.float64)
     doc, p, g, iou = overlapping_pairs(pred, truth, thresholds.overlap)
-    rule = _text_part(pred.texts["rule"], truth.texts["rule"], p, g, similarity)
+    rule = _text_part(pred, truth, "rule", (doc, p, g), similarity)
     keep = rule > thresholds.rule
     doc, p, g = doc[keep], p[keep], g[keep]
     parts = np.full((len(doc), len(PARTS)), np.nan)
@@ -213,11 +298,11 @@ def match(
     for k, name in enumerate(PARTS[2:], start=2):
         if weights[k] != 0:
             scorer = None if name == "category" else similarity
-            parts[:, k] = _text_part(pred.texts[name], truth.texts[name], p, g, scorer)
+            parts[:, k] = _text_part(pred, truth, name, (doc, p, g), scorer)
     used = weights != 0
     score = parts[:, used] @ weights[used]
     keep = np.flatnonzero(score > thresholds.match)
-    chosen = keep[greedy_match(p[keep], g[keep], score[keep])]
+    chosen = keep[greedy_by_document(doc[keep], p[keep], g[keep], score[keep], pred, truth)]
     chosen = chosen[np.lexsort((-score[chosen], doc[chosen]))]  # by document, then the greedy's order
     doc, score = doc[chosen], score[chosen]
     n_docs = len(pred.offsets) - 1

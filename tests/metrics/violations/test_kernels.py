@@ -146,3 +146,52 @@ def test_greedy_ties_go_to_the_lower_prediction_then_the_lower_ground_truth() ->
     # one prediction, two ground truths with the same score: ground truth 0
     assert greedy_match(np.array([0, 0]), np.array([1, 0]), np.array([0.8, 0.8])).tolist() == [1]
     assert greedy_match(np.array([], int), np.array([], int), np.array([])).tolist() == []
+
+
+@pytest.mark.parametrize("dense", [0.0, 2.0])  # every field a document at a time, or pair by pair
+def test_free_text_gives_the_same_values_a_document_at_a_time_or_pair_by_pair(monkeypatch, dense: float) -> None:
+    from olive_eval.metrics.violations import kernels
+
+    monkeypatch.setattr(kernels, "DENSE", dense)
+    rng = np.random.default_rng(5)
+    texts = ["y" * 50] * 40
+    words = [w for w in WORDS if w] + ["spellings", "banned words", "voice"]
+
+    def side(n: int) -> list[list[dict]]:
+        return [
+            [{"span": sorted(rng.integers(0, 51, 2).tolist()), "rule": str(rng.choice(words)),
+              "explanation": f"{rng.choice(words)} {i}"} for i in range(rng.integers(0, 5))]
+            for _ in range(n)
+        ]  # fmt: skip
+
+    pred = flatten(side(40), texts, "prediction", ("explanation",))
+    truth = flatten(side(40), texts, "reference", ("explanation",))
+    doc, p, g, _ = overlapping_pairs(pred, truth, -1.0)
+    got = kernels._text_part(pred, truth, "explanation", (doc, p, g), fuzz_similarity())
+    a, b = pred.texts["explanation"], truth.texts["explanation"]
+    assert got.tolist() == [fuzz.ratio(a[i], b[j]) / 100 for i, j in zip(p.tolist(), g.tolist(), strict=True)]
+
+
+def test_greedy_by_document_is_greedy_match_on_small_and_large_documents(monkeypatch) -> None:
+    from olive_eval.metrics.violations import kernels
+    from olive_eval.metrics.violations.inputs import Violations
+
+    rng = np.random.default_rng(6)
+    n_pred, n_truth = rng.integers(0, 7, 200), rng.integers(0, 7, 200)
+    n_pred[:3], n_truth[:3] = 30, 25  # larger than SMALL: through greedy_match
+    offsets = lambda n: np.concatenate([[0], np.cumsum(n)])  # noqa: E731
+    empty = np.zeros(0, dtype=np.int64)
+    pred = Violations(offsets(n_pred), empty, empty, {})
+    truth = Violations(offsets(n_truth), empty, empty, {})
+    doc, p, g = [], [], []
+    for d in range(200):
+        for i in range(n_pred[d]):
+            for j in range(n_truth[d]):
+                if rng.random() < 0.6:
+                    doc.append(d), p.append(pred.offsets[d] + i), g.append(truth.offsets[d] + j)
+    doc, p, g = map(np.array, (doc, p, g))
+    scores = rng.integers(1, 4, len(doc)) / 4  # many ties
+    expected = greedy_match(p, g, scores).tolist()
+    assert kernels.greedy_by_document(doc, p, g, scores, pred, truth).tolist() == expected
+    monkeypatch.setattr(kernels, "SMALL", 10**9)  # every document as arrays
+    assert kernels.greedy_by_document(doc, p, g, scores, pred, truth).tolist() == expected
