@@ -38,13 +38,6 @@ class Violations:
     def counts(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def document(self, d: int) -> list[dict[str, Any]]:
-        """Document ``d``'s violations as dicts with offset spans (for matched pairs in records)."""
-        rows = range(int(self.offsets[d]), int(self.offsets[d + 1]))
-        return [
-            {"span": [int(self.starts[i]), int(self.ends[i])], **{k: v[i] for k, v in self.texts.items()}} for i in rows
-        ]
-
 
 def _as_list(value: Any) -> list[Any] | None:
     if isinstance(value, np.ndarray):
