@@ -99,6 +99,7 @@ class MetricScorer:
         start, n, view = self._chunk.take()
         view = self._filtered(view)
         scores: dict[str, np.ndarray] = {}
+        details: dict[str, list[Any]] = {}
         for s in self._subs:
             columns = tuple(view[name] for name in s.metric.reads)
             counts = None
@@ -113,6 +114,7 @@ class MetricScorer:
             cached = cache.get(cache_key) if key is not None else None
             if cached is None:
                 stats = s.metric.statistics(*columns)
+                details.update(s.metric.instance_details(self._instances is not None) or {})
                 if counts is not None:
                     stats = self._reduce_scores.reduce(s.metric.instance_scores(stats), counts)
                 if key is not None:
@@ -125,7 +127,7 @@ class MetricScorer:
                 per_example = s.metric.instance_scores(stats)
                 if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
                     scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
-        self._write(view, start, n, scores)
+        self._write(view, start, n, {**scores, **details})
 
     def _filtered(self, fields: Fields) -> Fields:
         """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
@@ -139,7 +141,7 @@ class MetricScorer:
             check_reduced(predictions, self.config.name)
         return {**fields, "prediction": predictions}
 
-    def _write(self, view: Fields, start: int, n: int, scores: dict[str, np.ndarray]) -> None:
+    def _write(self, view: Fields, start: int, n: int, scores: dict[str, Any]) -> None:
         if "prediction" not in view:
             return
         index = np.arange(start, start + n)

@@ -115,6 +115,13 @@ class Metric:
         """Statistics ``producer`` computed (same ``shared_key``) are about to be reused by this metric: take
         over whatever ``statistics`` learnt on the way (e.g. the inferred classification task)."""
 
+    def instance_details(self, write: bool) -> dict[str, list[Any]] | None:
+        """Per-example structured records of the batch ``statistics`` just scored (e.g. a matching's pairs), written
+        to the instance files beside the scores, one column per key; None: none. Called once after each
+        ``statistics`` (``write``: False when no instance files are written): a metric keeping what it needs until
+        then drops it here, since the results cache stores plain attributes only."""
+        return None
+
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         """Join the statistics of consecutive batches."""
         return np.concatenate(parts, axis=0) if parts else np.empty(0)

@@ -136,6 +136,20 @@ def _match(config: ViolationConfig, preset: str, predictions: Any, references: A
     return match(pred, truth, weights, config.thresholds(), config.pair_similarity())
 
 
+def matched_pairs(matching: Matching) -> list[list[dict[str, Any]]]:
+    """Per document, its matched pairs in the greedy's order: prediction and ground-truth indices, the weighted
+    score and each part's similarity (None for a part of weight 0)."""
+    out: list[list[dict[str, Any]]] = [[] for _ in range(len(matching.counts))]
+    for doc, pred, truth, score, parts in zip(
+        matching.doc.tolist(), matching.pred.tolist(), matching.truth.tolist(), matching.score.tolist(),
+        matching.parts.tolist(), strict=True,
+    ):  # fmt: skip
+        pair = {"prediction": pred, "truth": truth, "score": score}
+        pair |= {part: None if v != v else v for part, v in zip(PARTS, parts, strict=True)}
+        out[doc].append(pair)
+    return out
+
+
 def _ratio(num: np.ndarray, den: np.ndarray, zero_division: float | None) -> np.ndarray:
     fill = np.nan if zero_division is None else zero_division
     return np.divide(num, den, out=np.full(len(num), fill, dtype=np.float64), where=den != 0)
@@ -164,7 +178,13 @@ class _ViolationMetric(Metric):
     def statistics(self, predictions: Any, references: Any, texts: Any) -> np.ndarray:
         matching = _match(self._config, self.preset, predictions, references, texts, self._seen)
         self._seen += len(matching.counts)
+        self._matching: Matching | None = matching
         return matching.counts
+
+    def instance_details(self, write: bool) -> dict[str, list[Any]] | None:
+        """Each document's matched pairs (``{preset}_matches``), for the instance files."""
+        matching, self._matching = getattr(self, "_matching", None), None
+        return {f"{self.preset}_matches": matched_pairs(matching)} if write and matching is not None else None
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, 4))

@@ -93,8 +93,19 @@ def test_the_shipped_config_runs_and_agrees_with_the_kernels(tmp_path) -> None:
     # per-document scores in the instance records
     from olive_eval.instance_table import read_records
 
-    records = list(read_records(next((tmp_path / "out" / "instances").glob("*/ha.parquet"))))
+    records = list(read_records(tmp_path / "out" / "instances" / "keyword_checker" / "ha.parquet"))
     assert len(records) == len(rows) and {"ha_f1", "ha_precision", "prediction", "references"} <= set(records[0])
+    # and each document's matched pairs, as the kernel matched them
+    matching = match_violations([checkers.keyword_check(t) for t in texts], refs, texts, preset="ha")
+    for doc, record in enumerate(records):
+        at = matching.doc == doc
+        pairs = record["ha_matches"]
+        pairs = json.loads(pairs) if isinstance(pairs, str) else pairs
+        assert [(p["prediction"], p["truth"]) for p in pairs] == list(
+            zip(matching.pred[at].tolist(), matching.truth[at].tolist(), strict=True)
+        )
+        assert [p["score"] for p in pairs] == pytest.approx(matching.score[at].tolist())
+    assert any(record["ha_matches"] not in ("[]", []) for record in records)
 
 
 def _small_config(tmp_path: Path, rows: list[dict], script: str, text_col: str = "text") -> dict:
