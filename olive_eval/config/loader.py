@@ -165,6 +165,7 @@ def load_run_config(
         import_user_scripts(data, base_dir)
     except ConfigError as exc:
         raise exc.with_source(source) from None
+    data = with_metric_paths_resolved(data, base_dir)
     try:
         run = RunConfig.model_validate(data)
     except ValidationError as exc:
@@ -176,6 +177,50 @@ def load_run_config(
         except ConfigError as exc:
             raise exc.with_source(source) from None
     return run
+
+
+#: Keys of a sub-type's metric_config (at any depth) that name local files or folders: a judge's script, a judged
+#: model's folder, an embedding model. Relative ones are read beside the config file, as every other path is.
+METRIC_PATH_KEYS = frozenset({"user_script", "script_dir", "model_path", "embedding_model"})
+
+
+def _resolve_config_paths(value: Any, base_dir: Path) -> Any:
+    """``value`` with each relative path under :data:`METRIC_PATH_KEYS` that exists beside the config made absolute."""
+    if isinstance(value, list):
+        return [_resolve_config_paths(v, base_dir) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out = {}
+    for key, item in value.items():
+        if key in METRIC_PATH_KEYS and isinstance(item, str) and not Path(item).is_absolute():
+            out[key] = str(base_dir / item) if (base_dir / item).exists() else item
+        else:
+            out[key] = _resolve_config_paths(item, base_dir)
+    return out
+
+
+def with_metric_paths_resolved(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """``data`` with the paths in its sub-types' metric_config resolved (before validation: a metric checks
+    its files, e.g. a judge's script, when its config is validated)."""
+    evaluator = data.get("evaluator")
+    holder = evaluator if isinstance(evaluator, dict) else data
+    metrics = holder.get("metrics")
+    if not isinstance(metrics, list):
+        return data
+    fixed = []
+    for metric in metrics:
+        if isinstance(metric, dict) and isinstance(metric.get("sub_types"), list):
+            subs = [
+                {**sub, "metric_config": _resolve_config_paths(sub["metric_config"], base_dir)}
+                if isinstance(sub, dict) and isinstance(sub.get("metric_config"), dict)
+                else sub
+                for sub in metric["sub_types"]
+            ]
+            metric = {**metric, "sub_types": subs}
+        fixed.append(metric)
+    if holder is evaluator:
+        return {**data, "evaluator": {**evaluator, "metrics": fixed}}
+    return {**data, "metrics": fixed}
 
 
 def import_user_scripts(data: dict[str, Any], base_dir: Path) -> None:

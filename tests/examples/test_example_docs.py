@@ -18,7 +18,7 @@ INSTALLS = {
     'pip install ".[embeddings]"',
 }
 #: The extra each example's README must name (the quickstart needs only olive-eval itself).
-EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive"}
+EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive", "judge_endpoint": None}
 
 
 def pip_commands(text: str) -> list[str]:
