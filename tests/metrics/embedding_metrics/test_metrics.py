@@ -14,7 +14,7 @@ from transformers import BertTokenizer
 
 from olive_eval.metrics.base import metric_registry
 from olive_eval.metrics.embeddings import metrics as module
-from tests.metrics.embeddings.conftest import MODEL
+from tests.metrics.embedding_metrics.conftest import MODEL
 
 WORDS = [
     "the",

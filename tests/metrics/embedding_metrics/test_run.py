@@ -18,7 +18,7 @@ from olive_eval import evaluate
 from olive_eval.errors import ConfigError
 from olive_eval.metrics.base import metric_registry
 from tests.helpers import write_jsonl
-from tests.metrics.embeddings.conftest import MODEL
+from tests.metrics.embedding_metrics.conftest import MODEL
 
 MODEL_SCRIPT = textwrap.dedent(
     """
