@@ -4,6 +4,7 @@ judge takes lists, and a judge missing from its script is one config error."""
 
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -37,6 +38,7 @@ def run(name: str, judge: dict, *columns: list):
 
 @pytest.mark.parametrize("marker", ["#bad", "#empty"])
 def test_an_unparseable_or_empty_reply_is_excluded_and_counted_not_scored_0(marker, caplog):
+    caplog.set_level(logging.WARNING, logger="olive_eval.judged")  # whatever level another test left the root at
     score, each = run("answer_relevance", {"function": "scripted"}, ["a+|b-", f"c+ {marker}", "d+"], ["q", "q", "q"])
     # the second example is left out: (1/2 + 1) / 2, not (1/2 + 0 + 1) / 3
     assert score.value == pytest.approx(0.75)
