@@ -19,7 +19,7 @@ from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.executor import Executor, LocalExecutor
+from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
@@ -58,7 +58,7 @@ class Run:
         out_dir: Path,
         progress: Progress,
         environment: dict[str, Any],
-        executor: Executor | None = None,
+        executor: Executor | ExecutorConfig | None = None,
         cache: ResultCache | None = None,
         kept: dict[str, ModelResult] | None = None,
     ) -> None:
@@ -82,7 +82,9 @@ class Run:
         self.data = DataStore(run)
         self.context = RunContext.of(run)
         self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
-        self.executor = executor or LocalExecutor(self.evaluator)
+        if executor is None or isinstance(executor, ExecutorConfig):  # the config's, or one given in its place
+            executor = build_executor(executor or run.executor, run, self.evaluator, out_dir, progress)
+        self.executor: Executor = executor
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
         self.current: str | None = None
