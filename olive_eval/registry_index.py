@@ -29,6 +29,7 @@ MODULES: dict[str, dict[str, str]] = {
     },
     "executor type": {
         "local": "olive_eval.engine.executors.local",
+        "process": "olive_eval.engine.executors.process",
     },
     "judge source": {
         "function": "olive_eval.judges.function",
