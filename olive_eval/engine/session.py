@@ -175,6 +175,34 @@ class Evaluation:
         self._guarded(work)
         return self._view(model.display_name())
 
+    def evaluate_many(self, candidates: list[ModelConfig | dict[str, Any]]) -> list[CandidateResult]:
+        """Evaluate a batch of proposed candidates at once (on the executor's workers together, when it has
+        several), then time them beside the baseline in one interleaved phase; results in the given order."""
+        self._check_open()
+        models: list[ModelConfig] = []
+        for candidate in candidates:
+            model = self._candidate(candidate)
+            if model.display_name() in {m.display_name() for m in models}:
+                raise ConfigError(
+                    f"model name '{model.display_name()}' is given twice in the batch; give each model a unique name",
+                    path="candidate.name",
+                    source=_CANDIDATE,
+                )
+            models.append(model)
+        self._evaluate_baseline()
+        for model in models:
+            self._run.add_candidate(model)
+
+        def work() -> None:
+            self._run.evaluate_many(models)  # saved before and as each finishes
+            timed = [m for m in models if self._run.timeable(m.display_name())]
+            if self._run.plan.timings and timed:
+                self._run.time([self._run.config.input_model, *timed])
+                self._run.save()
+
+        self._guarded(work)
+        return [self._view(model.display_name()) for model in models]
+
     def record_failure(self, name: str, error: str) -> CandidateResult:
         """A candidate refused before it could load (a model kind olive-eval cannot evaluate, say): kept in
         results.json as failed, with ``error`` saying why, beside the models that were evaluated."""
@@ -194,9 +222,10 @@ class Evaluation:
         def work() -> None:
             clock = time.perf_counter()
             self._evaluate_baseline()
-            for model in self._run.config.candidates:
-                if self.result.models[model.display_name()].status == "pending":  # not evaluated yet
-                    self._run.evaluate(model, durable=False)  # the run's last save below is
+            pending = [
+                m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
+            ]
+            self._run.evaluate_many(pending, durable=False)  # together where the executor can; last save below
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.plan.timings:
                 clock = time.perf_counter()
