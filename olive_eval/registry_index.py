@@ -30,6 +30,7 @@ MODULES: dict[str, dict[str, str]] = {
     "executor type": {
         "local": "olive_eval.engine.executors.local",
         "process": "olive_eval.engine.executors.process",
+        "ray": "olive_eval.engine.executors.ray_executor",
     },
     "judge source": {
         "function": "olive_eval.judges.function",
