@@ -1,20 +1,23 @@
 """The ``process`` executor: each model in a fresh child process, so a model that takes its interpreter down
 (a segfault in a custom op, ``os._exit``, a signal, the kernel's out-of-memory kill) fails alone.
 
-Children are started with multiprocessing's ``spawn`` (a fork would copy the parent's threads and CUDA state).
-One child is started ahead and imports the engine and the run's runtimes while the current model runs, so a
-model waits for no interpreter start-up. A child gets the unit, the config and the run's opened data (pickled
-once per run, :func:`olive_eval.engine.executors.worker.shared_data`), writes the instance files to the run's
-output folder as a local run does, and sends its progress lines and then the pickled evaluation over a pipe.
-A child that dies first, or runs past ``timeout_s`` (it is killed), is a failed evaluation naming why.
+Children come from multiprocessing's fork server: a clean, single-threaded process that imported the engine and
+the run's runtimes once, started when the executor is built (beside the run's data loading); each model's child
+is forked from it, fresh, in milliseconds, and never shares the parent's threads or sessions (where the platform
+has no fork server, ``spawn``). A child gets the unit, the config and the run's opened data (pickled once per
+run, :func:`olive_eval.engine.executors.worker.shared_data`), writes the instance files to the run's output
+folder as a local run does, and sends its progress lines and then the pickled evaluation over a pipe. A child
+that dies first, or runs past ``timeout_s`` (it is killed), is a failed evaluation naming why.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -29,22 +32,9 @@ if TYPE_CHECKING:
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 
 
-def _child(conn: Connection, modules: list[str]) -> None:
-    """A child's life: import what any unit needs, wait for one unit, evaluate it, send the evaluation back."""
-    import importlib
-
-    for name in ["olive_eval.engine.executors.worker", *modules]:
-        try:
-            importlib.import_module(name)
-        except Exception:  # only a head start: the unit's own import reports a real problem
-            continue
+def _child(conn: Connection, packed: Any, output_dir: str | None) -> None:
+    """A child's life: evaluate one unit, send its progress and then the evaluation back."""
     from olive_eval.engine.executors.worker import evaluate_unit, unpack
-
-    try:
-        job = conn.recv()
-    except (EOFError, KeyboardInterrupt):  # the spare was not needed
-        return
-    packed, output_dir = job
 
     def progress(model: str, message: str) -> None:
         conn.send(("progress", model, message))
@@ -59,6 +49,37 @@ def _child(conn: Connection, modules: list[str]) -> None:
         pass
     finally:
         conn.close()
+
+
+@contextmanager
+def _main_not_imported() -> Iterator[None]:
+    """Start a child without it importing the parent's ``__main__`` again, as multiprocessing would: a user's
+    optimization-loop script without a ``__name__`` guard would run again in every child (and ``python -``
+    has no file to import). Nothing the child unpickles lives in ``__main__``."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _context(preload: list[str]) -> Any:
+    """The fork server's context, started now with ``preload`` imported; spawn where there is none."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload)  # read when the server starts: the first run's list stays
+    forkserver.ensure_running()
+    return context
 
 
 def exit_reason(exitcode: int | None) -> str:
@@ -76,7 +97,7 @@ def exit_reason(exitcode: int | None) -> str:
 
 
 class ProcessExecutor:
-    """Each unit in a fresh spawned child; one child is kept started ahead."""
+    """Each unit in a fresh child process, forked from the fork server."""
 
     def __init__(
         self,
@@ -88,25 +109,10 @@ class ProcessExecutor:
     ) -> None:
         self.run_config, self.evaluator, self.output_dir = run, evaluator, output_dir
         self.progress, self.timeout_s = progress, timeout_s
-        self._context = multiprocessing.get_context("spawn")
-        self._spare: tuple[BaseProcess, Connection] | None = None
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
-        self._modules = sorted({_runtime_module(m.type) for m in run.models()} - {None})  # type: ignore[arg-type]
-
-    # ------------------------------------------------------------------ children
-    def _start(self) -> tuple[BaseProcess, Connection]:
-        ours, theirs = self._context.Pipe()
-        process = self._context.Process(target=_child, args=(theirs, self._modules), daemon=True)
-        process.start()
-        theirs.close()
-        return process, ours
-
-    def _take(self) -> tuple[BaseProcess, Connection]:
-        """The spare child (or a new one), with the next spare started behind it."""
-        child = self._spare if self._spare is not None and self._spare[0].is_alive() else self._start()
-        self._spare = self._start()
-        return child
+        runtimes = {m for m in (_runtime_module(model.type) for model in run.models()) if m is not None}
+        self._context = _context(sorted(runtimes | _engine_modules()) + list(LAZY_IMPORTS))
 
     def _shared(self) -> bytes | None:
         """The run's opened data, pickled again only when the store holds more than last time."""
@@ -125,9 +131,18 @@ class ProcessExecutor:
         if self._config_json is None:
             self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
         packed = pack(self.run_config, unit, self._config_json, self._shared())
-        process, conn = self._take()
+        output_dir = str(self.output_dir) if self.output_dir is not None else None
+        conn, theirs = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=_child, args=(theirs, packed, output_dir), daemon=True)
         try:
-            conn.send((packed, str(self.output_dir) if self.output_dir is not None else None))
+            with _main_not_imported():
+                process.start()
+        except OSError as exc:  # the fork server is gone (killed from outside)
+            conn.close()
+            return failed_evaluation(unit, f"the model's process could not be started: {exc}")
+        finally:
+            theirs.close()
+        try:
             return self._wait(unit, process, conn)
         except (BrokenPipeError, ConnectionResetError, EOFError):
             process.join()
@@ -165,14 +180,22 @@ class ProcessExecutor:
             yield self.run(unit)
 
     def close(self) -> None:
-        if self._spare is not None:
-            process, conn = self._spare
-            self._spare = None
-            conn.close()  # the spare's recv ends: it returns
-            process.join(timeout=5)
-            if process.is_alive():
-                process.kill()
-                process.join()
+        """Nothing is held between models (the fork server is the interpreter's, reused by later runs)."""
+
+
+#: What a child would import on its first batch or record (``pyarrow.compute`` alone is a third of a second).
+LAZY_IMPORTS = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.json", "pyarrow.parquet", "psutil")
+
+
+def _engine_modules() -> set[str]:
+    """olive-eval's modules this process has imported (the config's and the engine's), and those every unit
+    needs; the fork server imports them once."""
+    loaded = {
+        name
+        for name in list(sys.modules)
+        if name.startswith("olive_eval.") and not name.startswith("olive_eval.engine.executors.ray")
+    }
+    return loaded | {"olive_eval.engine.executors.worker", "olive_eval.instance_table", "olive_eval.data.collate"}
 
 
 def _runtime_module(model_type: str) -> str | None:
