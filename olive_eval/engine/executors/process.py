@@ -13,6 +13,7 @@ that dies first, or runs past ``timeout_s`` (it is killed), is a failed evaluati
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 import time
@@ -32,9 +33,16 @@ if TYPE_CHECKING:
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 
 
-def _child(conn: Connection, packed: Any, output_dir: str | None) -> None:
-    """A child's life: evaluate one unit, send its progress and then the evaluation back."""
+def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[str, str], cwd: str) -> None:
+    """A child's life: evaluate one unit, send its progress and then the evaluation back. The fork server's
+    environment and folder are those of when it started: the parent's current ones are set first."""
+    import os
+
     from olive_eval.engine.executors.worker import evaluate_unit, unpack
+
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
 
     def progress(model: str, message: str) -> None:
         conn.send(("progress", model, message))
@@ -133,7 +141,9 @@ class ProcessExecutor:
         packed = pack(self.run_config, unit, self._config_json, self._shared())
         output_dir = str(self.output_dir) if self.output_dir is not None else None
         conn, theirs = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_child, args=(theirs, packed, output_dir), daemon=True)
+        process = self._context.Process(
+            target=_child, args=(theirs, packed, output_dir, dict(os.environ), os.getcwd()), daemon=True
+        )
         try:
             with _main_not_imported():
                 process.start()

@@ -26,7 +26,7 @@ def load_segfault(model_path):
 
 
 def load_exit(model_path):
-    os._exit(3)  # no exception, no cleanup
+    os._exit(int(os.environ.get("OLIVE_EVAL_TEST_EXIT", "3")))  # no exception, no cleanup
 
 
 def load_killed(model_path):
@@ -145,3 +145,13 @@ def test_the_session_takes_a_built_executor_and_leaves_it_open(toy):
     with Evaluation(config, output_dir=toy.root / "o2", executor=executor) as session:
         session.run()
     assert ran == ["base", "cand"] and not Counting.closed
+
+
+def test_a_child_sees_the_environment_of_now_not_of_the_fork_servers_start(toy, monkeypatch):
+    config = toy.config({}, ACCURACY)
+    config["candidates"] = [bad_model(toy, "exit")]
+    config["executor"] = {"type": "process"}
+    evaluate(config)  # the fork server runs from here on
+    monkeypatch.setenv("OLIVE_EVAL_TEST_EXIT", "5")
+    result = evaluate(config)
+    assert result.models["exit"].error == "the model's process exited with status 5"
