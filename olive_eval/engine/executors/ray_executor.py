@@ -94,12 +94,21 @@ def _evaluate_remote(
         run, unit, shared = unpack(replace(packed, data=data))
     except Exception as exc:
         hint = " (install it on the workers, or list it in the executor's runtime_env 'pip')"
-        missing = isinstance(exc.__cause__, ImportError) or isinstance(exc, ImportError)
+        missing = _chain_has_import_error(exc) or "No module named" in str(exc)
         return ("error", f"on {where}: {first_line(exc)}{hint if missing else ''}")
     evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, shared)
     for entry in evaluation.result.runtimes:
         entry["node"] = node
     return ("done", evaluation)
+
+
+def _chain_has_import_error(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ImportError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 class RayExecutor:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import builtins
 import json
 import socket
+import sys
 import textwrap
 import time
 
@@ -205,3 +206,53 @@ def test_bad_executor_keys_are_config_errors(toy):
         evaluate(toy.config({}, ACC), executor={"type": "ray", "address": "nowhere"})
     with pytest.raises(ConfigError, match="timeout_s"):
         evaluate(toy.config({}, ACC), executor={"type": "ray", "timeout_s": 0})
+
+
+def test_a_user_script_importing_what_the_workers_lack_fails_its_models_clearly(local_ray, toy, tmp_path):
+    """The driver has a package the workers do not (added to its path after Ray started): one clear line."""
+    lib = tmp_path / "driver_only"
+    lib.mkdir()
+    (lib / "olive_eval_test_driver_only.py").write_text("OFFSET = 0.0\n")
+    script = tmp_path / "lacking_metrics.py"
+    script.write_text(
+        "import olive_eval_test_driver_only\n"
+        "from olive_eval import register_metric\n\n\n"
+        '@register_metric(name="ray_test_lacking", higher_is_better=True, kind="instance", reads=("logits", '
+        '"references"))\n'
+        "def lacking(logits, reference):\n"
+        "    return float(logits[reference]) + olive_eval_test_driver_only.OFFSET\n"
+    )
+    metrics = [{**ACC[0], "user_config": {"user_script": str(script)}}]
+    sys.path.insert(0, str(lib))
+    try:
+        result = evaluate(toy.config({"c": 0.1}, metrics), executor=RAY)
+    finally:
+        sys.path.remove(str(lib))
+        sys.modules.pop("olive_eval_test_driver_only", None)
+    for model in result.models.values():
+        assert model.status == "failed"
+        assert "Ray worker could not evaluate it: on " in (model.error or "")
+        assert "olive_eval_test_driver_only" in (model.error or "")
+        assert "install it on the workers" in (model.error or "")
+
+
+def test_the_command_line_runs_on_ray(local_ray, toy, tmp_path, capsys):
+    from olive_eval.cli import main
+
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(toy.config({"c": 0.1}, ACC)))
+    assert main(["--config", str(path), "--executor", "ray", "--quiet"]) == 0
+    saved = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert saved["models"]["c"]["runtimes"][0]["node"]["hostname"] == socket.gethostname()
+
+
+def test_a_batch_on_the_local_executor_equals_one_at_a_time(toy):
+    config = toy.config({}, ACC)
+    proposed = [{"type": "ONNXModel", "name": f"q{i}", "model_path": str(toy.model(f"q{i}", 0.4))} for i in range(2)]
+    with Evaluation(config, output_dir=toy.root / "many") as session:
+        many = session.evaluate_many(proposed)
+    with Evaluation(config, output_dir=toy.root / "one") as session:
+        one = [session.evaluate(candidate) for candidate in proposed]
+    assert [(r.name, r.metrics["acc-accuracy_score"].value) for r in many] == [
+        (r.name, r.metrics["acc-accuracy_score"].value) for r in one
+    ]
