@@ -24,7 +24,7 @@ from olive_eval.config.errors import from_validation_error
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
 from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config
+from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config, executor_registry
 from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
@@ -334,6 +334,8 @@ def _executor(
     if isinstance(given, str):
         if given == configured.type:
             return configured
+        if given not in executor_registry.names():  # the CLI's --executor, or a name given in Python
+            raise UsageError(f"unknown executor type '{given}'; executor types: {', '.join(executor_registry.names())}")
         given = {"type": given, "timeout_s": configured.timeout_s} if configured.timeout_s is not None else given
     if isinstance(given, (str, dict)):
         try:
