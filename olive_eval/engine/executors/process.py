@@ -5,15 +5,17 @@ Children come from multiprocessing's fork server: a clean, single-threaded proce
 the run's runtimes once, started when the executor is built (beside the run's data loading); each model's child
 is forked from it, fresh, in milliseconds, and never shares the parent's threads or sessions (where the platform
 has no fork server, ``spawn``). A child gets the unit, the config and the run's opened data (pickled once per
-run, :func:`olive_eval.engine.executors.worker.shared_data`), writes the instance files to the run's output
-folder as a local run does, and sends its progress lines and then the pickled evaluation over a pipe. A child
-that dies first, or runs past ``timeout_s`` (it is killed), is a failed evaluation naming why.
+run, :func:`olive_eval.engine.executors.worker.shared_data`; data a child tokenizes comes back for the next
+ones), writes the instance files to the run's output folder as a local run does, and sends its progress lines
+and then the pickled evaluation over a pipe. A child that dies first, or runs past ``timeout_s`` (it is
+killed), is a failed evaluation naming why.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import time
@@ -38,7 +40,7 @@ def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[
     environment and folder are those of when it started: the parent's current ones are set first."""
     import os
 
-    from olive_eval.engine.executors.worker import evaluate_unit, unpack
+    from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
 
     os.environ.clear()
     os.environ.update(environ)
@@ -49,7 +51,11 @@ def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[
 
     try:
         run, unit, data = unpack(packed)
-        evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, data)
+        store = store_with(run, data)
+        evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, store=store)
+        prepared = prepared_since(store, data)
+        if prepared is not None:
+            conn.send(("prepared", prepared))
         conn.send(("done", evaluation))
     except Exception as exc:  # not the model's failure (those are in the evaluation): the unit did not run
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -176,6 +182,10 @@ class ProcessExecutor:
                 kind, *rest = conn.recv()  # EOFError: it died after all (handled by run)
                 if kind == "progress":
                     self.progress(*rest)
+                    continue
+                if kind == "prepared":  # kept for the next children (and the timing rounds here)
+                    held = self.evaluator.data._prepared
+                    held.update({k: v for k, v in pickle.loads(rest[0]).items() if k not in held})
                     continue
                 process.join()
                 if kind == "done":
