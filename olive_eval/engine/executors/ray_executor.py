@@ -167,6 +167,9 @@ class RayExecutor:
     def _outcome(self, unit: ModelUnit, ref: Any) -> ModelEvaluation:
         try:
             kind, value = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:  # the task itself raised, outside the model's evaluation
+            cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
+            return failed_evaluation(unit, f"the Ray worker could not evaluate it: {first_line(cause)}")
         except self.ray.exceptions.RayError as exc:  # Ray ran it again once (max_retries=1) before saying so
             return failed_evaluation(unit, f"the model's Ray worker died (retried once): {first_line(exc)}")
         if kind == "done":
@@ -251,7 +254,7 @@ def _connect(ray: Any, config: RayConfig, run: RunConfig) -> bool:
         env = {"working_dir": str(run.source_dir)}
     try:
         ray.init(address=config.address, runtime_env=env, **common)
-    except (ConnectionError, RuntimeError, TimeoutError) as exc:
+    except Exception as exc:  # ConnectionError, a runtime_env Ray refuses (a working_dir too big to upload)...
         raise UsageError(f"cannot connect to the Ray cluster at '{config.address}': {first_line(exc)}") from None
     return True
 

@@ -256,3 +256,20 @@ def test_a_batch_on_the_local_executor_equals_one_at_a_time(toy):
     assert [(r.name, r.metrics["acc-accuracy_score"].value) for r in many] == [
         (r.name, r.metrics["acc-accuracy_score"].value) for r in one
     ]
+
+
+def _raises() -> None:
+    raise RuntimeError("the result could not be sent back")
+
+
+def test_a_task_that_raises_outside_the_model_is_not_called_a_dead_worker(local_ray):
+    from olive_eval.engine.executors.ray_executor import RayExecutor
+    from olive_eval.engine.unit import ModelUnit
+    from olive_eval.runtimes.python import PythonModelConfig
+
+    executor = RayExecutor.__new__(RayExecutor)  # only its outcome reading, on a task of our own
+    executor.ray = ray
+    unit = ModelUnit(PythonModelConfig(type="PythonModel", name="m", user_script="m.py", model_loader="load"), "m")
+    evaluation = executor._outcome(unit, ray.remote(max_retries=0)(_raises).remote())
+    assert evaluation.result.status == "failed" and evaluation.result.folder == "m"
+    assert evaluation.result.error == "the Ray worker could not evaluate it: the result could not be sent back"
