@@ -68,6 +68,12 @@ class ExecutorConfig(StrictModel):
         description="Seconds one model may take before its process or worker is ended and the model recorded as "
         "failed (process and ray only).",
     )
+    shards: int = Field(
+        1,
+        ge=1,
+        description="Each prediction pass of a model split into this many contiguous ranges of its data, scored "
+        "apart (in as many child processes with 'process') and merged: the values are those of one pass.",
+    )
 
     def build(self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress) -> Executor:
         raise NotImplementedError(f"executor type '{self.type}' does not build an executor")

@@ -54,4 +54,5 @@ class LocalConfig(ExecutorConfig):
     def build(
         self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
     ) -> LocalExecutor:
+        evaluator.shards = self.shards  # one after another, in this process
         return LocalExecutor(evaluator)

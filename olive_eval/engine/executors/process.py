@@ -65,6 +65,18 @@ def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[
         conn.close()
 
 
+def _shard_child(packed: Any, environ: dict[str, str], cwd: str) -> Any:
+    """A child's share of a sharded pass (:mod:`olive_eval.engine.shards`): its range, unfinished."""
+    from olive_eval.engine.executors.worker import store_with, unpack
+    from olive_eval.engine.shards import score_shard
+
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+    run, work, data = unpack(packed)
+    return score_shard(work, store_with(run, data))
+
+
 @contextmanager
 def _main_not_imported() -> Iterator[None]:
     """Start a child without it importing the parent's ``__main__`` again, as multiprocessing would: a user's
@@ -120,9 +132,10 @@ class ProcessExecutor:
         output_dir: Path | None,
         progress: Progress,
         timeout_s: float | None = None,
+        shards: int = 1,
     ) -> None:
         self.run_config, self.evaluator, self.output_dir = run, evaluator, output_dir
-        self.progress, self.timeout_s = progress, timeout_s
+        self.progress, self.timeout_s, self.shards = progress, timeout_s, shards
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
         runtimes = {m for m in (_runtime_module(model.type) for model in run.models()) if m is not None}
@@ -144,6 +157,11 @@ class ProcessExecutor:
 
         if self._config_json is None:
             self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
+        if self.shards > 1:  # the unit here; each pass's shards in children (timeout_s is not applied)
+            from olive_eval.engine.unit import run_unit
+
+            self.evaluator.shards, self.evaluator.shard_map = self.shards, self._map_shards
+            return run_unit(self.evaluator, unit)
         packed = pack(self.run_config, unit, self._config_json, self._shared())
         output_dir = str(self.output_dir) if self.output_dir is not None else None
         conn, theirs = self._context.Pipe(duplex=False)
@@ -195,6 +213,19 @@ class ProcessExecutor:
                 process.join()
                 return failed_evaluation(unit, exit_reason(process.exitcode))
 
+    def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
+        """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork
+        server, all at once; a child that dies fails the pass (``BrokenProcessPool``)."""
+        from concurrent.futures import ProcessPoolExecutor
+
+        from olive_eval.engine.executors.worker import pack
+
+        assert self._config_json is not None
+        packed = [pack(self.run_config, work, self._config_json, self._shared()) for work in works]
+        n = len(packed)
+        with _main_not_imported(), ProcessPoolExecutor(n, mp_context=self._context) as pool:
+            return list(pool.map(_shard_child, packed, [dict(os.environ)] * n, [os.getcwd()] * n))
+
     def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
         for unit in units:
             yield self.run(unit)
@@ -215,7 +246,12 @@ def _engine_modules() -> set[str]:
         for name in list(sys.modules)
         if name.startswith("olive_eval.") and not name.startswith("olive_eval.engine.executors.ray")
     }
-    return loaded | {"olive_eval.engine.executors.worker", "olive_eval.instance_table", "olive_eval.data.collate"}
+    return loaded | {
+        "olive_eval.engine.executors.worker",
+        "olive_eval.engine.shards",
+        "olive_eval.instance_table",
+        "olive_eval.data.collate",
+    }
 
 
 def _runtime_module(model_type: str) -> str | None:
@@ -234,4 +270,4 @@ class ProcessConfig(ExecutorConfig):
     def build(
         self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
     ) -> ProcessExecutor:
-        return ProcessExecutor(run, evaluator, output_dir, progress, self.timeout_s)
+        return ProcessExecutor(run, evaluator, output_dir, progress, self.timeout_s, self.shards)

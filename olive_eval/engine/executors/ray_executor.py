@@ -320,6 +320,13 @@ class RayConfig(ExecutorConfig):
     )
     connect_timeout_s: float = Field(5, gt=0, description="Seconds to wait for a cluster's address to answer.")
 
+    @field_validator("shards")
+    @classmethod
+    def _no_shards(cls, v: int) -> int:
+        if v > 1:
+            raise ValueError("the ray executor does not shard a pass (yet); use the 'process' executor for shards")
+        return v
+
     @field_validator("address")
     @classmethod
     def _address(cls, v: str) -> str:
