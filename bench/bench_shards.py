@@ -14,7 +14,7 @@ parallelism.
 Measured (2 cores, CPU): one process 29.30 s, the 2 shards one after another 28.62 s, 2 shards 15.63 s: ratio
 0.53 (0.55 against the serial shards), every value and interval bit-identical. Only the pass is split: the
 driver's finishing (the accuracy interval's resamples, AUROC over 1M rows) stays serial, so with a model 14
-times lighter (MLP [32, 256, 256, 10], a pass of about 1.6 s) the ratio was 0.93.
+times lighter (MLP [32, 256, 256, 10]: the model calls about 1.6 s of a 2.9 s pass) the ratio was 0.93.
 
 Run: ``python bench/bench_shards.py`` (about three minutes on 2 cores).
 """
