@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig
+from olive_eval.engine.executors.base import Executor, ExecutorConfig
 from olive_eval.engine.run import RunInterrupted
 from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.engine.session import Evaluation
@@ -25,6 +26,7 @@ def evaluate(
     output_dir: str | Path | None = None,
     progress: Progress = _quiet,
     allow_download: bool | None = None,
+    executor: str | dict[str, Any] | ExecutorConfig | Executor | None = None,
 ) -> RunResult:
     """Evaluate the baseline and every candidate, check goals, rank, and write results.json.
 
@@ -34,7 +36,10 @@ def evaluate(
     leaves its name) and after it, so an interrupted run keeps what it had. A model that fails is
     recorded with its error; the others still run. A file that cannot be written (a full disk) does not
     stop the run: it is listed in ``write_errors``. Ctrl-C raises :class:`RunInterrupted`.
-    ``allow_download`` overrides the config's ``allow_download`` (the CLI's ``--allow-download``).
+    ``allow_download`` overrides the config's ``allow_download`` (the CLI's ``--allow-download``); ``executor``
+    its ``executor`` (the CLI's ``--executor``: see :class:`Evaluation`).
     """
-    with Evaluation(config, output_dir=output_dir, progress=progress, allow_download=allow_download) as session:
+    with Evaluation(
+        config, output_dir=output_dir, progress=progress, allow_download=allow_download, executor=executor
+    ) as session:
         return session.run()

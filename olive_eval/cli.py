@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         help="continue an interrupted run in the same output folder: keep the models it finished, unless the "
         "config changed what they depend on",
     )
+    parser.add_argument(
+        "--executor",
+        help="where each model is evaluated, in place of the config's executor type: local (this process), "
+        "process (a fresh child process per model: a crash fails only that model) or ray",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (warnings still show)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
@@ -127,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             cache=not args.no_cache,
             resume=args.resume,
             warn=warn,
+            executor=args.executor,
         ) as session:
             result = session.run()
     except ConfigError as exc:

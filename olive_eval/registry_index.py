@@ -27,6 +27,11 @@ MODULES: dict[str, dict[str, str]] = {
         "transformers_prompt_dummy_dataset": "olive_eval.data.dummy_text",
         "transformers_token_dummy_dataset": "olive_eval.data.dummy_text",
     },
+    "executor type": {
+        "local": "olive_eval.engine.executors.local",
+        "process": "olive_eval.engine.executors.process",
+        "ray": "olive_eval.engine.executors.ray_executor",
+    },
     "judge source": {
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",

@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.engine.executors.base import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
@@ -20,6 +21,10 @@ from olive_eval.tasks.base import check_task_metrics
 
 #: A model config: the class its runtime registered for the config's ``type``.
 Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
+#: Where the models run: the config class registered for the executor's ``type`` (local, process, ray).
+ExecutorSetting = Annotated[
+    ExecutorConfig, Registered(executor_registry, default_type=DEFAULT_EXECUTOR, what="executor type")
+]
 
 
 class EvaluatorConfig(StrictModel):
@@ -95,12 +100,28 @@ class RunConfig(StrictModel):
         description="Cache latency and throughput results with the others; by default they are measured again "
         "each run (they depend on the machine's state).",
     )
+    executor: ExecutorSetting = Field(
+        default_factory=lambda: executor_config(DEFAULT_EXECUTOR),
+        description="Where each model is evaluated: 'local' (this process, the default), 'process' (a fresh child "
+        "process per model: a crash fails only that model) or 'ray' (Ray workers).",
+    )
     _source_dir: Path | None = PrivateAttr(None)
 
     @property
     def source_dir(self) -> Path | None:
         """The folder relative paths were resolved against (the config file's, when loaded from one)."""
         return self._source_dir
+
+    @field_validator("executor", mode="before")
+    @classmethod
+    def _executor_type(cls, v: Any) -> Any:
+        """An unknown type lists the registered ones (there are few)."""
+        name = v.get("type", DEFAULT_EXECUTOR) if isinstance(v, dict) else None
+        if isinstance(name, str) and name not in executor_registry.names():
+            raise nested_error(
+                "type", f"unknown executor type '{name}'; executor types: {', '.join(executor_registry.names())}"
+            )
+        return v
 
     @field_validator("execution_providers", mode="before")
     @classmethod

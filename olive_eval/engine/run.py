@@ -19,7 +19,7 @@ from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.executor import Executor, LocalExecutor
+from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
@@ -58,7 +58,7 @@ class Run:
         out_dir: Path,
         progress: Progress,
         environment: dict[str, Any],
-        executor: Executor | None = None,
+        executor: Executor | ExecutorConfig | None = None,
         cache: ResultCache | None = None,
         kept: dict[str, ModelResult] | None = None,
     ) -> None:
@@ -82,10 +82,14 @@ class Run:
         self.data = DataStore(run)
         self.context = RunContext.of(run)
         self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
-        self.executor = executor or LocalExecutor(self.evaluator)
+        if executor is None or isinstance(executor, ExecutorConfig):  # the config's, or one given in its place
+            executor = build_executor(executor or run.executor, run, self.evaluator, out_dir, progress)
+        self.executor: Executor = executor
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
         self.current: str | None = None
+        #: models of an :meth:`evaluate_many` batch still running on the executor's workers
+        self._running: set[str] = set()
         self.cache = cache
         #: results an earlier run finished and ``--resume`` keeps, by model name
         self.kept = dict(kept or {})
@@ -118,7 +122,49 @@ class Run:
         self.current = name
         self.result.models[name].status = "running"
         self.save(durable=False)  # the marker is for a crash of this process, which the atomic rename survives
-        base = self.result.baseline
+        evaluation = self._reused(model)
+        if evaluation is None:
+            evaluation = self.executor.run(self._unit(model))
+            self._store_fresh(name, evaluation)
+        self._record(name, evaluation)
+        self.evaluator.current = None  # done: an interruption from here on is not this model's
+        self.current = None
+        self.finish()
+        self.save(durable)
+        return evaluation.result
+
+    def evaluate_many(self, models: list[ModelConfig], durable: bool = True) -> list[ModelResult]:
+        """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
+        finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does."""
+        if not getattr(self.executor, "concurrent", False):
+            return [self.evaluate(model, durable) for model in models]
+        names = [model.display_name() for model in models]
+        units = []
+        for model in models:
+            self.result.models[model.display_name()].status = "running"
+        self.save(durable=False)
+        for model in models:
+            reused = self._reused(model)
+            if reused is None:
+                units.append(self._unit(model))
+            else:
+                self._record(model.display_name(), reused)
+        self._running = {unit.name for unit in units}
+        by_folder = {self.folders[name]: name for name in self._running}
+        for evaluation in self.executor.run_all(units):
+            name = by_folder[evaluation.result.folder or ""]
+            self._running.discard(name)
+            self._store_fresh(name, evaluation)
+            self._record(name, evaluation)
+            self.finish()
+            self.save(durable=False)
+        self.finish()
+        self.save(durable)
+        return [self.result.models[name] for name in names]
+
+    def _unit(self, model: ModelConfig) -> ModelUnit:
+        """The model's unit; with early stop, a candidate's carries the baseline its goals are checked against."""
+        name, base = model.display_name(), self.result.baseline
         unit = ModelUnit(model, self.folders[name])
         if self.config.early_stop and name != base:
             unit = replace(
@@ -127,18 +173,15 @@ class Run:
                 baseline=self.result.models[base],
                 baseline_evidence=self.evidence.get(base, {}),
             )
-        evaluation = self._reused(model)
-        if evaluation is None:
-            evaluation = self.executor.run(unit)
-            if not self.config.cache_timings:
-                self._store(name, evaluation)
+        return unit
+
+    def _store_fresh(self, name: str, evaluation: ModelEvaluation) -> None:
+        if not self.config.cache_timings:
+            self._store(name, evaluation)
+
+    def _record(self, name: str, evaluation: ModelEvaluation) -> None:
         self.result.models[name] = evaluation.result
         self.evidence[name] = evaluation.evidence
-        self.evaluator.current = None  # done: an interruption from here on is not this model's
-        self.current = None
-        self.finish()
-        self.save(durable)
-        return evaluation.result
 
     def _reused(self, model: ModelConfig) -> ModelEvaluation | None:
         """The model's results from the cache or, with ``--resume``, from the earlier run; None: evaluate it."""
@@ -183,6 +226,7 @@ class Run:
         for name, model_outcomes in outcomes.items():
             self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
             settle_status(self.result.models[name])
+            _timed_here(self.result.models[name])
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
             base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
@@ -254,6 +298,10 @@ class Run:
             interrupted = self.evaluator.current or self.result.models[current]
             interrupted.status, interrupted.error = "interrupted", "stopped by Ctrl-C"
             self.result.models[current] = interrupted
+        for name in self._running:  # a batch's models on the workers, stopped with the run
+            self.result.models[name].status, self.result.models[name].error = "interrupted", "stopped by Ctrl-C"
+        current = current or next(iter(sorted(self._running)), None)
+        self._running = set()
         self.finish()
         self.save()
         return RunInterrupted(self.result, current)
@@ -271,6 +319,16 @@ class Run:
         except OSError as exc:
             failed[str(self.out_dir / RESULTS_FILE)] = exc.strerror or str(exc)
         self.result.write_errors = {**failed, **self.writer.errors}
+
+
+def _timed_here(result: ModelResult) -> None:
+    """A model whose accuracy ran on another node (its runtimes name one): its timing runtimes name this one."""
+    if any("node" in entry for entry in result.runtimes):
+        from olive_eval.engine.executors.ray_executor import node_info
+
+        here = node_info()
+        for entry in result.runtimes:
+            entry.setdefault("node", here)
 
 
 def _statistics(job: TimingRun, batch_size: int) -> list[Any]:

@@ -167,6 +167,9 @@ class ModelEvaluator:
         self.evidence: dict[str, dict[str, Evidence]] = {}
         #: the result of the model being evaluated (kept by the caller when a run is interrupted)
         self.current: ModelResult | None = None
+        #: each prediction pass in this many shards, mapped by ``shard_map`` (set by the executor, ``shards``)
+        self.shards = 1
+        self.shard_map: Callable[..., Any] = map
 
     def evaluate(
         self,
@@ -269,6 +272,10 @@ class ModelEvaluator:
 
     def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
         """One pass over the data config: every metric of the pass scores as the batches stream by."""
+        if self.shards > 1 and all(metric.type != "custom" for metric in job.metrics):
+            from olive_eval.engine.shards import sharded_pass
+
+            return sharded_pass(self, ctx, job, model_config)
         view = self.data.view(job.data_config, model_config)
         runtime, view = with_repeats(self._runtime(ctx, job.settings), view, job.metrics, model_config)
         folder = ctx.folder or ctx.model_name

@@ -151,6 +151,21 @@ class MetricScorer:
         if self._samples is not None and not self._samples.full:
             self._samples.write({"index": index, "prediction": view["prediction"], "target": refs}, n)
 
+    def held(self) -> list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]:
+        """Per sub-type, what a shard of a sharded pass hands back: its metric (with what ``statistics``
+        learnt), its statistics rows and its global metric's fields, in example order."""
+        self._score({})
+        self.close()
+        return [(s.metric, s.rows, s.fields) for s in self._subs]
+
+    def finish_shards(self, shards: list[list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]]) -> list[Scored]:
+        """Finish on the shards' held rows (in example order), as if this scorer had seen every batch."""
+        for i, s in enumerate(self._subs):
+            s.metric = shards[0][i][0]
+            s.rows = [row for shard in shards for row in shard[i][1]]
+            s.fields = [part for shard in shards for part in shard[i][2]]
+        return self.finish()
+
     def finish(self) -> list[Scored]:
         try:
             self._score({})

@@ -24,6 +24,7 @@ from olive_eval.config.errors import from_validation_error
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
 from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config, executor_registry
 from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
@@ -75,6 +76,10 @@ class Evaluation:
     in that folder, False (the default) neither. ``resume`` keeps what an earlier, unfinished run into the
     same output folder finished, unless the config changed what it depends on. ``warn`` gets one line per
     thing to know (a cache folder not writable, what ``resume`` keeps); by default ``progress("warning", ...)``.
+    ``executor`` says where each model is evaluated, in place of the config's ``executor``: a type name
+    (``"process"``: the config's other executor keys are kept when its type is the same, else only its
+    ``timeout_s``), an executor config (a dict or :class:`ExecutorConfig`), or a built :class:`Executor`
+    (the caller closes that one; the session closes those it builds).
     """
 
     def __init__(
@@ -87,11 +92,13 @@ class Evaluation:
         cache: bool | str | Path = False,
         resume: bool = False,
         warn: Callable[[str], None] | None = None,
+        executor: str | dict[str, Any] | ExecutorConfig | Executor | None = None,
     ) -> None:
         started_at = datetime.now(timezone.utc)
         clock = time.perf_counter()
         warn = warn if warn is not None else (lambda message: progress("warning", message))
         run = load_run_config(config, allow_download=allow_download)
+        chosen = _executor(run.executor, executor)
         out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
         source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
         env = environment(config_source=source, device=run.device, started=started_at, seeds=run.seeds())
@@ -102,7 +109,8 @@ class Evaluation:
             for note in notes:
                 warn(note)
         folder = None if cache is False else ResultCache.default_folder() if cache is True else Path(cache)
-        self._run = Run(run, out_dir, progress, env, cache=ResultCache(folder, warn=warn), kept=kept)
+        self._run = Run(run, out_dir, progress, env, chosen, cache=ResultCache(folder, warn=warn), kept=kept)
+        self._owns_executor = not isinstance(executor, Executor)
         self._baseline_done = False
         self._held = OutputDir(out_dir)
         self._held.open()
@@ -133,7 +141,11 @@ class Evaluation:
         """Release the output directory; the results stay readable, no model can be added."""
         if not self._closed:
             self._closed = True
-            self._held.close()
+            try:
+                if self._owns_executor:
+                    self._run.executor.close()
+            finally:
+                self._held.close()
 
     # ------------------------------------------------------------------ evaluating
     def baseline(self) -> CandidateResult:
@@ -163,6 +175,34 @@ class Evaluation:
         self._guarded(work)
         return self._view(model.display_name())
 
+    def evaluate_many(self, candidates: list[ModelConfig | dict[str, Any]]) -> list[CandidateResult]:
+        """Evaluate a batch of proposed candidates at once (on the executor's workers together, when it has
+        several), then time them beside the baseline in one interleaved phase; results in the given order."""
+        self._check_open()
+        models: list[ModelConfig] = []
+        for candidate in candidates:
+            model = self._candidate(candidate)
+            if model.display_name() in {m.display_name() for m in models}:
+                raise ConfigError(
+                    f"model name '{model.display_name()}' is given twice in the batch; give each model a unique name",
+                    path="candidate.name",
+                    source=_CANDIDATE,
+                )
+            models.append(model)
+        self._evaluate_baseline()
+        for model in models:
+            self._run.add_candidate(model)
+
+        def work() -> None:
+            self._run.evaluate_many(models)  # saved before and as each finishes
+            timed = [m for m in models if self._run.timeable(m.display_name())]
+            if self._run.plan.timings and timed:
+                self._run.time([self._run.config.input_model, *timed])
+                self._run.save()
+
+        self._guarded(work)
+        return [self._view(model.display_name()) for model in models]
+
     def record_failure(self, name: str, error: str) -> CandidateResult:
         """A candidate refused before it could load (a model kind olive-eval cannot evaluate, say): kept in
         results.json as failed, with ``error`` saying why, beside the models that were evaluated."""
@@ -182,9 +222,10 @@ class Evaluation:
         def work() -> None:
             clock = time.perf_counter()
             self._evaluate_baseline()
-            for model in self._run.config.candidates:
-                if self.result.models[model.display_name()].status == "pending":  # not evaluated yet
-                    self._run.evaluate(model, durable=False)  # the run's last save below is
+            pending = [
+                m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
+            ]
+            self._run.evaluate_many(pending, durable=False)  # together where the executor can; last save below
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.plan.timings:
                 clock = time.perf_counter()
@@ -282,3 +323,26 @@ class Evaluation:
             raise exc.with_source(_CANDIDATE) from None
         check_outputs(run, [p.data_config for p in self._run.plan.passes], [("candidate", model)])
         return model
+
+
+def _executor(
+    configured: ExecutorConfig, given: str | dict[str, Any] | ExecutorConfig | Executor | None
+) -> ExecutorConfig | Executor:
+    """The executor the session uses: ``given`` (a type name overrides the config's type only), else the config's."""
+    if given is None:
+        return configured
+    if isinstance(given, str):
+        if given == configured.type:
+            return configured
+        if given not in executor_registry.names():  # the CLI's --executor, or a name given in Python
+            raise UsageError(f"unknown executor type '{given}'; executor types: {', '.join(executor_registry.names())}")
+        given = {"type": given, "timeout_s": configured.timeout_s} if configured.timeout_s is not None else given
+    if isinstance(given, (str, dict)):
+        try:
+            return executor_config(given)
+        except (ValueError, ValidationError) as exc:
+            error = from_validation_error(exc) if isinstance(exc, ValidationError) else None
+            message = error.message if error is not None else str(exc)
+            path = "executor" if error is None or error.path == "(top level)" else f"executor.{error.path}"
+            raise ConfigError(message, path=path, source="<executor>") from None
+    return given

@@ -1,0 +1,273 @@
+"""The ``process`` executor: each model in a fresh child process, so a model that takes its interpreter down
+(a segfault in a custom op, ``os._exit``, a signal, the kernel's out-of-memory kill) fails alone.
+
+Children come from multiprocessing's fork server: a clean, single-threaded process that imported the engine and
+the run's runtimes once, started when the executor is built (beside the run's data loading); each model's child
+is forked from it, fresh, in milliseconds, and never shares the parent's threads or sessions (where the platform
+has no fork server, ``spawn``). A child gets the unit, the config and the run's opened data (pickled once per
+run, :func:`olive_eval.engine.executors.worker.shared_data`; data a child tokenizes comes back for the next
+ones), writes the instance files to the run's output folder as a local run does, and sends its progress lines
+and then the pickled evaluation over a pipe. A child that dies first, or runs past ``timeout_s`` (it is
+killed), is a failed evaluation naming why.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+
+if TYPE_CHECKING:
+    from multiprocessing.process import BaseProcess
+
+    from olive_eval.config.run import RunConfig
+    from olive_eval.engine.runner import ModelEvaluator
+    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+
+
+def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[str, str], cwd: str) -> None:
+    """A child's life: evaluate one unit, send its progress and then the evaluation back. The fork server's
+    environment and folder are those of when it started: the parent's current ones are set first."""
+    import os
+
+    from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
+
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+
+    def progress(model: str, message: str) -> None:
+        conn.send(("progress", model, message))
+
+    try:
+        run, unit, data = unpack(packed)
+        store = store_with(run, data)
+        evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, store=store)
+        prepared = prepared_since(store, data)
+        if prepared is not None:
+            conn.send(("prepared", prepared))
+        conn.send(("done", evaluation))
+    except Exception as exc:  # not the model's failure (those are in the evaluation): the unit did not run
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent records the model
+        pass
+    finally:
+        conn.close()
+
+
+def _shard_child(packed: Any, environ: dict[str, str], cwd: str) -> Any:
+    """A child's share of a sharded pass (:mod:`olive_eval.engine.shards`): its range, unfinished."""
+    from olive_eval.engine.executors.worker import store_with, unpack
+    from olive_eval.engine.shards import score_shard
+
+    os.environ.clear()
+    os.environ.update(environ)
+    os.chdir(cwd)
+    run, work, data = unpack(packed)
+    return score_shard(work, store_with(run, data))
+
+
+@contextmanager
+def _main_not_imported() -> Iterator[None]:
+    """Start a child without it importing the parent's ``__main__`` again, as multiprocessing would: a user's
+    optimization-loop script without a ``__name__`` guard would run again in every child (and ``python -``
+    has no file to import). Nothing the child unpickles lives in ``__main__``."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__dict__["__spec__"] = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
+def _context(preload: list[str]) -> Any:
+    """The fork server's context, started now with ``preload`` imported; spawn where there is none."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(preload)  # read when the server starts: the first run's list stays
+    forkserver.ensure_running()
+    return context
+
+
+def exit_reason(exitcode: int | None) -> str:
+    """Why a child ended without a result, as the model's error says it."""
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = str(-exitcode)
+        oom = " (the kernel's out-of-memory killer sends it)" if name == "SIGKILL" else ""
+        return f"the model's process was killed by signal {name}{oom}"
+    if exitcode:
+        return f"the model's process exited with status {exitcode}"
+    return "the model's process exited without sending a result"
+
+
+class ProcessExecutor:
+    """Each unit in a fresh child process, forked from the fork server."""
+
+    def __init__(
+        self,
+        run: RunConfig,
+        evaluator: ModelEvaluator,
+        output_dir: Path | None,
+        progress: Progress,
+        timeout_s: float | None = None,
+        shards: int = 1,
+    ) -> None:
+        self.run_config, self.evaluator, self.output_dir = run, evaluator, output_dir
+        self.progress, self.timeout_s, self.shards = progress, timeout_s, shards
+        self._config_json: dict[str, Any] | None = None
+        self._data: tuple[tuple[Any, ...], bytes | None] | None = None
+        runtimes = {m for m in (_runtime_module(model.type) for model in run.models()) if m is not None}
+        self._context = _context(sorted(runtimes | _engine_modules()) + list(LAZY_IMPORTS))
+
+    def _shared(self) -> bytes | None:
+        """The run's opened data, pickled again only when the store holds more than last time."""
+        from olive_eval.engine.executors.worker import shared_data
+
+        store = self.evaluator.data
+        held = (tuple(store._sources), tuple(store._prepared))
+        if self._data is None or self._data[0] != held:
+            self._data = (held, shared_data(store))
+        return self._data[1]
+
+    # ------------------------------------------------------------------ the interface
+    def run(self, unit: ModelUnit) -> ModelEvaluation:
+        from olive_eval.engine.executors.worker import pack
+
+        if self._config_json is None:
+            self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
+        if self.shards > 1:  # the unit here; each pass's shards in children (timeout_s is not applied)
+            from olive_eval.engine.unit import run_unit
+
+            self.evaluator.shards, self.evaluator.shard_map = self.shards, self._map_shards
+            return run_unit(self.evaluator, unit)
+        packed = pack(self.run_config, unit, self._config_json, self._shared())
+        output_dir = str(self.output_dir) if self.output_dir is not None else None
+        conn, theirs = self._context.Pipe(duplex=False)
+        process = self._context.Process(
+            target=_child, args=(theirs, packed, output_dir, dict(os.environ), os.getcwd()), daemon=True
+        )
+        try:
+            with _main_not_imported():
+                process.start()
+        except OSError as exc:  # the fork server is gone (killed from outside)
+            conn.close()
+            return failed_evaluation(unit, f"the model's process could not be started: {exc}")
+        finally:
+            theirs.close()
+        try:
+            return self._wait(unit, process, conn)
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            process.join()
+            return failed_evaluation(unit, exit_reason(process.exitcode))
+        finally:
+            if process.is_alive():  # timed out, or the parent was interrupted
+                process.kill()
+            process.join()
+            conn.close()
+
+    def _wait(self, unit: ModelUnit, process: BaseProcess, conn: Connection) -> ModelEvaluation:
+        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                process.kill()
+                error = f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its process was ended"
+                return failed_evaluation(unit, error)
+            ready = wait([conn, process.sentinel], left)
+            if conn in ready or conn.poll():
+                kind, *rest = conn.recv()  # EOFError: it died after all (handled by run)
+                if kind == "progress":
+                    self.progress(*rest)
+                    continue
+                if kind == "prepared":  # kept for the next children (and the timing rounds here)
+                    held = self.evaluator.data._prepared
+                    held.update({k: v for k, v in pickle.loads(rest[0]).items() if k not in held})
+                    continue
+                process.join()
+                if kind == "done":
+                    return rest[0]
+                return failed_evaluation(unit, f"the model's process could not evaluate it: {rest[0]}")
+            if process.sentinel in ready:
+                process.join()
+                return failed_evaluation(unit, exit_reason(process.exitcode))
+
+    def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
+        """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork
+        server, all at once; a child that dies fails the pass (``BrokenProcessPool``)."""
+        from concurrent.futures import ProcessPoolExecutor
+
+        from olive_eval.engine.executors.worker import pack
+
+        assert self._config_json is not None
+        packed = [pack(self.run_config, work, self._config_json, self._shared()) for work in works]
+        n = len(packed)
+        with _main_not_imported(), ProcessPoolExecutor(n, mp_context=self._context) as pool:
+            return list(pool.map(_shard_child, packed, [dict(os.environ)] * n, [os.getcwd()] * n))
+
+    def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
+        for unit in units:
+            yield self.run(unit)
+
+    def close(self) -> None:
+        """Nothing is held between models (the fork server is the interpreter's, reused by later runs)."""
+
+
+#: What a child would import on its first batch or record (``pyarrow.compute`` alone is a third of a second).
+LAZY_IMPORTS = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.json", "pyarrow.parquet", "psutil")
+
+
+def _engine_modules() -> set[str]:
+    """olive-eval's modules this process has imported (the config's and the engine's), and those every unit
+    needs; the fork server imports them once."""
+    loaded = {
+        name
+        for name in list(sys.modules)
+        if name.startswith("olive_eval.") and not name.startswith("olive_eval.engine.executors.ray")
+    }
+    return loaded | {
+        "olive_eval.engine.executors.worker",
+        "olive_eval.engine.shards",
+        "olive_eval.instance_table",
+        "olive_eval.data.collate",
+    }
+
+
+def _runtime_module(model_type: str) -> str | None:
+    """The module that registers ``model_type``, for a child to import ahead of its unit."""
+    from olive_eval.registry import indexed_module
+
+    return indexed_module("model type", model_type)
+
+
+@executor_registry.decorator("process")
+class ProcessConfig(ExecutorConfig):
+    """Each model in a fresh child process: its crash, ``os._exit`` or out-of-memory kill fails only that model."""
+
+    type: Literal["process"] = "process"
+
+    def build(
+        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+    ) -> ProcessExecutor:
+        return ProcessExecutor(run, evaluator, output_dir, progress, self.timeout_s, self.shards)

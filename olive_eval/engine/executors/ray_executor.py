@@ -1,0 +1,340 @@
+"""The ``ray`` executor: candidates' accuracy passes spread over Ray workers, on this machine or a cluster.
+
+Why Ray: a sweep of tens of candidates is many independent per-model units, and Ray schedules such tasks over
+the CPUs and GPUs of one machine or many. Each unit is one Ray task (``resources_per_model``), at most
+``num_workers`` at a time; the run's opened data goes into Ray's object store once and every task reads it
+from there. A task whose worker process dies is run again once (Ray's ``max_retries=1``); a second death, or
+``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor, so the
+driver prints each worker's model and stage. Ray is imported only when the executor is built: the ``ray``
+extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field, field_validator
+
+from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.errors import MissingDependencyError, UsageError, first_line
+from olive_eval.strict_model import StrictModel
+
+if TYPE_CHECKING:
+    from olive_eval.config.run import RunConfig
+    from olive_eval.engine.executors.worker import Packed
+    from olive_eval.engine.runner import ModelEvaluator
+    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+
+#: How often the driver looks at finished tasks, progress lines and timeouts while tasks run.
+_POLL_S = 0.2
+
+
+def node_info() -> dict[str, str]:
+    """This machine as results.json names it: host name and IP address."""
+    host = socket.gethostname()
+    try:
+        import ray.util
+
+        ip = ray.util.get_node_ip_address()
+    except Exception:  # Ray absent or not started: the resolver's answer
+        try:
+            ip = socket.gethostbyname(host)
+        except OSError:
+            ip = "unknown"
+    return {"hostname": host, "ip": ip}
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependencyError("ray", "the 'ray' executor", "ray") from None
+    return ray
+
+
+class _Reporter:
+    """The actor workers send progress lines to; the driver drains it while it waits."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str, str]] = []
+
+    def put(self, node: str, model: str, message: str) -> None:
+        self.lines.append((node, model, message))
+
+    def drain(self) -> list[tuple[str, str, str]]:
+        lines, self.lines = self.lines, []
+        return lines
+
+
+def _evaluate_remote(
+    name: str, packed: Packed, output_dir: str | None, data: bytes | None, reporter: Any
+) -> tuple[Any, ...]:
+    """One unit on a Ray worker: ``("done", evaluation)``, or ``("error", message)`` when the run's config could
+    not be loaded there (a user script importing a package the worker lacks)."""
+    from olive_eval.engine.executors.worker import evaluate_unit, unpack
+
+    node = node_info()
+    where = f"{node['hostname']} ({node['ip']}, pid {os.getpid()})"
+
+    def progress(model: str, message: str) -> None:
+        reporter.put.remote(where, model, message)
+
+    progress(name, "started")
+    if not Path(packed.base_dir).is_dir():  # another machine: the config's folder came as the working_dir
+        packed = replace(packed, base_dir=os.getcwd())
+    try:
+        run, unit, shared = unpack(replace(packed, data=data))
+    except Exception as exc:
+        hint = " (install it on the workers, or list it in the executor's runtime_env 'pip')"
+        missing = _chain_has_import_error(exc) or "No module named" in str(exc)
+        return ("error", f"on {where}: {first_line(exc)}{hint if missing else ''}")
+    evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, shared)
+    for entry in evaluation.result.runtimes:
+        entry["node"] = node
+    return ("done", evaluation)
+
+
+def _chain_has_import_error(exc: BaseException | None) -> bool:
+    seen = 0
+    while exc is not None and seen < 10:
+        if isinstance(exc, ImportError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+class RayExecutor:
+    """Units as Ray tasks, at most ``num_workers`` at a time, yielded as they finish."""
+
+    def __init__(
+        self,
+        config: RayConfig,
+        run: RunConfig,
+        evaluator: ModelEvaluator,
+        output_dir: Path | None,
+        progress: Progress,
+    ) -> None:
+        self.ray = ray = _import_ray()
+        self.config, self.run_config, self.evaluator = config, run, evaluator
+        self.output_dir, self.progress = output_dir, progress
+        self._reporter: Any = None
+        self._owns = _connect(ray, config, run)
+        try:
+            _check_resources(ray, config)
+        except BaseException:
+            self.close()
+            raise
+        res = config.resources_per_model
+        options: dict[str, Any] = {"num_cpus": res.num_cpus, "num_gpus": res.num_gpus, "max_retries": 1}
+        if res.memory is not None:
+            options["memory"] = res.memory
+        self._task = ray.remote(_evaluate_remote).options(**options)
+        self._config_json: dict[str, Any] | None = None
+        self._data: tuple[tuple[Any, ...], Any] | None = None
+        self.concurrent = True  # the run submits the candidates together
+
+    # ------------------------------------------------------------------ helpers
+    def _shared(self) -> Any:
+        """The run's opened data in the object store (put again only when the store holds more)."""
+        from olive_eval.engine.executors.worker import shared_data
+
+        store = self.evaluator.data
+        held = (tuple(store._sources), tuple(store._prepared))
+        if self._data is None or self._data[0] != held:
+            data = shared_data(store)
+            self._data = (held, self.ray.put(data) if data is not None else None)
+        return self._data[1]
+
+    def _submit(self, unit: ModelUnit) -> Any:
+        from olive_eval.engine.executors.worker import pack
+
+        if self._config_json is None:
+            self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
+        if self._reporter is None:
+            self._reporter = self.ray.remote(num_cpus=0)(_Reporter).remote()
+        packed = pack(self.run_config, unit, self._config_json)
+        output = str(self.output_dir) if self.output_dir is not None else None
+        return self._task.remote(unit.name, packed, output, self._shared(), self._reporter)
+
+    def _outcome(self, unit: ModelUnit, ref: Any) -> ModelEvaluation:
+        try:
+            kind, value = self.ray.get(ref)
+        except self.ray.exceptions.RayTaskError as exc:  # the task itself raised, outside the model's evaluation
+            cause = exc.cause if isinstance(getattr(exc, "cause", None), BaseException) else exc
+            return failed_evaluation(unit, f"the Ray worker could not evaluate it: {first_line(cause)}")
+        except self.ray.exceptions.RayError as exc:  # Ray ran it again once (max_retries=1) before saying so
+            return failed_evaluation(unit, f"the model's Ray worker died (retried once): {first_line(exc)}")
+        if kind == "done":
+            return value
+        return failed_evaluation(unit, f"the Ray worker could not evaluate it: {value}")
+
+    # ------------------------------------------------------------------ the interface
+    def run(self, unit: ModelUnit) -> ModelEvaluation:
+        return next(iter(self.run_all([unit])))
+
+    def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
+        ray, waiting = self.ray, list(units)
+        window = self.config.num_workers or len(units)
+        running: dict[Any, ModelUnit] = {}
+        started: dict[str, float] = {}
+        attempts: dict[str, int] = {}
+        try:
+            while waiting or running:
+                while waiting and len(running) < window:
+                    unit = waiting.pop(0)
+                    running[self._submit(unit)] = unit
+                    self.progress(unit.name, "queued on Ray")
+                done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
+                self._report(started, attempts)
+                for ref in done:
+                    unit = running.pop(ref)
+                    yield self._outcome(unit, ref)
+                limit = self.config.timeout_s
+                for ref, unit in list(running.items()):
+                    since = started.get(unit.name)
+                    if limit is not None and since is not None and time.monotonic() - since > limit:
+                        ray.cancel(ref, force=True)
+                        del running[ref]
+                        error = f"the model ran past its timeout of {limit:g} s (timeout_s); its Ray task was cancelled"
+                        yield failed_evaluation(unit, error)
+        finally:
+            for ref in running:  # interrupted: nothing keeps running behind the run
+                ray.cancel(ref, force=True)
+
+    def _report(self, started: dict[str, float], attempts: dict[str, int]) -> None:
+        """Print the workers' progress lines, and start a model's timeout clock when its task starts."""
+        if self._reporter is None:
+            return
+        for where, model, message in self.ray.get(self._reporter.drain.remote()):
+            if message == "started":  # the timeout clock starts when the task does, again on a retry
+                attempts[model] = attempts.get(model, 0) + 1
+                started[model] = time.monotonic()
+                message = "started" if attempts[model] == 1 else "started again (its worker died)"
+            self.progress(model, f"[{where}] {message}")
+
+    def close(self) -> None:
+        if self._reporter is not None:
+            with contextlib.suppress(Exception):  # Ray already down
+                self.ray.kill(self._reporter)
+            self._reporter = None
+        if self._owns and self.ray.is_initialized():
+            self.ray.shutdown()
+        self._owns = False
+
+
+def _connect(ray: Any, config: RayConfig, run: RunConfig) -> bool:
+    """Start or join Ray as ``config.address`` says; True when this executor started it (and ends it)."""
+    target = os.environ.get("RAY_ADDRESS") if config.address == "auto" else config.address
+    if target and target != "local":
+        _reachable(target, config.connect_timeout_s)
+    if ray.is_initialized():
+        return False  # the caller's Ray (a test's, a notebook's): used as it is
+    import logging
+
+    common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False, "include_dashboard": False}
+    if config.address == "local":
+        workers = config.num_workers or max(
+            1, int((os.cpu_count() or 1) // max(config.resources_per_model.num_cpus, 1))
+        )
+        cpus = max(1, math.ceil(workers * max(config.resources_per_model.num_cpus, 1)))
+        if config.runtime_env is not None:
+            common["runtime_env"] = config.runtime_env
+        ray.init(num_cpus=cpus, **common)
+        return True
+    env = config.runtime_env
+    if env is None and run.source_dir is not None:  # the user scripts travel with the config's folder
+        env = {"working_dir": str(run.source_dir)}
+    try:
+        ray.init(address=config.address, runtime_env=env, **common)
+    except Exception as exc:  # ConnectionError, a runtime_env Ray refuses (a working_dir too big to upload)...
+        raise UsageError(f"cannot connect to the Ray cluster at '{config.address}': {first_line(exc)}") from None
+    return True
+
+
+def _reachable(address: str, timeout_s: float) -> None:
+    """Fail in seconds when nothing listens at a cluster's address (Ray's own client retries for a minute)."""
+    text = address.removeprefix("ray://")
+    host, _, port = text.rpartition(":")
+    default = 10001 if address.startswith("ray://") else 6379
+    host, port_number = (host, int(port)) if port.isdigit() else (text, default)
+    try:
+        socket.create_connection((host.strip("[]"), port_number), timeout=timeout_s).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise UsageError(
+            f"cannot reach the Ray cluster at '{address}' ({reason}, {timeout_s:g} s connect timeout): is it "
+            "started ('ray start --head') and is the executor's address right?"
+        ) from None
+
+
+def _check_resources(ray: Any, config: RayConfig) -> None:
+    """Refuse before submitting when no node can ever run one model (Ray would wait for it forever)."""
+    res = config.resources_per_model
+    need = {"CPU": res.num_cpus, "GPU": res.num_gpus, "memory": res.memory or 0}
+    need = {key: value for key, value in need.items() if value}
+    nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
+    if any(all(node.get(key, 0) >= value for key, value in need.items()) for node in nodes):
+        return
+    names = {"CPU": "num_cpus", "GPU": "num_gpus", "memory": "memory"}
+    asked = ", ".join(f"{names[key]} {value:g}" for key, value in need.items())
+    have = "; ".join(", ".join(f"{names[k]} {node.get(k, 0):g}" for k in need) for node in nodes) or "no live node"
+    raise UsageError(
+        f"no node of the Ray cluster can give one model {asked} (executor.resources_per_model); its nodes have: {have}"
+    )
+
+
+class ResourcesPerModel(StrictModel):
+    """What one model's task reserves on a Ray node."""
+
+    num_cpus: float = Field(1, ge=0, description="CPUs one model's task reserves.")
+    num_gpus: float = Field(0, ge=0, description="GPUs one model's task reserves (a fraction shares a GPU).")
+    memory: int | None = Field(None, gt=0, description="Bytes of memory one model's task reserves.")
+
+
+@executor_registry.decorator("ray")
+class RayConfig(ExecutorConfig):
+    """Models spread over Ray workers (``pip install 'olive-eval[ray]'``): this machine or a cluster."""
+
+    type: Literal["ray"] = "ray"
+    address: str = Field(
+        "local",
+        description="'local' (start Ray here with num_workers CPUs), 'auto' (the running cluster: RAY_ADDRESS or "
+        "the one started on this machine), 'ray://host:port' (Ray Client) or 'host:port' (a head node).",
+    )
+    num_workers: int | None = Field(
+        None, gt=0, description="Models evaluated at a time (default: this machine's CPUs for 'local', else all)."
+    )
+    resources_per_model: ResourcesPerModel = Field(default_factory=ResourcesPerModel)
+    runtime_env: dict[str, Any] | None = Field(
+        None,
+        description="Ray runtime_env of the workers (working_dir, py_modules, pip...); default on a cluster: the "
+        "config's folder as working_dir, so its user scripts travel.",
+    )
+    connect_timeout_s: float = Field(5, gt=0, description="Seconds to wait for a cluster's address to answer.")
+
+    @field_validator("shards")
+    @classmethod
+    def _no_shards(cls, v: int) -> int:
+        if v > 1:
+            raise ValueError("the ray executor does not shard a pass (yet); use the 'process' executor for shards")
+        return v
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        if v in ("local", "auto") or v.startswith("ray://") or v.rpartition(":")[2].isdigit():
+            return v
+        raise ValueError(f"address is 'local', 'auto', 'ray://host:port' or 'host:port', not {v!r}")
+
+    def build(
+        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+    ) -> RayExecutor:
+        return RayExecutor(self, run, evaluator, output_dir, progress)

@@ -1,0 +1,209 @@
+"""A prediction pass split into shards: contiguous ranges of the data config's examples, scored apart and merged.
+
+Each shard runs the ordinary pass (:func:`olive_eval.engine.passes.run_pass`) over its range and hands back,
+per metric sub-type, the per-example statistics (or a global metric's fields) in example order. The driver
+joins the shards' rows in example order and finishes each metric once, on the same scorer code a one-process
+pass uses: the reduction, the confidence intervals and the paired goals see arrays identical to one process,
+so every value is bit-identical. A batch belongs to the shard its first example falls in; shard bounds are
+rounded to whole batches, so no batch is split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, fields, replace
+from functools import partial
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from olive_eval.config.run import RunConfig
+from olive_eval.data.batch import Batch, Columns, num_rows, take
+from olive_eval.data.collate import DefaultDataloader
+from olive_eval.engine.context import RunContext
+from olive_eval.engine.data_store import DataStore, DataView
+from olive_eval.engine.passes import PassRecord, run_pass
+from olive_eval.engine.plan import Settings
+from olive_eval.engine.repeats import with_repeats
+from olive_eval.engine.scoring import MetricScorer, Scored
+from olive_eval.errors import ConfigError
+
+#: Maps the shard function over the shards' work, in order (``map``, a pool's ``map``, an executor's).
+Mapper = Callable[[Callable[["ShardWork"], "ShardPart"], list["ShardWork"]], Iterable["ShardPart"]]
+
+
+@dataclass
+class RangeView(DataView):
+    """A data view giving only the batches whose first example lies in ``[start, stop)``."""
+
+    start: int = 0
+    stop: int = 0
+
+    def batches(self) -> Iterator[Batch]:
+        if isinstance(self.dataloader, DefaultDataloader):  # fixed-size batches: cut the chunks, collate no more
+            prepared = replace(self.prepared, chunks=RowRange(self.prepared.chunks, self.start, self.stop))
+            for batch in self.dataloader.batches(prepared):
+                batch.start += self.start
+                batch.call_mode = self.call_mode
+                yield batch
+            return
+        for batch in super().batches():
+            if batch.start >= self.stop:
+                return
+            if batch.start >= self.start:
+                yield batch
+
+
+@dataclass
+class RowRange:
+    """The rows ``[start, stop)`` of prepared chunks, as a ``chunks`` callable (it pickles)."""
+
+    chunks: Callable[[], Iterator[Columns]]
+    start: int
+    stop: int
+
+    def __call__(self) -> Iterator[Columns]:
+        offset = 0
+        for chunk in self.chunks():
+            n = num_rows(chunk)
+            lo, hi = max(self.start - offset, 0), min(self.stop - offset, n)
+            offset += n
+            if lo >= hi:
+                if offset >= self.stop:
+                    return
+                continue
+            yield chunk if (lo, hi) == (0, n) else {k: take(v, slice(lo, hi)) for k, v in chunk.items()}
+            if offset >= self.stop:
+                return
+
+
+def ranged(view: DataView, start: int, stop: int) -> RangeView:
+    return RangeView(**{f.name: getattr(view, f.name) for f in fields(DataView)}, start=start, stop=stop)
+
+
+def shard_ranges(examples: int, shards: int, data_config: str, batch_size: int = 1) -> list[tuple[int, int]]:
+    """``shards`` contiguous ranges of ``examples``, bounds on whole batches; more shards than examples (or
+    batches) is the user's error: some shard would have nothing to score."""
+    batches = -(-examples // batch_size)
+    if shards > batches:
+        what = f"{examples} examples" if batch_size == 1 else f"{batches} batches of {batch_size} examples"
+        raise ConfigError(f"shards is {shards}, more than the {what} of data config '{data_config}'")
+    bounds = [min(examples, (batches * i // shards) * batch_size) for i in range(shards + 1)]
+    return list(pairwise(bounds))
+
+
+@dataclass(frozen=True)
+class ShardWork:
+    """One shard of one model's pass: what a worker needs to run it (it pickles)."""
+
+    run: RunConfig
+    model: Any
+    data_config: str
+    settings: Settings
+    metrics: tuple[str, ...]
+    start: int
+    stop: int
+
+
+@dataclass
+class ShardPart:
+    """What a shard hands back: its pass record and, per metric, each sub-type's held rows."""
+
+    record: PassRecord
+    held: list[list[tuple[Any, list[Any], list[Any]]]]
+
+
+def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
+    """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
+    run = work.run
+    store = store if store is not None else DataStore(run)
+    metrics = [m for name in work.metrics for m in run.all_metrics if m.name == name]
+    runtime = RunContext.of(run).load(work.model, work.settings)
+    try:
+        view = store.view(work.data_config, work.model)
+        runtime, view = with_repeats(runtime, view, metrics, work.model)
+        scorers = [MetricScorer(m, run.source_dir, None, "") for m in metrics]
+        record = run_pass(runtime, ranged(view, work.start, work.stop), scorers, lambda note: None)
+        return ShardPart(record, [scorer.held() for scorer in scorers])
+    finally:
+        runtime.close()
+
+
+def plan_shards(
+    run: RunConfig, model: Any, data_config: str, settings: Settings, metrics: list[str], shards: int, store: DataStore
+) -> list[ShardWork]:
+    """The shards' work for one model's pass over ``data_config``."""
+    view = store.view(data_config, model)
+    examples = view.prepared.num_rows
+    if examples is None:
+        examples = sum(batch.size for batch in view.batches())
+    batch_size = int(getattr(view.dataloader, "batch_size", 1) or 1)
+    ranges = shard_ranges(examples, shards, data_config, batch_size)
+    return [ShardWork(run, model, data_config, settings, tuple(metrics), lo, hi) for lo, hi in ranges]
+
+
+def merged_record(data_config: str, parts: list[ShardPart]) -> PassRecord:
+    """The shards' pass records as one: batches renumbered in example order, notes summed."""
+    record = PassRecord(data_config)
+    for part in parts:
+        offset = len(record.batches)
+        record.batches.extend(replace(b, index=offset + i) for i, b in enumerate(part.record.batches))
+        for note, count in part.record.notes.items():
+            record.notes[note] = record.notes.get(note, 0) + count
+    return record
+
+
+def merge_shards(
+    run: RunConfig, works: list[ShardWork], parts: list[ShardPart], base_dir: Path | None = None
+) -> tuple[PassRecord, dict[str, list[Scored]]]:
+    """The shards' parts, in example order, finished as one pass: its record and each metric's scores."""
+    first = works[0]
+    record = merged_record(first.data_config, parts)
+    metrics = [m for name in first.metrics for m in run.all_metrics if m.name == name]
+    scored = {}
+    for i, metric in enumerate(metrics):
+        scorer = MetricScorer(metric, base_dir, None, "")
+        scored[metric.name] = scorer.finish_shards([part.held[i] for part in parts])
+    return record, scored
+
+
+def run_sharded(
+    run: RunConfig,
+    model: Any,
+    data_config: str,
+    metrics: list[str],
+    shards: int,
+    mapper: Mapper = map,
+    settings: Settings | None = None,
+    store: DataStore | None = None,
+) -> tuple[PassRecord, dict[str, list[Scored]]]:
+    """One model's pass over ``data_config`` in ``shards`` shards, each run by ``mapper``; merged."""
+    store = store if store is not None else DataStore(run)
+    works = plan_shards(run, model, data_config, settings or {}, metrics, shards, store)
+    parts = list(mapper(score_shard, works))
+    return merge_shards(run, works, parts, run.source_dir)
+
+
+def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
+    """The runner's pass of ``job`` in ``evaluator.shards`` shards run by ``evaluator.shard_map``: the same
+    records and values as :meth:`ModelEvaluator._predict_and_score` (no instance files: shards keep none)."""
+    from olive_eval.engine.runner import _scoring_error
+
+    names = [m.name for m in job.metrics]
+    evaluator.progress(ctx.model_name, f"predicting on '{job.data_config}' in {evaluator.shards} shards")
+    with ctx.stage(f"pass:{job.data_config}"):
+        store = evaluator.data
+        works = plan_shards(evaluator.run, model_config, job.data_config, job.settings, names, evaluator.shards, store)
+        parts = list(evaluator.shard_map(partial(score_shard, store=store), works))  # in-process: the run's data
+    record = merged_record(job.data_config, parts)
+    ctx.result.passes[job.data_config] = record.summary()
+    ctx.result.warnings.extend(f"{count} {note} on '{job.data_config}'" for note, count in record.notes.items())
+    if evaluator.writer is not None:
+        ctx.result.warnings.append(f"no per-example files for '{job.data_config}': it was scored in shards")
+    for i, metric in enumerate(job.metrics):
+        try:
+            scorer = MetricScorer(metric, evaluator.base_dir, None, "")
+            for scored in scorer.finish_shards([part.held[i] for part in parts]):
+                evaluator._record(ctx, metric, scored.sub, scored.score, scored.evidence)
+        except Exception as exc:
+            evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))

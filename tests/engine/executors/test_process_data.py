@@ -1,0 +1,52 @@
+"""The process executor shares data between its children: what one child tokenized, the next gets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from olive_eval.engine.session import Evaluation
+from tests.helpers import write_jsonl
+from tests.runtimes import hf_models
+
+
+@pytest.fixture(scope="module")
+def bert_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    built = tmp_path_factory.mktemp("bert")
+    bert = hf_models.build_bert(built / "bert")
+    return bert, hf_models.export_bert_onnx(bert, built / "onnx" / "model.onnx")
+
+
+def test_data_a_child_tokenized_comes_back_for_the_next_models(tmp_path, bert_pair):
+    bert, onnx = bert_pair
+    rows = [{"text": t, "label": i % 3} for i, t in enumerate(hf_models.sentences(20, 3))]
+    data = {
+        "name": "d",
+        "type": "HuggingfaceContainer",
+        "load_dataset_config": {"data_name": "json", "data_files": str(write_jsonl(tmp_path / "t.jsonl", rows))},
+        "pre_process_data_config": {"input_cols": ["text"], "label_col": "label"},
+        "post_process_data_config": {"type": "argmax"},
+        "dataloader_config": {"batch_size": 4},
+    }
+
+    def model(name: str) -> dict:
+        return {"type": "ONNXModel", "name": name, "model_path": str(onnx), "processor_path": str(bert)}
+
+    config = {
+        "input_model": model("a"),
+        "candidates": [model("b")],
+        "data_configs": [data],
+        "metrics": [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}],
+    }
+    values = {}
+    for executor in ("local", "process"):
+        with Evaluation(config, output_dir=tmp_path / executor, executor=executor) as session:
+            result = session.run()
+            store = session._run.data
+        values[executor] = {n: m.metrics["acc-accuracy_score"].value for n, m in result.models.items()}
+        assert all(m.status == "ok" for m in result.models.values()), result.models
+    assert values["process"] == values["local"]
+    # the parent never tokenized: it holds what the first child sent back (and sent it to the second)
+    assert store.preparations == {}
+    assert [key for key, prepared in store._prepared.items() if prepared.processor_key] == [("d", str(bert))]

@@ -1,0 +1,135 @@
+"""A pass split into shards: values, intervals and the evidence paired goals resample are bit-identical to one
+process's; more shards than examples is a one-line error."""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Any
+
+import numpy as np
+import pytest
+
+from olive_eval import evaluate
+from olive_eval.config import load_run_config
+from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.plan import make_plan
+from olive_eval.engine.runner import ModelEvaluator, _Context
+from olive_eval.engine.shards import RowRange, run_sharded, shard_ranges
+from olive_eval.errors import ConfigError
+from olive_eval.results import ModelResult
+
+CI = {"method": "percentile", "n_resamples": 200, "seed": 3}
+METRICS = [
+    {
+        "name": "acc",
+        "type": "accuracy",
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1, "confidence_interval": CI},
+            {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "macro"}},
+            {"name": "auroc", "metric_config": {"task": "multiclass", "num_classes": 3}, "confidence_interval": CI},
+        ],
+    }
+]
+
+
+def one_process(run: Any, model: Any) -> tuple[ModelResult, dict[str, Any]]:
+    evaluator = ModelEvaluator(run, make_plan(run), DataStore(run))
+    result = evaluator.evaluate(model)
+    return result, evaluator.evidence[model.display_name()]
+
+
+def sharded(run: Any, model: Any, shards: int, mapper: Any = map) -> tuple[ModelResult, dict[str, Any]]:
+    record, scored = run_sharded(run, model, "toy", ["acc"], shards, mapper)
+    ctx = _Context(run, model.display_name(), ModelResult(status="ok"), {})
+    metric = run.all_metrics[0]
+    for item in scored["acc"]:
+        ModelEvaluator._record(ctx, metric, item.sub, item.score, item.evidence)
+    assert record.examples == 120
+    return ctx.result, ctx.evidence
+
+
+def same(a: tuple[ModelResult, dict[str, Any]], b: tuple[ModelResult, dict[str, Any]]) -> None:
+    keys = ["acc-accuracy_score", "acc-f1_score", "acc-auroc"]
+    for key in keys:
+        x, y = a[0].metrics[key], b[0].metrics[key]
+        assert (x.value, x.ci_low, x.ci_high) == (y.value, y.ci_low, y.ci_high), key
+        ex, ey = a[1][key].sample, b[1][key].sample
+        if ex.statistics is not None:
+            assert np.array_equal(ex.statistics, ey.statistics), key  # what a paired goal resamples
+        else:
+            for fx, fy in zip(ex.fields, ey.fields, strict=True):
+                assert np.array_equal(np.asarray(fx), np.asarray(fy)), key
+    assert a[0].metrics["acc-accuracy_score"].ci_low is not None
+
+
+@pytest.mark.parametrize("shards", [2, 3, 8])
+def test_shards_in_this_process_give_one_process_values(toy, shards):
+    run = load_run_config(toy.config({"cand": 0.5}, METRICS))
+    model = run.models()[1]
+    same(sharded(run, model, shards), one_process(run, model))
+
+
+def test_shards_in_two_processes_give_one_process_values(toy):
+    run = load_run_config(toy.config({"cand": 0.5}, METRICS))
+    model = run.models()[1]
+    with multiprocessing.get_context("forkserver").Pool(2) as pool:
+        got = sharded(run, model, 2, pool.map)
+    same(got, one_process(run, model))
+
+
+def test_more_shards_than_examples_is_a_one_line_error(toy):
+    with pytest.raises(ConfigError) as info:
+        shard_ranges(5, 6, "toy")
+    assert str(info.value) == "shards is 6, more than the 5 examples of data config 'toy'"
+    run = load_run_config(toy.config({}, METRICS))
+    with pytest.raises(
+        ConfigError, match=r"^shards is 9, more than the 8 batches of 16 examples of data config 'toy'$"
+    ):
+        run_sharded(run, run.models()[0], "toy", ["acc"], 9)
+
+
+def test_shard_bounds_fall_on_whole_batches():
+    assert shard_ranges(120, 2, "toy", 16) == [(0, 64), (64, 120)]
+    assert shard_ranges(10, 3, "toy") == [(0, 3), (3, 6), (6, 10)]
+
+
+GOAL = {"type": "max-degradation", "value": 0.05, "confidence": 0.9, "n_resamples": 200}
+
+
+def with_goal() -> list[dict[str, Any]]:
+    metrics = [dict(METRICS[0])]
+    subs = [dict(s) for s in METRICS[0]["sub_types"]]
+    subs[0]["goal"] = GOAL
+    subs[2]["goal"] = GOAL
+    metrics[0]["sub_types"] = subs
+    return metrics
+
+
+def outcome(result: Any) -> dict[str, Any]:
+    return {
+        name: {key: (s.value, s.ci_low, s.ci_high, s.goal) for key, s in model.metrics.items()}
+        for name, model in result.models.items()
+    }
+
+
+@pytest.mark.parametrize("executor", ["local", "process"])
+def test_a_run_with_shards_gives_the_values_intervals_and_goals_of_one_process(toy, executor):
+    config = toy.config({"cand": 0.5, "near": 0.05}, with_goal())
+    one = evaluate(config, output_dir=toy.root / "one")
+    got = evaluate({**config, "executor": {"type": executor, "shards": 3}}, output_dir=toy.root / executor)
+    assert outcome(got) == outcome(one)
+    assert got.models["cand"].metrics["acc-accuracy_score"].goal is not None
+    assert got.models["cand"].passes["toy"]["examples"] == 120
+
+
+def test_ray_refuses_shards_in_one_line(toy):
+    config = {**toy.config({}, METRICS), "executor": {"type": "ray", "shards": 2}}
+    with pytest.raises(ConfigError, match="the ray executor does not shard a pass"):
+        load_run_config(config)
+
+
+def test_a_row_range_cuts_across_chunks():
+    chunks = [{"x": np.arange(0, 5)}, {"x": np.arange(5, 12)}, {"x": np.arange(12, 20)}]
+    rows = RowRange(lambda: iter(chunks), 3, 14)
+    assert np.concatenate([c["x"] for c in rows()]).tolist() == list(range(3, 14))
+    assert [c["x"].tolist() for c in RowRange(lambda: iter(chunks), 5, 12)()] == [list(range(5, 12))]
