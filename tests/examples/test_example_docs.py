@@ -16,6 +16,7 @@ INSTALLS = {
     'pip install ".[olive]"',
     'pip install ".[lm_eval]"',
     'pip install ".[embeddings]"',
+    'pip install ".[ray]"',
 }
 #: The extra each example's README must name (the quickstart needs only olive-eval itself).
 EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive", "judge_endpoint": None}
