@@ -44,6 +44,38 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+def python_model_run(
+    folder: Path,
+    metric: dict[str, Any],
+    *,
+    data: str = "d",
+    batch_size: int = 4,
+    model_path: str = "loaded",
+    out: str = "out",
+) -> dict[str, Any]:
+    """A run of the PythonModel ``m`` (``load`` in ``folder/models.py``, handed ``folder/<model_path>``) over the JSON
+    lines file ``folder/d.jsonl`` read as stored, with ``target`` as the label, scored by ``metric``."""
+    return {
+        "input_model": {
+            "type": "PythonModel",
+            "name": "m",
+            "user_script": str(folder / "models.py"),
+            "model_loader": "load",
+            "model_path": str(folder / model_path),
+        },
+        "data_configs": [
+            {
+                "name": data,
+                "load_dataset_config": {"data_name": "json", "data_files": str(folder / "d.jsonl")},
+                "pre_process_data_config": {"type": "skip_pre_process", "label_col": "target"},
+                "dataloader_config": {"batch_size": batch_size},
+            }
+        ],
+        "metrics": [{"type": "accuracy", "data_config": data, **metric}],
+        "output_dir": str(folder / out),
+    }
+
+
 class ToyProblem:
     """A 3-class linear problem: the baseline is exact, candidates get weight noise."""
 

@@ -54,6 +54,9 @@ class ModelSource(JudgeSource):
     @classmethod
     def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
         assert isinstance(spec, ModelJudgeSpec)
+        from olive_eval.lm_eval import lm_eval_package
+
+        lm_eval_package()  # a model judge generates through the lm-eval adapter: name the extra when it is missing
         from lm_eval.api.instance import Instance
 
         from olive_eval.errors import EvaluationError

@@ -16,7 +16,7 @@ import sacrebleu
 from rouge_score import rouge_scorer
 
 from olive_eval import evaluate
-from tests.helpers import write_jsonl
+from tests.helpers import python_model_run, write_jsonl
 
 MODEL = textwrap.dedent(
     """
@@ -47,25 +47,7 @@ def run(tmp_path: Path):
     write_jsonl(tmp_path / "d.jsonl", rows)
 
     def config(sub_types: list[dict]) -> dict:
-        return {
-            "input_model": {
-                "type": "PythonModel",
-                "name": "m",
-                "user_script": str(tmp_path / "models.py"),
-                "model_loader": "load",
-                "model_path": str(tmp_path / "loaded"),
-            },
-            "data_configs": [
-                {
-                    "name": "d",
-                    "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
-                    "pre_process_data_config": {"type": "skip_pre_process", "label_col": "target"},
-                    "dataloader_config": {"batch_size": 4},
-                }
-            ],
-            "metrics": [{"name": "text", "type": "accuracy", "data_config": "d", "sub_types": sub_types}],
-            "output_dir": str(tmp_path / "out"),
-        }
+        return python_model_run(tmp_path, {"name": "text", "sub_types": sub_types})
 
     return rows, config
 

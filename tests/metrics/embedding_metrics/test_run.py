@@ -17,7 +17,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.errors import ConfigError
 from olive_eval.metrics.base import metric_registry
-from tests.helpers import write_jsonl
+from tests.helpers import python_model_run, write_jsonl
 from tests.metrics.embedding_metrics.conftest import MODEL
 
 MODEL_SCRIPT = textwrap.dedent(
@@ -45,25 +45,7 @@ def run(tmp_path: Path):
     write_jsonl(tmp_path / "d.jsonl", rows)
 
     def config(sub_types: list[dict], out: str = "out") -> dict:
-        return {
-            "input_model": {
-                "type": "PythonModel",
-                "name": "m",
-                "user_script": str(tmp_path / "models.py"),
-                "model_loader": "load",
-                "model_path": str(tmp_path / "loaded"),
-            },
-            "data_configs": [
-                {
-                    "name": "d",
-                    "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
-                    "pre_process_data_config": {"type": "skip_pre_process", "label_col": "target"},
-                    "dataloader_config": {"batch_size": 4},
-                }
-            ],
-            "metrics": [{"name": "emb", "type": "accuracy", "data_config": "d", "sub_types": sub_types}],
-            "output_dir": str(tmp_path / out),
-        }
+        return python_model_run(tmp_path, {"name": "emb", "sub_types": sub_types}, out=out)
 
     preds = [r["source"].replace("cat", "dog").replace("mat", "rug") for r in rows]
     return preds, [r["target"] for r in rows], config

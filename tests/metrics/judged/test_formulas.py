@@ -6,21 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from olive_eval.judges import forget_judges, register_judge
+from olive_eval.judges import register_judge
 from olive_eval.metrics.judged import kernels
 from olive_eval.metrics.registry import get_metric
 from tests.metrics.judged import scripted
 
 register_judge("scripted")(scripted.judge)
 JUDGE = {"judge": {"function": "scripted"}}
-
-
-@pytest.fixture(autouse=True)
-def fresh_judges():
-    forget_judges()
-    scripted.CALLS.clear()
-    yield
-    forget_judges()
 
 
 def score(name: str, *columns: list) -> tuple[float, np.ndarray]:

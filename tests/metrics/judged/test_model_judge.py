@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from olive_eval.judges import forget_judges, resolve_judge
+from olive_eval.judges import resolve_judge
 from olive_eval.metrics.registry import get_metric
 from tests.runtimes import llm_models
 
@@ -19,7 +19,6 @@ def llama(tmp_path_factory: pytest.TempPathFactory):
 
 
 def test_a_generating_model_judges_and_its_noise_is_excluded_not_scored(llama):
-    forget_judges()
     spec = {
         "type": "model",
         "model": {"type": "HfModel", "model_path": str(llama), "task": "text-generation"},
@@ -36,7 +35,6 @@ def test_a_generating_model_judges_and_its_noise_is_excluded_not_scored(llama):
     toxicity.statistics(["one opinion"])
     judge = resolve_judge(spec)
     assert judge.calls == 1  # the opinions prompt of "one opinion" was cached by bias; one batched call
-    forget_judges()
 
 
 def test_a_model_judge_whose_folder_is_missing_is_a_config_error(tmp_path):

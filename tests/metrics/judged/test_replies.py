@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from olive_eval.judges import forget_judges, register_judge, resolve_judge
+from olive_eval.judges import register_judge, resolve_judge
 from olive_eval.metrics.judged.parsing import Unparseable, parse_items, parse_score, parse_verdicts
 from olive_eval.metrics.registry import get_metric
 from tests.metrics.judged import scripted
@@ -20,14 +20,6 @@ from tests.metrics.judged import scripted
 SCRIPT = str(Path(scripted.__file__))
 register_judge("scripted")(scripted.judge)
 register_judge("scripted_batch", batched=True)(scripted.judge_batch)
-
-
-@pytest.fixture(autouse=True)
-def fresh_judges():
-    forget_judges()
-    scripted.CALLS.clear()
-    yield
-    forget_judges()
 
 
 def run(name: str, judge: dict, *columns: list):

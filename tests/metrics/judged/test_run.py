@@ -14,9 +14,8 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.errors import ConfigError
-from olive_eval.judges import forget_judges
 from olive_eval.user_module import load_user_module
-from tests.helpers import write_jsonl
+from tests.helpers import python_model_run, write_jsonl
 from tests.metrics.judged import scripted
 
 SCRIPT = str(Path(scripted.__file__))
@@ -28,13 +27,6 @@ MODEL = textwrap.dedent(
 )
 
 
-@pytest.fixture(autouse=True)
-def fresh_judges():
-    forget_judges()
-    yield
-    forget_judges()
-
-
 def config(tmp_path: Path, sub_types: list[dict], rows: list[dict] | None = None) -> dict:
     (tmp_path / "models.py").write_text(MODEL)
     rows = rows or [
@@ -43,25 +35,9 @@ def config(tmp_path: Path, sub_types: list[dict], rows: list[dict] | None = None
         {"query": "#boom?", "contexts": ["g+"], "target": ["g"]},
     ]
     write_jsonl(tmp_path / "d.jsonl", rows)
-    return {
-        "input_model": {
-            "type": "PythonModel",
-            "name": "m",
-            "user_script": str(tmp_path / "models.py"),
-            "model_loader": "load",
-            "model_path": str(tmp_path / "never_loaded"),
-        },
-        "data_configs": [
-            {
-                "name": "qa",
-                "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "d.jsonl")},
-                "pre_process_data_config": {"type": "skip_pre_process", "label_col": "target"},
-                "dataloader_config": {"batch_size": 2},
-            }
-        ],
-        "metrics": [{"name": "judged", "type": "accuracy", "data_config": "qa", "sub_types": sub_types}],
-        "output_dir": str(tmp_path / "out"),
-    }
+    return python_model_run(
+        tmp_path, {"name": "judged", "sub_types": sub_types}, data="qa", batch_size=2, model_path="never_loaded"
+    )
 
 
 def sub(name: str, **extra) -> dict:
