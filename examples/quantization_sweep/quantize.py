@@ -121,15 +121,21 @@ def build(
     if not source.is_file():
         raise SystemExit(f"{source} does not exist: run `python examples/minilm/make_models.py --no-bench` first")
     target.parent.mkdir(parents=True, exist_ok=True)
-    # the quantizer logs a hint to run quant_pre_process first; the MiniLM example measured it and left it out
-    logging.getLogger().setLevel(logging.ERROR)
-    if option.static:
-        ops = option.kwargs.get("op_types_to_quantize") or ["all"]
-        cache = cache_dir / f"calibration-{'-'.join(ops)}.json"
-        reader = None if cache.is_file() else SentenceReader(tokenizer, sentences)
-        quantize_static(source, target, reader, calibration_cache_path=cache, **option.kwargs)
-    else:
-        quantize_dynamic(source, target, **option.kwargs)
+    # the quantizer logs a hint to run quant_pre_process first (on the root logger); the MiniLM example measured it
+    # and left it out: quiet while it runs, the caller's level back after
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        if option.static:
+            ops = option.kwargs.get("op_types_to_quantize") or ["all"]
+            cache = cache_dir / f"calibration-{'-'.join(ops)}.json"
+            reader = None if cache.is_file() else SentenceReader(tokenizer, sentences)
+            quantize_static(source, target, reader, calibration_cache_path=cache, **option.kwargs)
+        else:
+            quantize_dynamic(source, target, **option.kwargs)
+    finally:
+        root.setLevel(level)
     onnx.checker.check_model(str(target))
     return target
 
