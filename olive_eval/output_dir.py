@@ -29,6 +29,11 @@ TOOL = "olive-eval"
 RUN_FOLDERS = ("instances", "samples")
 #: What a run writes at the top of its output directory.
 RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE)
+#: The HTML report beside results.json, and what its head carries so that only a page olive-eval wrote is removed
+#: when a new run starts (a run describes itself anew; an earlier run's page would describe other results).
+REPORT_FILE = "report.html"
+REPORT_GENERATOR = '<meta name="generator" content="olive-eval'
+_REPORT_HEAD_BYTES = 4096
 _MAX_FOLDER_CHARS = 80
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
@@ -167,9 +172,19 @@ def _clear_previous_run(path: Path) -> None:
         if item.is_file() and not item.is_symlink():
             item.unlink()
     (path / RESULTS_FILE).unlink(missing_ok=True)
+    if _is_our_report(path / REPORT_FILE):
+        (path / REPORT_FILE).unlink()
     for name in RUN_FOLDERS:
         if (path / name).is_dir():
             _clear_records(path / name)
+
+
+def _is_our_report(page: Path) -> bool:
+    """A regular file whose head names olive-eval as its generator; a user's own report.html is kept."""
+    if page.is_symlink() or not page.is_file():
+        return False
+    with page.open("rb") as file:
+        return REPORT_GENERATOR.encode() in file.read(_REPORT_HEAD_BYTES)
 
 
 def _clear_records(folder: Path) -> None:

@@ -15,7 +15,7 @@ from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
 from olive_eval.instance_table import read_records
-from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, OutputDir, folder_names
+from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
 
 
 def accuracy_with_instances() -> list[dict]:
@@ -199,3 +199,22 @@ def test_a_damaged_mark_is_refused(toy, tmp_path, capsys):
     code, err = run_cli(toy, out, capsys)
     assert code == 2 and err.startswith(f"olive-eval: error: output directory {out} holds results.json, instances")
     assert (out / "results.json").is_file()
+
+
+def test_a_new_run_removes_the_earlier_runs_report_but_not_a_users_page_or_a_link(toy, tmp_path, capsys):
+    out = tmp_path / "p"
+    assert run_cli(toy, out, capsys)[0] == 0
+    (out / REPORT_FILE).write_text(f'<!doctype html><html><head>{REPORT_GENERATOR} 0.1.0"></head></html>')
+    assert run_cli(toy, out, capsys)[0] == 0
+    assert not (out / REPORT_FILE).exists()  # it described the earlier run's results
+
+    (out / REPORT_FILE).write_text("<html><head><title>my own notes</title></head></html>")
+    assert run_cli(toy, out, capsys)[0] == 0
+    assert (out / REPORT_FILE).read_text().startswith("<html><head><title>my own notes")
+
+    theirs = tmp_path / "theirs.html"
+    theirs.write_text(f'<html><head>{REPORT_GENERATOR}"></head></html>')
+    (out / REPORT_FILE).unlink()
+    (out / REPORT_FILE).symlink_to(theirs)
+    assert run_cli(toy, out, capsys)[0] == 0
+    assert theirs.is_file() and (out / REPORT_FILE).is_symlink()  # never followed
