@@ -229,3 +229,49 @@ class InstanceWriter:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
         root = log_dir if log_dir is not None else self.output_dir / "samples"
         return RecordSink(root / model_folder / f"{self._file(metric)}_samples.jsonl", self._failed, limit=n)
+
+
+class HeldSink:
+    """Records kept in memory, in order, instead of written: a shard of a sharded pass hands its rows' records
+    back to the run, which writes them (:meth:`replay`) into the one file a one-process pass writes."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self.limit = limit
+        self.count = 0
+        self.chunks: list[tuple[dict[str, Any], int]] = []
+
+    @property
+    def full(self) -> bool:
+        return self.limit is not None and self.count >= self.limit
+
+    def write(self, columns: dict[str, Any], n: int) -> None:
+        if self.limit is not None:  # a sample log: only its first records can be written
+            n = min(n, max(0, self.limit - self.count))
+            columns = {key: None if values is None else values[:n] for key, values in columns.items()}
+        if n:
+            self.chunks.append((columns, n))
+            self.count += n
+
+    def replay(self, sink: RecordSink) -> None:
+        """Write the held records to ``sink`` as they came (the caller closes it)."""
+        for columns, n in self.chunks:
+            sink.write(columns, n)
+
+    def close(self) -> None:
+        """Nothing to move into place: the records go back to the run as they are."""
+
+    def discard(self) -> None:
+        self.chunks = []
+
+
+class HeldRecords:
+    """An :class:`InstanceWriter` look-alike whose files are :class:`HeldSink` objects, by (metric, kind)."""
+
+    def __init__(self) -> None:
+        self.sinks: dict[tuple[str, str], HeldSink] = {}
+
+    def instances(self, model_folder: str, metric: str) -> HeldSink:
+        return self.sinks.setdefault((metric, "instances"), HeldSink())
+
+    def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> HeldSink:
+        return self.sinks.setdefault((metric, "samples"), HeldSink(n))

@@ -22,7 +22,7 @@ from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError
-from olive_eval.instances import InstanceWriter, RecordSink
+from olive_eval.instances import HeldRecords, HeldSink, InstanceWriter, RecordSink
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
@@ -54,7 +54,7 @@ class MetricScorer:
         self,
         config: MetricConfig,
         base_dir: Path | None,
-        writer: InstanceWriter | None,
+        writer: InstanceWriter | HeldRecords | None,
         model_folder: str,
     ) -> None:
         self.config = config
@@ -201,11 +201,13 @@ class MetricScorer:
 class CustomScorer:
     """Olive's ``metric_func(model_output, targets, **kwargs)``: it needs the whole pass at once."""
 
-    def __init__(self, config: MetricConfig, model_name: str, writer: InstanceWriter | None, model_folder: str) -> None:
+    def __init__(
+        self, config: MetricConfig, model_name: str, writer: InstanceWriter | HeldRecords | None, model_folder: str
+    ) -> None:
         self.config = config
         self.model_name = model_name
         self._parts: dict[str, list[Column]] = {"prediction": [], "logits": [], "references": []}
-        self._samples: RecordSink | None = (
+        self._samples: RecordSink | HeldSink | None = (
             writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
             if writer is not None and config.sample_log_num
             else None
@@ -224,6 +226,18 @@ class CustomScorer:
             n = len(fields["prediction"])
             index = np.arange(start, start + n)
             self._samples.write({"index": index, "prediction": fields["prediction"], "target": fields["references"]}, n)
+
+    def held(self) -> list[dict[str, list[Column]]]:
+        """What a shard of a sharded pass hands back: the columns it kept, in example order."""
+        if self._samples is not None:
+            self._samples.close()
+            self._samples = None
+        return [self._parts]
+
+    def finish_shards(self, shards: list[list[dict[str, list[Column]]]]) -> list[Scored]:
+        """The user's function on the shards' columns joined in example order, as on one pass's."""
+        self._parts = {name: [part for shard in shards for part in shard[0][name]] for name in self._parts}
+        return self.finish()
 
     def finish(self) -> list[Scored]:
         joined = {name: concat(parts) for name, parts in self._parts.items()}

@@ -6,17 +6,22 @@ joins the shards' rows in example order and finishes each metric once, on the sa
 pass uses: the reduction, the confidence intervals and the paired goals see arrays identical to one process,
 so every value is bit-identical. A batch belongs to the shard its first example falls in; shard bounds are
 rounded to whole batches, so no batch is split.
+
+Per-example records (instance files, sample logs) are held by each shard (:class:`~olive_eval.instances.HeldSink`)
+and written by the driver, shard after shard, into the files a one-process pass writes. A metric that fails in a
+shard fails alone, as in one process: the shard hands back its error in place of its rows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import partial
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
@@ -25,8 +30,9 @@ from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.passes import PassRecord, run_pass
 from olive_eval.engine.plan import Settings
 from olive_eval.engine.repeats import with_repeats
-from olive_eval.engine.scoring import MetricScorer, Scored
-from olive_eval.errors import ConfigError
+from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
+from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.instances import HeldRecords, HeldSink, InstanceWriter
 
 #: Maps the shard function over the shards' work, in order (``map``, a pool's ``map``, an executor's).
 Mapper = Callable[[Callable[["ShardWork"], "ShardPart"], list["ShardWork"]], Iterable["ShardPart"]]
@@ -103,18 +109,32 @@ class ShardWork:
     metrics: tuple[str, ...]
     start: int
     stop: int
+    #: Hold the rows' per-example records for the driver to write (the run writes instance files).
+    records: bool = False
 
 
 @dataclass
 class ShardPart:
-    """What a shard hands back: its pass record and, per metric, each sub-type's held rows."""
+    """What a shard hands back: its pass record, per metric its scorer's held rows (or the error that stopped
+    the metric) and the held per-example records by (metric, kind)."""
 
     record: PassRecord
-    held: list[list[tuple[Any, list[Any], list[Any]]]]
+    held: list[Any]
+    records: dict[tuple[str, str], HeldSink] = field(default_factory=dict)
+
+
+def _scorer(
+    metric: MetricConfig, base_dir: Path | None, writer: HeldRecords | None, model: str
+) -> MetricScorer | CustomScorer:
+    if metric.type == "custom":  # the user's function runs once, in the driver, on the shards' joined columns
+        return CustomScorer(metric, model, writer, "")
+    return MetricScorer(metric, base_dir, writer, "")
 
 
 def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
     """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
+    from olive_eval.engine.runner import _failure_message, _Guarded
+
     run = work.run
     store = store if store is not None else DataStore(run)
     metrics = [m for name in work.metrics for m in run.all_metrics if m.name == name]
@@ -122,15 +142,27 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
     try:
         view = store.view(work.data_config, work.model)
         runtime, view = with_repeats(runtime, view, metrics, work.model)
-        scorers = [MetricScorer(m, run.source_dir, None, "") for m in metrics]
-        record = run_pass(runtime, ranged(view, work.start, work.stop), scorers, lambda note: None)
-        return ShardPart(record, [scorer.held() for scorer in scorers])
+        writer = HeldRecords() if work.records else None
+        name = work.model.display_name()
+        guarded = [_Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
+        record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
+        held = [
+            g.scorer.held() if g.error is None else EvaluationError(_failure_message(g.error)) for g in guarded
+        ]  # the error as its message: an exception's class may not unpickle in the driver
+        return ShardPart(record, held, writer.sinks if writer is not None else {})
     finally:
         runtime.close()
 
 
 def plan_shards(
-    run: RunConfig, model: Any, data_config: str, settings: Settings, metrics: list[str], shards: int, store: DataStore
+    run: RunConfig,
+    model: Any,
+    data_config: str,
+    settings: Settings,
+    metrics: list[str],
+    shards: int,
+    store: DataStore,
+    records: bool = False,
 ) -> list[ShardWork]:
     """The shards' work for one model's pass over ``data_config``."""
     view = store.view(data_config, model)
@@ -139,7 +171,7 @@ def plan_shards(
         examples = sum(batch.size for batch in view.batches())
     batch_size = int(getattr(view.dataloader, "batch_size", 1) or 1)
     ranges = shard_ranges(examples, shards, data_config, batch_size)
-    return [ShardWork(run, model, data_config, settings, tuple(metrics), lo, hi) for lo, hi in ranges]
+    return [ShardWork(run, model, data_config, settings, tuple(metrics), lo, hi, records) for lo, hi in ranges]
 
 
 def merged_record(data_config: str, parts: list[ShardPart]) -> PassRecord:
@@ -153,6 +185,32 @@ def merged_record(data_config: str, parts: list[ShardPart]) -> PassRecord:
     return record
 
 
+def finish_metric(
+    metric: MetricConfig, parts: list[ShardPart], index: int, base_dir: Path | None, model: str
+) -> list[Scored]:
+    """The ``index``-th metric of the pass finished on the shards' held rows; a shard's error is raised."""
+    held = [part.held[index] for part in parts]
+    for item in held:
+        if isinstance(item, Exception):
+            raise item
+    return _scorer(metric, base_dir, None, model).finish_shards(held)
+
+
+def write_records(writer: InstanceWriter, folder: str, metric: MetricConfig, parts: list[ShardPart]) -> None:
+    """The shards' held records of ``metric``, shard after shard, into the files one pass writes."""
+    for kind in ("instances", "samples"):
+        held = [part.records[(metric.name, kind)] for part in parts if (metric.name, kind) in part.records]
+        if not held:
+            continue
+        if kind == "instances":
+            sink = writer.instances(folder, metric.name)
+        else:
+            sink = writer.sample_log(folder, metric.name, metric.sample_log_num, metric.sample_log_dir)
+        for part in held:
+            part.replay(sink)
+        sink.close()
+
+
 def merge_shards(
     run: RunConfig, works: list[ShardWork], parts: list[ShardPart], base_dir: Path | None = None
 ) -> tuple[PassRecord, dict[str, list[Scored]]]:
@@ -160,10 +218,8 @@ def merge_shards(
     first = works[0]
     record = merged_record(first.data_config, parts)
     metrics = [m for name in first.metrics for m in run.all_metrics if m.name == name]
-    scored = {}
-    for i, metric in enumerate(metrics):
-        scorer = MetricScorer(metric, base_dir, None, "")
-        scored[metric.name] = scorer.finish_shards([part.held[i] for part in parts])
+    name = first.model.display_name()
+    scored = {metric.name: finish_metric(metric, parts, i, base_dir, name) for i, metric in enumerate(metrics)}
     return record, scored
 
 
@@ -186,24 +242,28 @@ def run_sharded(
 
 def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
     """The runner's pass of ``job`` in ``evaluator.shards`` shards run by ``evaluator.shard_map``: the same
-    records and values as :meth:`ModelEvaluator._predict_and_score` (no instance files: shards keep none)."""
+    records, values and per-example files as :meth:`ModelEvaluator._predict_and_score`."""
     from olive_eval.engine.runner import _scoring_error
 
     names = [m.name for m in job.metrics]
     evaluator.progress(ctx.model_name, f"predicting on '{job.data_config}' in {evaluator.shards} shards")
     with ctx.stage(f"pass:{job.data_config}"):
-        store = evaluator.data
-        works = plan_shards(evaluator.run, model_config, job.data_config, job.settings, names, evaluator.shards, store)
+        store, records = evaluator.data, evaluator.writer is not None
+        works = plan_shards(
+            evaluator.run, model_config, job.data_config, job.settings, names, evaluator.shards, store, records
+        )
         parts = list(evaluator.shard_map(partial(score_shard, store=store), works))  # in-process: the run's data
     record = merged_record(job.data_config, parts)
     ctx.result.passes[job.data_config] = record.summary()
     ctx.result.warnings.extend(f"{count} {note} on '{job.data_config}'" for note, count in record.notes.items())
-    if evaluator.writer is not None:
-        ctx.result.warnings.append(f"no per-example files for '{job.data_config}': it was scored in shards")
+    evaluator.progress(ctx.model_name, f"finishing the scores of {len(names)} metric(s) on '{job.data_config}'")
+    folder = ctx.folder or ctx.model_name
     for i, metric in enumerate(job.metrics):
         try:
-            scorer = MetricScorer(metric, evaluator.base_dir, None, "")
-            for scored in scorer.finish_shards([part.held[i] for part in parts]):
-                evaluator._record(ctx, metric, scored.sub, scored.score, scored.evidence)
+            scored = finish_metric(metric, parts, i, evaluator.base_dir, ctx.model_name)
+            if evaluator.writer is not None:  # a metric that failed to score has no file, as in one pass
+                write_records(evaluator.writer, folder, metric, parts)
+            for item in scored:
+                evaluator._record(ctx, metric, item.sub, item.score, item.evidence)
         except Exception as exc:
             evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))

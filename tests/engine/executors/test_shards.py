@@ -122,10 +122,86 @@ def test_a_run_with_shards_gives_the_values_intervals_and_goals_of_one_process(t
     assert got.models["cand"].passes["toy"]["examples"] == 120
 
 
-def test_ray_refuses_shards_in_one_line(toy):
-    config = {**toy.config({}, METRICS), "executor": {"type": "ray", "shards": 2}}
-    with pytest.raises(ConfigError, match="the ray executor does not shard a pass"):
-        load_run_config(config)
+ORDERED = """
+import numpy as np
+
+
+def ordered(model_output, targets):
+    preds = np.asarray(model_output.preds)
+    preds = preds.argmax(axis=1) if preds.ndim > 1 else preds
+    return {"s": float(np.sum(np.arange(len(targets)) * (preds == targets)))}
+"""
+
+
+def with_files(root: Any) -> list[dict[str, Any]]:
+    """The shard tests' metrics, a sample log of 70 records (past the first shard's 64) and a custom metric
+    whose value depends on the examples' order."""
+    script = root / "ordered.py"
+    script.write_text(ORDERED)
+    custom = {
+        "name": "ordered",
+        "type": "custom",
+        "data_config": "toy",
+        "sample_log_num": 70,
+        "sub_types": [{"name": "s", "priority": 2, "higher_is_better": True}],
+        "user_config": {"user_script": str(script), "metric_func": "ordered"},
+    }
+    return [{**METRICS[0], "sample_log_num": 70}, custom]
+
+
+def same_files(one: Any, other: Any) -> int:
+    """The per-example files under two output folders have the same names and contents (a Parquet file's row
+    groups may differ); the number of files compared."""
+    import pyarrow.parquet as pq
+
+    def files(root: Any) -> list[Any]:
+        return sorted(
+            p.relative_to(root) for d in ("instances", "samples") for p in (root / d).rglob("*") if p.is_file()
+        )
+
+    names = files(one)
+    assert names == files(other)
+    for name in names:
+        if name.suffix == ".parquet":
+            a, b = pq.read_table(one / name), pq.read_table(other / name)
+            assert a.num_rows == 120 and a.equals(b, check_metadata=True), name
+        else:
+            assert (one / name).read_bytes() == (other / name).read_bytes(), name
+    return len(names)
+
+
+@pytest.mark.parametrize("executor", ["local", "process"])
+def test_a_sharded_run_writes_the_per_example_files_of_one_process(toy, executor):
+    config = toy.config({"cand": 0.5}, with_files(toy.root))
+    one = evaluate(config, output_dir=toy.root / "one")
+    got = evaluate({**config, "executor": {"type": executor, "shards": 3}}, output_dir=toy.root / executor)
+    assert outcome(got) == outcome(one)
+    ordered = [m.metrics["ordered-s"].value for m in (one.models["cand"], got.models["cand"])]
+    assert ordered[0] is not None and ordered[0] == ordered[1]
+    assert not any("shards" in w for model in got.models.values() for w in model.warnings)
+    files = sorted(p.name for p in (toy.root / executor).rglob("*") if p.is_file())
+    assert "acc.parquet" in files and "acc_samples.jsonl" in files and "ordered_samples.jsonl" in files
+    assert same_files(toy.root / "one", toy.root / executor) == 6  # 2 models: acc's records, 2 sample logs
+
+
+def test_a_metric_failing_in_a_shard_fails_alone(toy):
+    """A custom metric whose function raises fails alone; the others keep their values and files."""
+    script = toy.root / "broken.py"
+    script.write_text("def broken(model_output, targets):\n    raise ValueError('no')\n")
+    broken = {
+        "name": "broken",
+        "type": "custom",
+        "data_config": "toy",
+        "sub_types": [{"name": "s"}],
+        "user_config": {"user_script": str(script), "metric_func": "broken"},
+    }
+    config = toy.config({}, [METRICS[0], broken])
+    one = evaluate(config, output_dir=toy.root / "one")
+    got = evaluate({**config, "executor": {"type": "local", "shards": 2}}, output_dir=toy.root / "two")
+    assert got.models["base"].metrics["broken-s"].error == one.models["base"].metrics["broken-s"].error
+    assert got.models["base"].metrics["broken-s"].error is not None
+    assert outcome(got) == outcome(one)
+    same_files(toy.root / "one", toy.root / "two")
 
 
 def test_a_row_range_cuts_across_chunks():
