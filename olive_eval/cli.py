@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +54,15 @@ def _parser() -> argparse.ArgumentParser:
         help="where each model is evaluated, in place of the config's executor type: local (this process), "
         "process (a fresh child process per model: a crash fails only that model) or ray",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr (warnings still show)")
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress on stderr, neither bars nor lines (warnings still show)"
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="a timestamped line per stage on stderr instead of live progress bars (bars show only when stderr "
+        "is a terminal; the table on stdout and results.json never hold them)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
     return parser
@@ -68,14 +75,6 @@ def _command_error(command: str) -> str:
     return (
         f"olive-eval: error: unknown command '{command}'; commands: run, schema, olive-script (see olive-eval --help)"
     )
-
-
-class _StderrProgress:
-    def __init__(self) -> None:
-        self.start = time.perf_counter()
-
-    def __call__(self, model: str, message: str) -> None:
-        print(f"[{time.perf_counter() - self.start:7.1f}s] {model}: {message}", file=sys.stderr, flush=True)
 
 
 def schema_json() -> str:
@@ -114,9 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_CONFIG
     try:
         from olive_eval.api import Evaluation, RunInterrupted
+        from olive_eval.progress import for_stderr
         from olive_eval.report.console import render
 
-        progress = (lambda model, message: None) if args.quiet else _StderrProgress()
+        progress = for_stderr(quiet=args.quiet, bars=not args.no_progress)
 
         def warn(message: str) -> None:
             if args.quiet:
