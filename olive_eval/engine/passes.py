@@ -3,7 +3,8 @@
 For each batch: the model is called (once per input group), the call is timed, the outputs are
 post-processed and checked, and the batch's fields are handed to every metric of the pass. The pass keeps
 per-batch timing records (model call, and model call + post-processing), so throughput over the real data
-and a speech model's RTFx are ordinary metrics over them.
+and a speech model's RTFx are ordinary metrics over them. A live progress task (:mod:`olive_eval.progress`)
+advances by each batch's examples; without one, a line every ``NOTE_EVERY`` batches says how far the pass got.
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, sp
 from olive_eval.engine.data_store import DataView
 from olive_eval.engine.fields import pass_fields
 from olive_eval.errors import EvaluationError
+from olive_eval.progress import NO_TASK, Task
 from olive_eval.runtimes.base import Runtime
 
 Progress = Callable[[str], None]
+
+#: Without a live task, a progress line every this many batches.
+NOTE_EVERY = 200
 
 
 @dataclass
@@ -56,8 +61,11 @@ class PassRecord:
         }
 
 
-def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: Progress) -> PassRecord:
-    """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``)."""
+def run_pass(
+    runtime: Runtime, data: DataView, consumers: list[Any], progress: Progress, task: Task = NO_TASK
+) -> PassRecord:
+    """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``); ``task`` advances
+    by each batch's examples once the batch is answered, outside its timed model call."""
     record = PassRecord(data.config.name)
     post = data.post
     available = pass_fields(data.prepared.columns, data.prepared.references)
@@ -77,6 +85,7 @@ def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: P
             record.first_non_finite = (
                 batch.start + int(np.argmax(bad)) if record.first_non_finite is None else record.first_non_finite
             )
+        task.advance(size)
         if record.non_finite:
             continue  # the pass fails: count the rest, score nothing more
         fields: Columns = dict(batch.columns)
@@ -92,7 +101,7 @@ def run_pass(runtime: Runtime, data: DataView, consumers: list[Any], progress: P
         cache: dict[Any, np.ndarray] = {}
         for consumer in consumers:
             consumer.update(fields, batch.start, cache)
-        if index and index % 200 == 0:
+        if index and index % NOTE_EVERY == 0 and not task.live:
             progress(f"{batch.start + size} examples of '{data.config.name}'")
     record.notes = dict(data.context.notes)
     if not record.batches:

@@ -10,6 +10,10 @@ Two loops:
 
 ``repeat_test_num: "auto"`` times in chunks until every statistic of the run is known to within
 ``target_rel_ci`` of its value (a 95% bootstrap interval), or ``max_seconds`` have passed.
+
+Progress never enters the timed interval: after each call the loop reads the clock (as it always did for its
+progress lines), and only every ``TICK_SECONDS`` advances a live task (:mod:`olive_eval.progress`) by the calls
+made since, or every ``PROGRESS_EVERY`` writes a line when there is no live task.
 """
 
 from __future__ import annotations
@@ -21,10 +25,13 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from olive_eval.metrics.performance import TimingConfig
+from olive_eval.progress import NO_TASK, Task
 from olive_eval.runtimes.base import BoundCall
 
-#: Seconds between progress reports during a long timing loop.
+#: Seconds between progress lines during a long timing loop.
 PROGRESS_EVERY = 5.0
+#: Seconds between advances of a live progress task during a timing loop.
+TICK_SECONDS = 0.25
 #: Adaptive repeats: never judge the interval on fewer runs than this.
 MIN_ADAPTIVE_RUNS = 10
 #: Adaptive repeats: target seconds of timed calls per chunk, between two interval checks.
@@ -56,33 +63,60 @@ def settle() -> float:
     return time.perf_counter() - started
 
 
-def warm_up(call: BoundCall, n: int, report: Report | None = None) -> None:
+class _Ticker:
+    """Progress of a loop of calls, looked at when the loop's clock says so: a line, or a live task's advance."""
+
+    def __init__(self, what: str, n: int, report: Report | None, task: Task) -> None:
+        self.what, self.n, self.report, self.task = what, n, report, task
+        self.watched = report is not None or task.live
+        self.every = TICK_SECONDS if task.live else PROGRESS_EVERY
+        self.shown = 0
+        self.due = time.perf_counter() + self.every
+
+    def tick(self, done: int, now: float) -> None:
+        """``done`` calls made by ``now``, which is past ``due``."""
+        if self.task.live:
+            self.task.advance(done - self.shown)
+            self.shown = done
+        elif self.report is not None:
+            self.report(f"{self.what} {done:,}/{self.n:,}")
+        self.due = now + self.every
+
+    def finish(self) -> None:
+        self.task.advance(self.n - self.shown)
+
+
+def warm_up(call: BoundCall, n: int, report: Report | None = None, task: Task = NO_TASK) -> None:
     """``n`` untimed calls."""
     clock = time.perf_counter
-    next_report = clock() + PROGRESS_EVERY
+    ticker = _Ticker("warm-up", n, report, task)
+    watched = ticker.watched
     for i in range(n):
         call()
-        if report is not None and clock() >= next_report:
-            report(f"warm-up {i + 1:,}/{n:,}")
-            next_report = clock() + PROGRESS_EVERY
+        if watched and (now := clock()) >= ticker.due:
+            ticker.tick(i + 1, now)
+    ticker.finish()
 
 
-def timed_calls(call: BoundCall, n: int, config: TimingConfig, report: Report | None = None) -> np.ndarray:
+def timed_calls(
+    call: BoundCall, n: int, config: TimingConfig, report: Report | None = None, task: Task = NO_TASK
+) -> np.ndarray:
     """Seconds of each of ``n`` calls. ``BoundCall.__call__`` synchronizes GPU work itself, so the interval
-    covers the whole call; sleeping and progress reports happen outside it."""
+    covers the whole call; sleeping and progress (a line, or ``task``'s advance) happen outside it."""
     clock = time.perf_counter
     sleep = config.sleep_num if (config.sleep_num or config.yield_between_runs) else None
     seconds = np.empty(n, dtype=np.float64)
-    next_report = clock() + PROGRESS_EVERY
+    ticker = _Ticker("timed run", n, report, task)
+    watched = ticker.watched
     for i in range(n):
         start = clock()
         call()
         seconds[i] = clock() - start
         if sleep is not None:
             time.sleep(sleep)
-        if report is not None and clock() >= next_report:
-            report(f"timed run {i + 1:,}/{n:,}")
-            next_report = clock() + PROGRESS_EVERY
+        if watched and (now := clock()) >= ticker.due:
+            ticker.tick(i + 1, now)
+    ticker.finish()
     return seconds
 
 

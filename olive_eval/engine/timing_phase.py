@@ -30,6 +30,7 @@ from olive_eval.engine.generation_timing import bind_timed, record_tokens
 from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
+from olive_eval.progress import NO_TASK, start_task
 from olive_eval.runtimes.base import BoundCall, Runtime
 from olive_eval.runtimes.streaming import rss_bytes
 
@@ -142,15 +143,22 @@ class TimingPhase:
             for s in slots
         }
         r = 0
-        while todo := [s for s in slots if s.wants_round(r, sizes[id(s)])]:
-            for slot in todo if r % 2 == 0 else reversed(todo):  # A B C, C B A: a steady drift cancels too
-                if not keep and not self._open(slot):
-                    continue
-                fixed = sizes[id(slot)]
-                self._round(slot, r, rewarm=1 if keep and r > 0 else 0, n=fixed[r] if fixed else None)
-                if not keep:
-                    self._close(slot)
-            r += 1
+        timed = [s for s in slots if s.timed]
+        total = (
+            None if any(s.job.timing.adaptive for s in timed) else max((len(sizes[id(s)]) for s in timed), default=0)
+        )
+        label = f"timing rounds, {len({s.name for s in slots})} models interleaved"
+        with start_task(self.progress, "", label, total, "round") if timed else NO_TASK as task:
+            while todo := [s for s in slots if s.wants_round(r, sizes[id(s)])]:
+                for slot in todo if r % 2 == 0 else reversed(todo):  # A B C, C B A: a steady drift cancels too
+                    if not keep and not self._open(slot):
+                        continue
+                    fixed = sizes[id(slot)]
+                    self._round(slot, r, rewarm=1 if keep and r > 0 else 0, n=fixed[r] if fixed else None)
+                    if not keep:
+                        self._close(slot)
+                r += 1
+                task.advance()
 
     # ------------------------------------------------------------------ steps
     def _open(self, slot: _Slot) -> bool:
@@ -173,7 +181,8 @@ class TimingPhase:
             if slot.timed:
                 warmup = slot.job.timing.warmup_num
                 self.progress(slot.name, f"timing: loaded in {load_seconds * 1000:.1f} ms; {warmup} warm-up calls")
-                warm_up(slot.call, warmup, self._reporter(slot))
+                with start_task(self.progress, slot.name, "timing warm-up", warmup, "call", transient=True) as task:
+                    warm_up(slot.call, warmup, self._reporter(slot), task)
             slot.sample.load_rss_bytes = max(slot.sample.load_rss_bytes, rss_bytes() - resident)
         except Exception as exc:
             slot.outcome.error = exc
@@ -192,7 +201,10 @@ class TimingPhase:
             count = n if n is not None else chunk_size(slot.sample.seconds)
             label = "" if append else f" round {r + 1}"
             self.progress(slot.name, f"timing{label}: {count} runs")
-            seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot))
+            # the phase's bar counts interleaved rounds, and adaptive chunks add up: their own bars go when done
+            transient = slot.outcome.interleaved or append
+            with start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task:
+                seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot), task)
             self._last_timed = slot.runtime
             record_tokens(slot.call, slot.sample, count, slot.outcome.description)
         except Exception as exc:
