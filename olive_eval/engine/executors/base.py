@@ -72,7 +72,8 @@ class ExecutorConfig(StrictModel):
         1,
         ge=1,
         description="Each prediction pass of a model split into this many contiguous ranges of its data, scored "
-        "apart (in as many child processes with 'process') and merged: the values are those of one pass.",
+        "apart (in as many child processes with 'process', Ray tasks with 'ray') and merged: the values are those of "
+        "one pass.",
     )
 
     def build(self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress) -> Executor:

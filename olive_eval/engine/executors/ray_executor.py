@@ -5,7 +5,8 @@ the CPUs and GPUs of one machine or many. Each unit is one Ray task (``resources
 ``num_workers`` at a time; the run's opened data goes into Ray's object store once and every task reads it
 from there. A task whose worker process dies is run again once (Ray's ``max_retries=1``); a second death, or
 ``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor, so the
-driver prints each worker's model and stage. Ray is imported only when the executor is built: the ``ray``
+driver prints each worker's model and stage. With ``"shards": N`` each model's unit runs in the driver and
+each shard of its passes is a task (:mod:`.ray_shards`). Ray is imported only when the executor is built: the ``ray``
 extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
 """
 
@@ -52,6 +53,12 @@ def node_info() -> dict[str, str]:
     return {"hostname": host, "ip": ip}
 
 
+def worker_name() -> str:
+    """This worker as progress lines name it: host, IP address and process id."""
+    node = node_info()
+    return f"{node['hostname']} ({node['ip']}, pid {os.getpid()})"
+
+
 def _import_ray() -> Any:
     try:
         import ray
@@ -82,7 +89,7 @@ def _evaluate_remote(
     from olive_eval.engine.executors.worker import evaluate_unit, unpack
 
     node = node_info()
-    where = f"{node['hostname']} ({node['ip']}, pid {os.getpid()})"
+    where = worker_name()
 
     def progress(model: str, message: str) -> None:
         reporter.put.remote(where, model, message)
@@ -136,13 +143,26 @@ class RayExecutor:
         options: dict[str, Any] = {"num_cpus": res.num_cpus, "num_gpus": res.num_gpus, "max_retries": 1}
         if res.memory is not None:
             options["memory"] = res.memory
+        self.task_options = options  # a unit's task and a shard's reserve alike
         self._task = ray.remote(_evaluate_remote).options(**options)
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], Any] | None = None
         self.concurrent = True  # the run submits the candidates together
 
     # ------------------------------------------------------------------ helpers
-    def _shared(self) -> Any:
+    def config_json(self) -> dict[str, Any]:
+        """The run's config as JSON (for its user scripts, imported first where a task runs), made once."""
+        if self._config_json is None:
+            self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
+        return self._config_json
+
+    def reporter(self) -> Any:
+        """The actor the tasks send their progress lines to, started on first use."""
+        if self._reporter is None:
+            self._reporter = self.ray.remote(num_cpus=0)(_Reporter).remote()
+        return self._reporter
+
+    def shared(self) -> Any:
         """The run's opened data in the object store (put again only when the store holds more)."""
         from olive_eval.engine.executors.worker import shared_data
 
@@ -156,13 +176,9 @@ class RayExecutor:
     def _submit(self, unit: ModelUnit) -> Any:
         from olive_eval.engine.executors.worker import pack
 
-        if self._config_json is None:
-            self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
-        if self._reporter is None:
-            self._reporter = self.ray.remote(num_cpus=0)(_Reporter).remote()
-        packed = pack(self.run_config, unit, self._config_json)
+        packed = pack(self.run_config, unit, self.config_json())
         output = str(self.output_dir) if self.output_dir is not None else None
-        return self._task.remote(unit.name, packed, output, self._shared(), self._reporter)
+        return self._task.remote(unit.name, packed, output, self.shared(), self.reporter())
 
     def _outcome(self, unit: ModelUnit, ref: Any) -> ModelEvaluation:
         try:
@@ -181,6 +197,9 @@ class RayExecutor:
         return next(iter(self.run_all([unit])))
 
     def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
+        if self.config.shards > 1:
+            yield from self._run_sharded(units)
+            return
         ray, waiting = self.ray, list(units)
         window = self.config.num_workers or len(units)
         running: dict[Any, ModelUnit] = {}
@@ -208,6 +227,17 @@ class RayExecutor:
         finally:
             for ref in running:  # interrupted: nothing keeps running behind the run
                 ray.cancel(ref, force=True)
+
+    def _run_sharded(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
+        """Each unit in the driver, one after another, its passes' shards as Ray tasks (:mod:`.ray_shards`)."""
+        from olive_eval.engine.executors.ray_shards import RayShards
+        from olive_eval.engine.unit import run_unit
+
+        limit = self.config.timeout_s
+        for unit in units:
+            deadline = None if limit is None else time.monotonic() + limit
+            self.evaluator.shards, self.evaluator.shard_map = self.config.shards, RayShards(self, unit.name, deadline)
+            yield run_unit(self.evaluator, unit)
 
     def _report(self, started: dict[str, float], attempts: dict[str, int]) -> None:
         """Print the workers' progress lines, and start a model's timeout clock when its task starts."""
@@ -319,13 +349,6 @@ class RayConfig(ExecutorConfig):
         "config's folder as working_dir, so its user scripts travel.",
     )
     connect_timeout_s: float = Field(5, gt=0, description="Seconds to wait for a cluster's address to answer.")
-
-    @field_validator("shards")
-    @classmethod
-    def _no_shards(cls, v: int) -> int:
-        if v > 1:
-            raise ValueError("the ray executor does not shard a pass (yet); use the 'process' executor for shards")
-        return v
 
     @field_validator("address")
     @classmethod

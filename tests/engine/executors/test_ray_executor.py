@@ -64,16 +64,8 @@ MODELS = textwrap.dedent(
 )
 
 
-@pytest.fixture(scope="module")
-def local_ray():
-    """One local Ray for the module (two CPUs, as CI runs it): the executor joins it and leaves it running."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    ray.shutdown()
-
-
-def python_config(tmp_path, loaders: dict[str, str], executor: dict) -> dict:
-    (tmp_path / "models.py").write_text(MODELS)
+def python_config(tmp_path, loaders: dict[str, str], executor: dict, models: str = MODELS) -> dict:
+    (tmp_path / "models.py").write_text(models)
     data = write_jsonl(tmp_path / "d.jsonl", [{"v": i, "label": i % 3} for i in range(12)])
 
     def model(name: str, loader: str) -> dict:
