@@ -36,6 +36,7 @@ from olive_eval.instances import InstanceWriter
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
+from olive_eval.progress import start_task
 from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
 from olive_eval.runtimes.base import Runtime
 
@@ -170,6 +171,8 @@ class ModelEvaluator:
         #: each prediction pass in this many shards, mapped by ``shard_map`` (set by the executor, ``shards``)
         self.shards = 1
         self.shard_map: Callable[..., Any] = map
+        #: data config -> examples its last pass went over: a pass's progress total where the data does not say
+        self.examples_seen: dict[str, int] = {}
 
     def evaluate(
         self,
@@ -270,6 +273,11 @@ class ModelEvaluator:
     def _runtime(self, ctx: _Context, settings: Settings) -> Runtime:
         return ctx.runtimes[settings_key(settings)]
 
+    def _examples(self, job: PredictionPass, view: Any) -> int | None:
+        """A pass's examples, for its progress: the prepared data's count, else an earlier pass's (a JSON lines
+        file's rows are known only once read), else unknown."""
+        return view.prepared.num_rows or self.examples_seen.get(job.data_config)
+
     def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
         """One pass over the data config: every metric of the pass scores as the batches stream by."""
         if self.shards > 1 and all(metric.type != "custom" for metric in job.metrics):
@@ -290,8 +298,13 @@ class ModelEvaluator:
         ]
         self.progress(ctx.model_name, f"predicting on '{job.data_config}' and scoring {len(consumers)} metric(s)")
         try:
-            with ctx.stage(f"pass:{job.data_config}"):
-                record = run_pass(runtime, view, consumers, lambda note: self.progress(ctx.model_name, note))
+            total = self._examples(job, view)
+            with (
+                ctx.stage(f"pass:{job.data_config}"),
+                start_task(self.progress, ctx.model_name, f"'{job.data_config}'", total, "ex") as task,
+            ):
+                record = run_pass(runtime, view, consumers, lambda note: self.progress(ctx.model_name, note), task)
+            self.examples_seen[job.data_config] = record.examples
         except BaseException:
             for consumer in consumers:
                 consumer.discard()
