@@ -6,7 +6,9 @@ import functools
 import json
 import math
 import os
+import re
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -60,6 +62,60 @@ class TimingInfo:
     ratio_ci_low: float | None = None
     ratio_ci_high: float | None = None
     ratio_level: float | None = None
+
+
+#: Significant digits a timed run keeps in results.json: far below timer noise, and a file a third the size.
+TIMING_DIGITS = 4
+
+
+def _significant(value: float) -> float:
+    return float(f"{value:.{TIMING_DIGITS}g}")
+
+
+def _ms(seconds: Iterable[float]) -> list[float]:
+    return [_significant(1000.0 * float(s)) for s in seconds]
+
+
+@dataclass
+class TimedRuns:
+    """Every timed call of one timing metric of one model, for distributions a reader can look at (the report):
+    milliseconds to :data:`TIMING_DIGITS` significant digits, one list per round (interleaved timing: one per turn
+    of the models, in the order they ran). Kept once per metric, not per sub-type: every sub-type of the metric
+    is a statistic of these runs."""
+
+    batch_size: int
+    rounds: list[list[float]]
+    unit: str = "ms"
+    data_config: str | None = None  # None: dummy inputs from the model's own shapes
+    loads: list[float] = field(default_factory=list)  # ms to load the model, once per load
+    first_calls: list[float] = field(default_factory=list)  # ms of the first call after each load
+    #: Generation runs: each quantity's ms per run (``ttft``, ``tpot``, ``e2e``...), in the same rounds.
+    quantities: dict[str, list[list[float]]] = field(default_factory=dict)
+    #: The count a rate quantity's time is for (tokens): its rate per run is ``count / seconds``.
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_seconds(
+        cls,
+        batch_size: int,
+        rounds: Iterable[Iterable[float]],
+        *,
+        data_config: str | None = None,
+        loads: Iterable[float] = (),
+        first_calls: Iterable[float] = (),
+        quantities: Mapping[str, Iterable[Iterable[float]]] | None = None,
+        counts: Mapping[str, int] | None = None,
+    ) -> TimedRuns:
+        """From a timing run's seconds (arrays or lists), rounded to milliseconds."""
+        return cls(
+            batch_size=int(batch_size),
+            rounds=[_ms(r) for r in rounds],
+            data_config=data_config,
+            loads=_ms(loads),
+            first_calls=_ms(first_calls),
+            quantities={q: [_ms(r) for r in rs] for q, rs in (quantities or {}).items()},
+            counts={q: int(c) for q, c in (counts or {}).items()},
+        )
 
 
 @dataclass
@@ -119,6 +175,9 @@ class ModelResult:
     early_stopped: str | None = None
     #: lm_eval metrics: lm-eval's version, and per task its version, samples hash, n-shot, limit and sample counts.
     lm_eval: dict[str, Any] | None = None
+    #: Every timed run of each timing metric (latency, throughput), by metric name. Empty in a results.json
+    #: from before it was recorded, and for a model not timed.
+    timings: dict[str, TimedRuns] = field(default_factory=dict)
     #: Full tracebacks of the failures, for ``--debug``; not written to results.json.
     tracebacks: list[str] = field(default_factory=list, repr=False)
 
@@ -164,7 +223,18 @@ class RunResult:
         :func:`atomic_write_text`)."""
         output_dir.mkdir(parents=True, exist_ok=True)
         target = output_dir / RESULTS_FILE
-        return atomic_write_text(target, json.dumps(self.to_dict(), indent=2) + "\n", durable)
+        return atomic_write_text(target, compact_number_lists(json.dumps(self.to_dict(), indent=2)) + "\n", durable)
+
+
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+#: A list of numbers laid out one per line by ``indent``: a raw newline is never inside a JSON string, so a match
+#: is always the file's own layout.
+_NUMBER_LIST = re.compile(rf"\[\n\s*({_NUMBER}(?:,\n\s*{_NUMBER})*)\n\s*\]")
+
+
+def compact_number_lists(text: str) -> str:
+    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size."""
+    return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
 @functools.cache

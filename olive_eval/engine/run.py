@@ -203,6 +203,7 @@ class Run:
             self._timed.add(name)
         else:
             result.metrics = {k: v for k, v in result.metrics.items() if k not in self._timing_keys}
+            result.timings = {}  # measured again in this run's rounds
             hit.evidence = {k: v for k, v in hit.evidence.items() if k not in self._timing_keys}
         self.progress(name, f"results from {source}")
         return hit

@@ -37,7 +37,7 @@ from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.progress import start_task
-from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimingInfo
+from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
 from olive_eval.runtimes.base import Runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)
@@ -280,7 +280,7 @@ class ModelEvaluator:
 
     def _predict_and_score(self, ctx: _Context, job: PredictionPass, model_config: Any) -> None:
         """One pass over the data config: every metric of the pass scores as the batches stream by."""
-        if self.shards > 1 and all(metric.type != "custom" for metric in job.metrics):
+        if self.shards > 1:
             from olive_eval.engine.shards import sharded_pass
 
             return sharded_pass(self, ctx, job, model_config)
@@ -347,6 +347,17 @@ class ModelEvaluator:
                 target_reached=outcome.target_reached,
                 loads=len(sample.loads),
             )
+            timed = TimedRuns.from_seconds(
+                sample.batch_size,
+                sample.rounds,
+                data_config=job.data_config,
+                loads=sample.loads,
+                first_calls=sample.first_calls,
+                quantities=sample.quantities,
+                counts=sample.counts,
+            )
+            for metric_name in dict.fromkeys(metric.name for metric, _ in job.sub_types):
+                result.timings[metric_name] = timed
             for metric, sub in job.sub_types:
                 mtype = metric.metric_type
                 evidence = None
