@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.errors import EvaluationError
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -122,6 +123,15 @@ def exit_reason(exitcode: int | None) -> str:
     return "the model's process exited without sending a result"
 
 
+def _shard_exit(children: list[Any]) -> str:
+    """Why a shard's child ended, from the first that did not exit cleanly (the pool ends the others with
+    SIGTERM once one has died)."""
+    for child in children:
+        child.join(1)
+    codes = [c.exitcode for c in children if c.exitcode and c.exitcode != -signal.SIGTERM]
+    return exit_reason(codes[0] if codes else None)
+
+
 class ProcessExecutor:
     """Each unit in a fresh child process, forked from the fork server."""
 
@@ -138,6 +148,7 @@ class ProcessExecutor:
         self.progress, self.timeout_s, self.shards = progress, timeout_s, shards
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
+        self._deadline: float | None = None  # a sharded model's: its shards are ended past it
         runtimes = {m for m in (_runtime_module(model.type) for model in run.models()) if m is not None}
         self._context = _context(sorted(runtimes | _engine_modules()) + list(LAZY_IMPORTS))
 
@@ -157,9 +168,10 @@ class ProcessExecutor:
 
         if self._config_json is None:
             self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
-        if self.shards > 1:  # the unit here; each pass's shards in children (timeout_s is not applied)
+        if self.shards > 1:  # the unit here; each pass's shards in children, ended past timeout_s
             from olive_eval.engine.unit import run_unit
 
+            self._deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
             self.evaluator.shards, self.evaluator.shard_map = self.shards, self._map_shards
             return run_unit(self.evaluator, unit)
         packed = pack(self.run_config, unit, self._config_json, self._shared())
@@ -215,16 +227,37 @@ class ProcessExecutor:
 
     def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
         """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork
-        server, all at once; a child that dies fails the pass (``BrokenProcessPool``)."""
-        from concurrent.futures import ProcessPoolExecutor
+        server, all at once. A child that dies, or the model's ``timeout_s`` passed, fails the pass in one line."""
+        from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
+        from concurrent.futures import wait as wait_for
+        from concurrent.futures.process import BrokenProcessPool
 
         from olive_eval.engine.executors.worker import pack
 
         assert self._config_json is not None
         packed = [pack(self.run_config, work, self._config_json, self._shared()) for work in works]
-        n = len(packed)
-        with _main_not_imported(), ProcessPoolExecutor(n, mp_context=self._context) as pool:
-            return list(pool.map(_shard_child, packed, [dict(os.environ)] * n, [os.getcwd()] * n))
+        environ, cwd = dict(os.environ), os.getcwd()
+        pool = ProcessPoolExecutor(len(packed), mp_context=self._context)
+        children: list[Any] = []
+        try:
+            with _main_not_imported():
+                futures = [pool.submit(_shard_child, one, environ, cwd) for one in packed]
+            children = list(getattr(pool, "_processes", {}).values())  # to name a dead one's exit, or end them
+            left = None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
+            _, running = wait_for(futures, timeout=left, return_when=FIRST_EXCEPTION)
+            if running and not any(f.done() and f.exception() is not None for f in futures):
+                raise EvaluationError(
+                    f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its shard processes were "
+                    "ended"
+                )
+            return [future.result() for future in futures]
+        except BrokenProcessPool:
+            raise EvaluationError(f"a shard of the pass: {_shard_exit(children)}") from None
+        finally:
+            for child in children:
+                if child.is_alive():
+                    child.kill()
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
         for unit in units:
