@@ -1,0 +1,159 @@
+"""Pure extraction of the structured values metrics leave in results.json: per-class values (``per_class``,
+``details["per_class"]``: classification averages "none", detection's per-class AP, segmentation), curves
+(``pr_curve``-shaped details: per label and score threshold the counts tp, fp, fn, tn, whence PR and ROC) and
+confusion matrices (``details["confusion_matrix"]``). No HTML, no figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from olive_eval.report.html.data_run import finite, metric_keys
+from olive_eval.results import RunResult
+
+
+@dataclass
+class PerClass:
+    """One sub-type's per-class values: class names, and per model a value per class (None: not defined)."""
+
+    key: str
+    classes: list[str]
+    values: dict[str, list[float | None]] = field(default_factory=dict)
+
+
+@dataclass
+class CurvePoints:
+    """One class's curve of one model, a point per score threshold (ascending)."""
+
+    thresholds: list[float]
+    precision: list[float | None]
+    recall: list[float | None]
+    tpr: list[float | None]
+    fpr: list[float | None]
+
+
+@dataclass
+class Curves:
+    key: str
+    classes: list[str]
+    models: dict[str, dict[str, CurvePoints]] = field(default_factory=dict)
+
+
+@dataclass
+class Confusion:
+    """Rows: reference class; columns: predicted class."""
+
+    key: str
+    labels: list[str]
+    models: dict[str, list[list[int]]] = field(default_factory=dict)
+
+
+@dataclass
+class Structured:
+    per_class: list[PerClass] = field(default_factory=list)
+    curves: list[Curves] = field(default_factory=list)
+    confusion: list[Confusion] = field(default_factory=list)
+    #: Structured values the page does not draw, by sub-type: where to find them.
+    undrawn: list[str] = field(default_factory=list)
+
+
+def _number(value: Any) -> float | None:
+    return finite(float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _count(value: Any) -> int:
+    """A count, or a detailed curve's ``{"total": n, ...}``."""
+    if isinstance(value, dict):
+        value = value.get("total", 0)
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _per_class(sub_per_class: list[float | None] | None, details: Any) -> dict[str, float | None] | None:
+    if isinstance(details, dict) and isinstance(details.get("per_class"), dict):
+        return {str(k): _number(v) for k, v in details["per_class"].items()}
+    if sub_per_class:
+        return {str(i): _number(v) for i, v in enumerate(sub_per_class)}
+    return None
+
+
+def _threshold(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _curves(details: Any) -> dict[str, CurvePoints] | None:
+    """``{label: {threshold: {tp, fp, fn, tn, ...}}}`` as points per label; None for any other shape."""
+    if not isinstance(details, dict) or not details:
+        return None
+    out = {}
+    for label, by_threshold in details.items():
+        if not isinstance(by_threshold, dict) or not by_threshold:
+            return None
+        points = []
+        for key, counts in by_threshold.items():
+            t = _threshold(key)
+            if t is None or not isinstance(counts, dict) or not {"tp", "fp", "fn", "tn"} <= set(counts):
+                return None
+            points.append((t, *(_count(counts[k]) for k in ("tp", "fp", "fn", "tn"))))
+        points.sort()
+        out[str(label)] = CurvePoints(
+            [p[0] for p in points],
+            [tp / (tp + fp) if tp + fp else None for _, tp, fp, _, _ in points],
+            [tp / (tp + fn) if tp + fn else None for _, tp, _, fn, _ in points],
+            [tp / (tp + fn) if tp + fn else None for _, tp, _, fn, _ in points],
+            [fp / (fp + tn) if fp + tn else None for _, _, fp, _, tn in points],
+        )
+    return out
+
+
+def _confusion(details: Any) -> tuple[list[str], list[list[int]]] | None:
+    matrix = details.get("confusion_matrix") if isinstance(details, dict) else None
+    if not isinstance(matrix, dict) or not all(isinstance(row, dict) for row in matrix.values()):
+        return None
+    labels = list(dict.fromkeys([str(k) for k in matrix] + [str(p) for row in matrix.values() for p in row]))
+    rows = {str(k): {str(p): _count(c) for p, c in row.items()} for k, row in matrix.items()}
+    return labels, [[rows.get(r, {}).get(p, 0) for p in labels] for r in labels]
+
+
+def structured(result: RunResult, names: list[str]) -> Structured:
+    """Every structured value the models produced, grouped by sub-type in model order."""
+    out = Structured()
+    for key in metric_keys(result):
+        per_class: PerClass | None = None
+        curves: Curves | None = None
+        confusion: Confusion | None = None
+        for name in names:
+            sub = result.models[name].metrics.get(key)
+            if sub is None:
+                continue
+            values = _per_class(sub.per_class, sub.details)
+            if values is not None:
+                per_class = per_class or PerClass(key, [])
+                per_class.classes += [c for c in values if c not in per_class.classes]
+                per_class.values[name] = [values.get(c) for c in per_class.classes]
+            drawn = values is not None
+            points = _curves(sub.details)
+            if points is not None:
+                curves = curves or Curves(key, [])
+                curves.classes += [c for c in points if c not in curves.classes]
+                curves.models[name] = points
+                drawn = True
+            matrix = _confusion(sub.details)
+            if matrix is not None:
+                confusion = confusion or Confusion(key, matrix[0])
+                if matrix[0] == confusion.labels:
+                    confusion.models[name] = matrix[1]
+                drawn = True
+            if sub.details is not None and not drawn and key not in out.undrawn:
+                out.undrawn.append(key)
+        if per_class is not None:
+            n = len(per_class.classes)
+            per_class.values = {m: v + [None] * (n - len(v)) for m, v in per_class.values.items()}
+            out.per_class.append(per_class)
+        if curves is not None:
+            out.curves.append(curves)
+        if confusion is not None:
+            out.confusion.append(confusion)
+    return out

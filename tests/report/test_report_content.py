@@ -1,0 +1,105 @@
+"""The report of real runs (quickstart, confidence) and of small written ones: what each part shows."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from olive_eval.report.html import write_report
+from olive_eval.results import ModelResult
+
+from .conftest import report, script_json
+from .helpers import instances, model, small_run, sub
+
+MAX_BYTES = 5 * 1024 * 1024
+
+
+def test_quickstart_report_ranks_both_models_with_the_goal(quickstart_run: Path) -> None:
+    path = write_report(quickstart_run)
+    assert path == quickstart_run / "report.html"
+    page, _ = report(quickstart_run)
+    ranking = re.search(r"<table class=\"oe-table\" id=\"oe-ranking\">.*?</table>", page, re.S)
+    assert ranking is not None
+    assert "digits_fp32" in ranking.group(0) and "digits_int8" in ranking.group(0)
+    assert "met &gt;= " in ranking.group(0)  # the accuracy goal, against its threshold
+
+
+def test_quickstart_pareto_has_both_points_and_the_front(quickstart_run: Path) -> None:
+    page, figures = report(quickstart_run)
+    line, points = figures["pareto"]["data"]
+    assert points["text"] == ["digits_fp32", "digits_int8"]
+    assert all(v is not None for v in points["x"] + points["y"])
+    assert line["name"] == "Pareto front" and len(line["x"]) >= 1
+    data = script_json(page, "oe-pareto-data")
+    assert (data["x"], data["y"]) == ("accuracy-accuracy_score", "latency-p50")  # the two objectives
+    assert "<select id='pareto-x'>" in page and "<select id='pareto-y'>" in page
+    assert "id='pareto'" in page
+
+
+def test_quickstart_latency_chart_has_every_run_in_five_rounds(quickstart_run: Path) -> None:
+    _, figures = report(quickstart_run)
+    traces = figures["timing-latency"]["data"]
+    rounds = [t for t in traces if t["name"].startswith("round")]
+    assert [t["name"] for t in rounds] == [f"round {k}" for k in range(1, 6)]
+    assert sum(len(t["y"]) for t in rounds) == 2 * 1000  # both models, every run
+    assert {t["name"] for t in traces} >= {"p50", "p90"}
+
+
+def test_confidence_report_draws_error_bars(confidence_run: Path) -> None:
+    _, figures = report(confidence_run)
+    bars = figures["values-accuracy-accuracy_score"]["data"][0]["error_y"]
+    assert all(v is not None and v >= 0 for v in bars["array"] + bars["arrayminus"])
+    pareto_points = figures["pareto"]["data"][1]
+    assert any(v is not None for v in pareto_points["error_y"]["array"])
+
+
+def test_confidence_report_shows_worst_examples_beside_the_baseline(confidence_run: Path) -> None:
+    page, _ = report(confidence_run)
+    assert "Worst examples" in page
+    assert "examples compared" in page
+
+
+def test_the_page_is_small_and_fetches_nothing(quickstart_run: Path) -> None:
+    page, _ = report(quickstart_run)
+    assert len(page.encode()) < MAX_BYTES
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.I)
+    assert "cdn.plot.ly" not in page and "mathjax" not in page.lower().replace("mathjaxconfig", "")
+    assert "DecompressionStream" in page and "id='oe-plotly-gz'" in page
+
+
+def test_model_names_and_predictions_are_escaped(tmp_path: Path) -> None:
+    bad = "<script>alert(1)</script>"
+    small_run(tmp_path, {"base": model("base", 0.9, 2.0), bad: model("x", 0.8, 1.0)})
+    instances(tmp_path, "base", "acc", [1.0, 1.0], ["fine", "fine"])
+    instances(tmp_path, "x", "acc", [0.0, 1.0], ["<img src=x onerror=alert(2)>", "ok"])
+    page = write_report(tmp_path).read_text()
+    assert bad not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;img src=x onerror=alert(2)&gt;" in page  # the worst example, escaped
+    assert page.count("<script") == 4  # figures, Pareto data, plotly, the page's script: nothing injected
+
+
+def test_per_class_curves_and_confusion_matrices(tmp_path: Path) -> None:
+    curve = {
+        c: {"0.5": {"tp": 3, "fp": 1, "fn": 1, "tn": 5}, "0.9": {"tp": 2, "fp": 0, "fn": 2, "tn": 6}} for c in "ab"
+    }
+    matrix = {"confusion_matrix": {"a": {"a": 4, "b": 1}, "b": {"a": 0, "b": 5}}}
+    models = {}
+    for name in ("base", "cand"):
+        metrics = {
+            "acc-accuracy": sub(0.9, 1),
+            "acc-map": sub(0.5, per_class=[0.4, 0.6], details={"per_class": {"rect": 0.4, "disk": 0.6}}),
+            "acc-pr_curve": sub(None, details=curve, undefined="structured"),
+            "acc-confusion_matrix": sub(None, details=matrix, undefined="structured"),
+        }
+        models[name] = ModelResult("ok", metrics=metrics, folder=name)
+    small_run(tmp_path, models)
+    page, figures = report(tmp_path)
+    assert [t["x"] for t in figures["perclass-acc-map"]["data"]] == [["rect", "disk"]] * 2
+    assert "table-perclass-acc-map" in page
+    pr = figures["pr-acc-pr_curve"]["data"]
+    assert len(pr) == 4 and pr[0]["x"] == [0.75, 0.5]  # recall per threshold
+    roc = figures["roc-acc-pr_curve"]["data"]
+    assert roc[0]["x"] == [1 / 6, 0.0]  # false positive rate
+    heatmaps = figures["confusion-acc-confusion_matrix"]["data"]
+    assert heatmaps[0]["z"] == [[4, 1], [0, 5]] and [h["visible"] for h in heatmaps] == [False, True]
