@@ -1,4 +1,5 @@
-"""``olive-eval --config run.json``, ``olive-eval schema`` and ``olive-eval olive-script``.
+"""``olive-eval --config run.json``, ``olive-eval report OUTPUT_DIR``, ``olive-eval schema`` and
+``olive-eval olive-script``.
 
 Exit codes: 0 ok, 1 a model failed or a results file could not be written, 2 bad config or usage, 130 Ctrl-C.
 """
@@ -26,9 +27,11 @@ def _parser() -> argparse.ArgumentParser:
         "command",
         nargs="?",
         default="run",
-        help="run (default): evaluate a config; schema: print the run config's JSON Schema; olive-script: print "
-        "the path an Olive workflow's evaluator user_script names to use olive-eval as its evaluator",
+        help="run (default): evaluate a config; report OUTPUT_DIR: write report.html from a run's results; "
+        "schema: print the run config's JSON Schema; olive-script: print the path an Olive workflow's evaluator "
+        "user_script names to use olive-eval as its evaluator",
     )
+    parser.add_argument("folder", nargs="?", type=Path, help="with report: the output folder of a run")
     parser.add_argument("--config", type=Path, help="run config JSON file")
     parser.add_argument(
         "--output-dir",
@@ -63,6 +66,11 @@ def _parser() -> argparse.ArgumentParser:
         help="a timestamped line per stage on stderr instead of live progress bars (bars show only when stderr "
         "is a terminal; the table on stdout and results.json never hold them)",
     )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="after the run, write report.html beside results.json (charts: needs the 'report' extra)",
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
     return parser
@@ -73,7 +81,8 @@ def _command_error(command: str) -> str:
     if command.endswith(".json") or Path(command).is_file():
         return f"olive-eval: error: give the config with --config: olive-eval --config {command}"
     return (
-        f"olive-eval: error: unknown command '{command}'; commands: run, schema, olive-script (see olive-eval --help)"
+        f"olive-eval: error: unknown command '{command}'; commands: run, report, schema, olive-script "
+        "(see olive-eval --help)"
     )
 
 
@@ -93,11 +102,48 @@ def olive_script() -> tuple[int, str]:
     return EXIT_OK, str(Path(__file__).resolve().parent / "olive" / "user_script.py")
 
 
+def report(folder: Path | None, debug: bool = False) -> int:
+    """``olive-eval report OUTPUT_DIR``: report.html from the run saved there; exit 2 in one line when the
+    folder holds no results of ours or plotly is missing."""
+    if folder is None:
+        print("olive-eval: error: give the run's output folder: olive-eval report OUTPUT_DIR", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    try:
+        page = _write_report(folder)
+    except OliveEvalError as exc:
+        if debug:
+            raise
+        print(f"olive-eval: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    print(f"Report: {page}")
+    return EXIT_OK
+
+
+def _write_report(folder: Path) -> Path:
+    from olive_eval.report.html import write_report
+
+    return write_report(folder)
+
+
+def _report_missing() -> str | None:
+    """Why ``--report`` cannot work (plotly missing), found before any model runs."""
+    import importlib.util
+
+    if importlib.util.find_spec("plotly") is None:
+        return "--report needs the 'plotly' package; install it with: pip install 'olive-eval[report]'"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    if args.command not in ("run", "schema", "olive-script"):
+    args = _parser().parse_intermixed_args(argv)
+    if args.command not in ("run", "report", "schema", "olive-script"):
         print(_command_error(args.command), file=sys.stderr)
         return EXIT_BAD_CONFIG
+    if args.folder is not None and args.command != "report":
+        print(f"olive-eval: error: unexpected argument '{args.folder}' (see olive-eval --help)", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    if args.command == "report":
+        return report(args.folder or args.output_dir, debug=args.debug)
     if args.command == "schema":
         sys.stdout.write(schema_json())
         return EXIT_OK
@@ -110,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             "olive-eval: error: --config is required (e.g. olive-eval --config configs/quickstart.json)",
             file=sys.stderr,
         )
+        return EXIT_BAD_CONFIG
+    if args.report and (missing := _report_missing()) is not None:
+        print(f"olive-eval: error: {missing}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     try:
         from olive_eval.api import Evaluation, RunInterrupted
@@ -166,7 +215,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nResults: {results}")
     for path, error in result.write_errors.items():
         print(f"olive-eval: error: cannot write {path}: {error}", file=sys.stderr)
-    return EXIT_MODEL_FAILED if result.failed or result.write_errors else EXIT_OK
+    code = EXIT_MODEL_FAILED if result.failed or result.write_errors else EXIT_OK
+    if args.report and str(results) not in result.write_errors:
+        try:
+            print(f"Report: {_write_report(results.parent)}")
+        except OliveEvalError as exc:  # the run's results stand; the page could not be written
+            if args.debug:
+                raise
+            print(f"olive-eval: error: the report: {exc}", file=sys.stderr)
+            code = EXIT_MODEL_FAILED
+    return code
 
 
 def _interrupted(exc: Any) -> str:

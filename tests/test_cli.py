@@ -186,7 +186,7 @@ def test_a_config_given_without_the_flag_gets_told_how(toy, capsys):
         f"olive-eval: error: give the config with --config: olive-eval --config {path}"
     )
     assert main(["frobnicate"]) == 2
-    assert "unknown command 'frobnicate'; commands: run, schema" in capsys.readouterr().err
+    assert "unknown command 'frobnicate'; commands: run, report, schema, olive-script" in capsys.readouterr().err
 
 
 def test_version_flag():

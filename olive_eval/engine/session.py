@@ -266,6 +266,14 @@ class Evaluation:
         """Models no other model dominates on the ranked metrics."""
         return [name for name, model in self.result.models.items() if model.pareto]
 
+    def report(self, out: str | Path | None = None) -> Path:
+        """Write report.html beside results.json (or at ``out``) from what results.json and the instance files
+        hold now, and return its path: after a run, or between a loop's candidates to see the standing so far.
+        Needs plotly (the ``report`` extra)."""
+        from olive_eval.report.html import write_report
+
+        return write_report(self.output_dir, Path(out) if out is not None else None)
+
     # ------------------------------------------------------------------ helpers
     def _evaluate_baseline(self) -> None:
         if not self._baseline_done:

@@ -43,3 +43,31 @@ def small_run(folder: Path, models: dict[str, ModelResult], baseline: str = "bas
     result = RunResult(baseline, models, objectives=["acc-accuracy", "latency-avg"])
     result.write(folder)
     return result
+
+
+def failed_and_untimed_run(folder: Path) -> RunResult:
+    """A baseline, a candidate that failed to load and one with no timed runs."""
+    models = {
+        "base": model("base", 0.95, 2.0),
+        "broken": ModelResult("failed", error="the model did not load: boom", folder="broken"),
+        "untimed": model("untimed", 0.93, 1.0, timed=False),
+    }
+    return small_run(folder, models)
+
+
+def curves_run(folder: Path) -> RunResult:
+    """Per-class values, a PR curve (tp/fp/fn/tn per threshold and class) and a confusion matrix, two models."""
+    curve = {
+        c: {"0.5": {"tp": 3, "fp": 1, "fn": 1, "tn": 5}, "0.9": {"tp": 2, "fp": 0, "fn": 2, "tn": 6}} for c in "ab"
+    }
+    matrix = {"confusion_matrix": {"a": {"a": 4, "b": 1}, "b": {"a": 0, "b": 5}}}
+    models = {}
+    for name in ("base", "cand"):
+        metrics = {
+            "acc-accuracy": sub(0.9, 1),
+            "acc-map": sub(0.5, per_class=[0.4, 0.6], details={"per_class": {"rect": 0.4, "disk": 0.6}}),
+            "acc-pr_curve": sub(None, details=curve, undefined="structured"),
+            "acc-confusion_matrix": sub(None, details=matrix, undefined="structured"),
+        }
+        models[name] = ModelResult("ok", metrics=metrics, folder=name)
+    return small_run(folder, models)

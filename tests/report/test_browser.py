@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from olive_eval.report.html import write_report
 from tests.browser import Browser, missing_browser, problems
+
+from .helpers import curves_run, failed_and_untimed_run
 
 
 @pytest.fixture(scope="module")
@@ -41,3 +44,62 @@ def test_the_checks_see_a_console_error_a_network_request_and_an_empty_chart(bro
 
 def test_a_page_without_charts_is_a_problem(browser, tmp_path) -> None:
     assert problems(browser.open(_page(tmp_path, "<p>nothing drawn</p>"), timeout=1)) == ["no chart on the page"]
+
+
+@pytest.fixture(scope="module")
+def quickstart_report(quickstart_run) -> Path:
+    return write_report(quickstart_run)
+
+
+def test_the_quickstart_report_loads_from_disk_with_every_chart_drawn_and_nothing_fetched(
+    browser, quickstart_report
+) -> None:
+    load = browser.open(quickstart_report)
+    assert problems(load) == []
+    assert {"pareto", "timing-latency"} <= set(load.charts), load.charts
+    assert browser.run("return document.body.dataset.chartsDrawn") == "true"
+
+
+def test_the_pareto_chart_is_drawn_not_blank(browser, quickstart_report) -> None:
+    browser.open(quickstart_report)
+    image = browser.screenshot("pareto")
+    width, height = image.size
+    assert width > 300 and height > 200
+    colours = image.getcolors(maxcolors=width * height)
+    background = max(colours)[1]
+    drawn = sum(count for count, colour in colours if colour != background)
+    assert drawn > 0.01 * width * height, f"only {drawn} of {width * height} pixels differ from the background"
+    labels = browser.run("return [...document.querySelectorAll('#pareto .textpoint text')].map(t => t.textContent)")
+    assert sorted(labels) == ["digits_fp32", "digits_int8"]
+
+
+def test_choosing_other_metrics_redraws_the_pareto_chart_with_them(browser, quickstart_report) -> None:
+    browser.open(quickstart_report)
+    options = browser.run("return [...document.getElementById('pareto-x').options].map(o => o.value)")
+    assert "size_on_disk-bytes" in options, options
+    browser.run(
+        "const s = document.getElementById('pareto-x'); s.value = 'size_on_disk-bytes';"
+        "s.dispatchEvent(new Event('change'));"
+    )
+    title = browser.run("return document.getElementById('pareto').layout.xaxis.title.text")
+    assert "size_on_disk-bytes" in title
+    xs = browser.run("return document.getElementById('pareto').data.flatMap(t => t.x || [])")
+    assert {1210779, 309266} <= {round(x) for x in xs if x is not None}, xs
+
+
+def test_intervals_are_drawn_as_error_bars(browser, confidence_run) -> None:
+    load = browser.open(write_report(confidence_run))
+    assert problems(load) == []
+    bars = [name for name in load.charts if name.startswith("values-")]
+    assert bars, load.charts
+    drawn = browser.run(f"return document.querySelectorAll('#{bars[0]} .errorbar').length")
+    assert drawn >= 2  # the baseline's and the candidate's
+
+
+@pytest.mark.parametrize("build", [failed_and_untimed_run, curves_run], ids=["failed-untimed", "curves"])
+def test_runs_of_other_shapes_load_cleanly(browser, tmp_path, build) -> None:
+    build(tmp_path)
+    load = browser.open(write_report(tmp_path))
+    assert problems(load) == []
+    if build is curves_run:
+        assert {"pr-acc-pr_curve", "roc-acc-pr_curve", "confusion-acc-confusion_matrix"} <= set(load.charts)

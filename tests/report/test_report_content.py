@@ -6,10 +6,9 @@ import re
 from pathlib import Path
 
 from olive_eval.report.html import write_report
-from olive_eval.results import ModelResult
 
 from .conftest import report, script_json
-from .helpers import instances, model, small_run, sub
+from .helpers import curves_run, instances, model, small_run
 
 MAX_BYTES = 5 * 1024 * 1024
 
@@ -80,20 +79,7 @@ def test_model_names_and_predictions_are_escaped(tmp_path: Path) -> None:
 
 
 def test_per_class_curves_and_confusion_matrices(tmp_path: Path) -> None:
-    curve = {
-        c: {"0.5": {"tp": 3, "fp": 1, "fn": 1, "tn": 5}, "0.9": {"tp": 2, "fp": 0, "fn": 2, "tn": 6}} for c in "ab"
-    }
-    matrix = {"confusion_matrix": {"a": {"a": 4, "b": 1}, "b": {"a": 0, "b": 5}}}
-    models = {}
-    for name in ("base", "cand"):
-        metrics = {
-            "acc-accuracy": sub(0.9, 1),
-            "acc-map": sub(0.5, per_class=[0.4, 0.6], details={"per_class": {"rect": 0.4, "disk": 0.6}}),
-            "acc-pr_curve": sub(None, details=curve, undefined="structured"),
-            "acc-confusion_matrix": sub(None, details=matrix, undefined="structured"),
-        }
-        models[name] = ModelResult("ok", metrics=metrics, folder=name)
-    small_run(tmp_path, models)
+    curves_run(tmp_path)
     page, figures = report(tmp_path)
     assert [t["x"] for t in figures["perclass-acc-map"]["data"]] == [["rect", "disk"]] * 2
     assert "table-perclass-acc-map" in page

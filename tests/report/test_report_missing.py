@@ -8,7 +8,7 @@ from pathlib import Path
 from olive_eval.results import ModelResult
 
 from .conftest import report
-from .helpers import instances, model, small_run, sub
+from .helpers import failed_and_untimed_run, instances, model, small_run, sub
 
 
 def _missing_section(page: str) -> str:
@@ -16,12 +16,7 @@ def _missing_section(page: str) -> str:
 
 
 def test_a_failed_model_and_a_model_without_timings(tmp_path: Path) -> None:
-    models = {
-        "base": model("base", 0.95, 2.0),
-        "broken": ModelResult("failed", error="the model did not load: boom", folder="broken"),
-        "untimed": model("untimed", 0.93, 1.0, timed=False),
-    }
-    small_run(tmp_path, models)
+    failed_and_untimed_run(tmp_path)
     page, figures = report(tmp_path)
     assert "the model did not load: boom" in page
     latency = figures["timing-latency"]["data"]

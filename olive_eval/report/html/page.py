@@ -12,6 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from olive_eval import __version__
+from olive_eval.output_dir import REPORT_GENERATOR
 from olive_eval.report.html import bundle
 from olive_eval.report.html.charts import Chart, ChartIds
 from olive_eval.report.html.data_details import structured
@@ -98,6 +100,7 @@ def build_page(output_dir: Path, result: RunResult) -> str:
     pareto = page.extra_json.get("pareto")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f'{REPORT_GENERATOR} {escape(__version__)}">'
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{escape(title)}</title><style>{bundle.STYLE}</style></head><body>"
         f"<h1>{escape(title)}</h1><nav>{nav}</nav>{''.join(page.sections)}{missing}"
