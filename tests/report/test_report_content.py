@@ -6,9 +6,10 @@ import re
 from pathlib import Path
 
 from olive_eval.report.html import write_report
+from olive_eval.results import ModelResult
 
 from .conftest import report, script_json
-from .helpers import curves_run, instances, model, small_run
+from .helpers import curves_run, instances, model, small_run, sub
 
 MAX_BYTES = 5 * 1024 * 1024
 
@@ -89,3 +90,29 @@ def test_per_class_curves_and_confusion_matrices(tmp_path: Path) -> None:
     assert roc[0]["x"] == [1 / 6, 0.0]  # false positive rate
     heatmaps = figures["confusion-acc-confusion_matrix"]["data"]
     assert heatmaps[0]["z"] == [[4, 1], [0, 5]] and [h["visible"] for h in heatmaps] == [False, True]
+
+
+def test_a_flat_breakdown_is_a_table_of_its_numbers_with_deltas(tmp_path: Path) -> None:
+    def wer(hits: int, subs: int) -> dict:
+        return {"hits": hits, "substitutions": subs, "deletions": 2, "insertions": 1, "normalizer": "olive"}
+
+    nested = {"per_utterance": [{"hits": 1}]}  # not flat: listed as not drawn
+    models = {
+        name: ModelResult(
+            "ok",
+            metrics={
+                "speech-wer": sub(0.2, 1, higher=False, details=wer(hits, subs)),
+                "speech-odd": sub(0.1, details=nested),
+            },
+            folder=name,
+        )
+        for name, hits, subs in (("base", 90, 8), ("cand", 85, 13))
+    }
+    small_run(tmp_path, models)
+    page, _ = report(tmp_path)
+    table = page[page.index('id="table-details-speech-wer"') :]
+    table = table[: table.index("</table>")]
+    cells = re.findall(r"<td>(.*?)</td>", table)
+    assert cells[:3] == ["hits", "90", "85 <span class='oe-base'>(Δ -5)</span>"], cells
+    assert "substitutions" in cells and "normalizer" not in cells
+    assert "speech-odd: a structured value this page does not draw" in page

@@ -53,6 +53,8 @@ class Structured:
     per_class: list[PerClass] = field(default_factory=list)
     curves: list[Curves] = field(default_factory=list)
     confusion: list[Confusion] = field(default_factory=list)
+    #: Flat objects of numbers (a WER's hits, substitutions, deletions, insertions), a row per field.
+    breakdowns: list[PerClass] = field(default_factory=list)
     #: Structured values the page does not draw, by sub-type: where to find them.
     undrawn: list[str] = field(default_factory=list)
 
@@ -117,6 +119,30 @@ def _confusion(details: Any) -> tuple[list[str], list[list[int]]] | None:
     return labels, [[rows.get(r, {}).get(p, 0) for p in labels] for r in labels]
 
 
+def _breakdown(details: Any) -> dict[str, float] | None:
+    """``details`` as field -> number when it is a flat object whose values are numbers or text (text, such as
+    the normaliser's name, is left out); None for anything nested."""
+    if not isinstance(details, dict) or not details:
+        return None
+    numbers = {str(k): v for k, v in details.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    if len(numbers) + sum(isinstance(v, str) for v in details.values()) != len(details):
+        return None
+    return numbers or None
+
+
+def _add(table: PerClass | None, key: str, name: str, values: dict[str, float | None]) -> PerClass:
+    table = table or PerClass(key, [])
+    table.classes += [c for c in values if c not in table.classes]
+    table.values[name] = [values.get(c) for c in table.classes]
+    return table
+
+
+def _padded(table: PerClass) -> PerClass:
+    n = len(table.classes)
+    table.values = {m: v + [None] * (n - len(v)) for m, v in table.values.items()}
+    return table
+
+
 def structured(result: RunResult, names: list[str]) -> Structured:
     """Every structured value the models produced, grouped by sub-type in model order."""
     out = Structured()
@@ -124,15 +150,14 @@ def structured(result: RunResult, names: list[str]) -> Structured:
         per_class: PerClass | None = None
         curves: Curves | None = None
         confusion: Confusion | None = None
+        breakdown: PerClass | None = None
         for name in names:
             sub = result.models[name].metrics.get(key)
             if sub is None:
                 continue
             values = _per_class(sub.per_class, sub.details)
             if values is not None:
-                per_class = per_class or PerClass(key, [])
-                per_class.classes += [c for c in values if c not in per_class.classes]
-                per_class.values[name] = [values.get(c) for c in per_class.classes]
+                per_class = _add(per_class, key, name, values)
             drawn = values is not None
             points = _curves(sub.details)
             if points is not None:
@@ -146,12 +171,16 @@ def structured(result: RunResult, names: list[str]) -> Structured:
                 if matrix[0] == confusion.labels:
                     confusion.models[name] = matrix[1]
                 drawn = True
+            flat = None if drawn else _breakdown(sub.details)
+            if flat is not None:
+                breakdown = _add(breakdown, key, name, dict(flat))
+                drawn = True
             if sub.details is not None and not drawn and key not in out.undrawn:
                 out.undrawn.append(key)
         if per_class is not None:
-            n = len(per_class.classes)
-            per_class.values = {m: v + [None] * (n - len(v)) for m, v in per_class.values.items()}
-            out.per_class.append(per_class)
+            out.per_class.append(_padded(per_class))
+        if breakdown is not None:
+            out.breakdowns.append(_padded(breakdown))
         if curves is not None:
             out.curves.append(curves)
         if confusion is not None:

@@ -184,11 +184,14 @@ def _classes(page: _Page, result: RunResult, names: list[str], ids: ChartIds) ->
         parts.append(page.charts(curve_charts(curves, result.baseline, ids)))
     for confusion in data.confusion:
         parts.append(page.charts([confusion_chart(confusion, result.baseline, ids)]))
+    for breakdown in data.breakdowns:
+        parts.append(f"<h3>{escape(breakdown.key)} in detail</h3>")
+        parts.append(per_class_table(breakdown, result.baseline, ids("table-details", breakdown.key), "field"))
     notes = [f"{key}: a structured value this page does not draw (see results.json)" for key in data.undrawn]
     if not parts:
-        notes.append("No per-class values, curves or confusion matrices in this run.")
+        notes.append("No per-class values, curves, confusion matrices or detail counts in this run.")
     page.missing += notes
-    return _section("sec-classes", "Per class, curves and confusion matrices", "".join(parts) + _notes(notes))
+    return _section("sec-classes", "Per class, curves, confusion matrices and details", "".join(parts) + _notes(notes))
 
 
 def _examples(page: _Page, output_dir: Path, result: RunResult, names: list[str], ids: ChartIds) -> str:

@@ -15,6 +15,9 @@ from olive_eval.results import RunResult, SubMetricResult
 
 
 def fmt(value: float | None) -> str:
+    """A count (an int: hits, substitutions) in full; anything else as the console table writes it."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     return "–" if value is None else format_value(value)
 
 
@@ -95,9 +98,10 @@ def values_table(result: RunResult, names: list[str]) -> str:
     return _table("oe-values", header, rows)
 
 
-def per_class_table(data: PerClass, baseline: str, table_id: str) -> str:
+def per_class_table(data: PerClass, baseline: str, table_id: str, first: str = "class") -> str:
+    """A row per class (or per field, ``first``), a column per model, deltas against the baseline."""
     names = list(data.values)
-    header = ["class", *(escape(n) for n in names)]
+    header = [first, *(escape(n) for n in names)]
     base = data.values.get(baseline)
     rows = []
     for ci, cls in enumerate(data.classes):
