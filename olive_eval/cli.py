@@ -115,8 +115,22 @@ def report(folder: Path | None, debug: bool = False) -> int:
             raise
         print(f"olive-eval: error: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    except Exception as exc:  # a fault of ours: one line, the traceback with --debug
+        if debug:
+            raise
+        print(f"olive-eval: error: {_report_fault(exc)}", file=sys.stderr)
+        return EXIT_MODEL_FAILED
     print(f"Report: {page}")
     return EXIT_OK
+
+
+def _report_fault(exc: Exception) -> str:
+    """An unforeseen failure while writing the report, with where it was raised (``--debug`` shows all)."""
+    import traceback
+
+    frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    where = f" at {Path(frame.filename).name}:{frame.lineno}" if frame else ""
+    return f"the report could not be written: {type(exc).__name__}: {exc}{where} (--debug shows the traceback)"
 
 
 def _write_report(folder: Path) -> Path:
@@ -219,10 +233,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.report and str(results) not in result.write_errors:
         try:
             print(f"Report: {_write_report(results.parent)}")
-        except OliveEvalError as exc:  # the run's results stand; the page could not be written
+        except Exception as exc:  # the run's results stand; the page could not be written
             if args.debug:
                 raise
-            print(f"olive-eval: error: the report: {exc}", file=sys.stderr)
+            message = f"the report: {exc}" if isinstance(exc, OliveEvalError) else _report_fault(exc)
+            print(f"olive-eval: error: {message}", file=sys.stderr)
             code = EXIT_MODEL_FAILED
     return code
 

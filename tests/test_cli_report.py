@@ -97,3 +97,21 @@ def test_a_session_reports_the_standing_between_candidates(toy) -> None:
         session.evaluate({"type": "ONNXModel", "name": "cand_two_qz", "model_path": str(toy.model("cand_two_qz", 0.1))})
         elsewhere = session.report(toy.root / "standing.html")
     assert elsewhere == toy.root / "standing.html" and is_our_page(elsewhere, "cand_one_qz", "cand_two_qz")
+
+
+def test_a_fault_in_the_report_is_one_line_and_the_runs_results_stand(toy, capsys, monkeypatch) -> None:
+    import olive_eval.report.html.page as page
+
+    def broken(*args, **kwargs):
+        raise KeyError("index")
+
+    monkeypatch.setattr(page, "build_page", broken)
+    out = toy.root / "out"
+    assert main(["--config", str(run_config(toy)), "--quiet", "--report", "--output-dir", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "olive-eval: error: the report could not be written: KeyError: 'index' at test_cli_report.py:"
+    )
+    assert err.count("\n") == 1 and (out / "results.json").is_file() and not (out / "report.html").exists()
+    assert main(["report", str(out)]) == 1
+    assert capsys.readouterr().err.count("\n") == 1

@@ -71,3 +71,31 @@ def curves_run(folder: Path) -> RunResult:
         }
         models[name] = ModelResult("ok", metrics=metrics, folder=name)
     return small_run(folder, models)
+
+
+def lm_eval_instances(folder: Path, model_folder: str, metric: str, answers: dict[str, list[str]]) -> None:
+    """lm-eval's per-sample log as the engine writes it: a generation task scored by two filters and a multiple
+    choice task, answers per task (the same for both filters; the right answer is "ok")."""
+    from olive_eval.lm_eval.evaluate import LmEvalOutcome
+
+    def sample(doc: int, filter_: str, answer: str, name: str) -> dict:
+        scored = 1.0 if answer == "ok" else 0.0
+        return {
+            "doc_id": doc,
+            "filter": filter_,
+            "arguments": [[f"question {doc}"]],
+            "target": "ok",
+            "resps": [[answer]],
+            "filtered_resps": [answer],
+            name: scored,
+            "metrics": [name],
+        }
+
+    samples = {
+        "gen": [sample(d, f, a, "exact_match") for f in ("strict", "loose") for d, a in enumerate(answers["gen"])],
+        "mc": [sample(d, "none", a, "acc") for d, a in enumerate(answers["mc"])],
+    }
+    columns, rows = LmEvalOutcome(samples=samples).records({"gen", "mc"})
+    sink = ParquetSink(folder / "instances" / model_folder / f"{metric}.parquet", lambda p, e: None)
+    sink.write(columns, rows)
+    sink.close()

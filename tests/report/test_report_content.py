@@ -9,7 +9,7 @@ from olive_eval.report.html import write_report
 from olive_eval.results import ModelResult
 
 from .conftest import report, script_json
-from .helpers import curves_run, instances, model, small_run, sub
+from .helpers import curves_run, instances, lm_eval_instances, model, small_run, sub
 
 MAX_BYTES = 5 * 1024 * 1024
 
@@ -116,3 +116,23 @@ def test_a_flat_breakdown_is_a_table_of_its_numbers_with_deltas(tmp_path: Path) 
     assert cells[:3] == ["hits", "90", "85 <span class='oe-base'>(Δ -5)</span>"], cells
     assert "substitutions" in cells and "normalizer" not in cells
     assert "speech-odd: a structured value this page does not draw" in page
+
+
+def test_lm_eval_samples_are_compared_per_task_and_filter(tmp_path: Path) -> None:
+    keys = ("gen/exact_match,strict", "gen/exact_match,loose", "mc/acc")
+    models = {
+        name: ModelResult("ok", metrics={f"copy-{k}": sub(0.5, higher=True) for k in keys}, folder=name)
+        for name in ("base", "cand")
+    }
+    small_run(tmp_path, models)
+    lm_eval_instances(tmp_path, "base", "copy", {"gen": ["ok", "ok", "no"], "mc": ["ok", "no"]})
+    lm_eval_instances(tmp_path, "cand", "copy", {"gen": ["ok", "bad", "ok"], "mc": ["no", "no"]})
+    page, _ = report(tmp_path)
+    for key, flips in ((keys[0], "1 flipped right → wrong, 1 wrong → right"), (keys[2], "1 flipped right → wrong, 0")):
+        table_id = f'id="examples-copy-{key.replace("/", "_").replace(",", "_")}-cand"'
+        assert table_id in page, key
+        section = page[page.index(f"copy: {key} — cand") :]
+        assert flips in section[: section.index("</table>")]
+    rows = page[page.index('id="examples-copy-gen_exact_match_strict-cand"') :]
+    rows = rows[: rows.index("</table>")]
+    assert "gen #1 (strict)" in rows and "<code>bad</code>" in rows and "<code>ok</code>" in rows

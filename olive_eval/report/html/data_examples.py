@@ -17,6 +17,7 @@ import numpy as np
 
 from olive_eval.output_dir import folder_names
 from olive_eval.report.html.data_run import metric_keys
+from olive_eval.report.html.instance_files import InstanceFiles
 from olive_eval.results import RunResult
 
 #: Examples shown per candidate and score column, and the most over the whole page (the page stays small).
@@ -24,13 +25,11 @@ TOP = 10
 MAX_ROWS = 1500
 #: Characters of a prediction or reference shown.
 MAX_TEXT = 240
-#: Columns every instance file has that are not scores.
-RECORD_COLUMNS = ("index", "prediction", "references")
 
 
 @dataclass
 class ExampleRow:
-    index: int
+    index: int | str  # the example's index, or lm-eval's "task #document (filter)"
     candidate_score: float
     baseline_score: float
     candidate_prediction: str
@@ -80,13 +79,6 @@ def _files(root: Path, folder: str | None) -> dict[str, Path]:
     return {p.stem: p for p in sorted((root / folder).glob("*.parquet"))}
 
 
-def _score_columns(schema: Any) -> list[str]:
-    import pyarrow as pa
-
-    numeric = (pa.types.is_floating, pa.types.is_integer, pa.types.is_boolean)
-    return [f.name for f in schema if f.name not in RECORD_COLUMNS and any(t(f.type) for t in numeric)]
-
-
 def _directions(result: RunResult) -> dict[tuple[str, str], bool | None]:
     """(metric file name, sub-type) -> higher is better, from the joint keys ``<metric>-<sub-type>``."""
     out: dict[tuple[str, str], bool | None] = {}
@@ -97,44 +89,6 @@ def _directions(result: RunResult) -> dict[tuple[str, str], bool | None]:
                 prefix, column = key[:cut], key[cut + 1 :]
                 out.setdefault((folder_names([prefix])[prefix], column), sub.higher_is_better)
     return out
-
-
-class _Reader:
-    """Instance files read through ``ParquetFile`` (``pq.read_table`` imports pyarrow.dataset and pandas, half a
-    second): the numbers (index and scores) in one read per file, the texts in one more where rows are shown."""
-
-    def __init__(self) -> None:
-        self._files: dict[Path, Any] = {}
-        self._numbers: dict[Path, dict[str, np.ndarray]] = {}
-        self._texts: dict[Path, Any] = {}
-
-    def file(self, path: Path) -> Any:
-        import pyarrow.parquet as pq
-
-        if path not in self._files:
-            self._files[path] = pq.ParquetFile(path)
-        return self._files[path]
-
-    def score_columns(self, path: Path) -> list[str]:
-        return _score_columns(self.file(path).schema_arrow)
-
-    def numbers(self, path: Path) -> dict[str, np.ndarray]:
-        if path not in self._numbers:
-            names = ["index", *self.score_columns(path)]
-            table = self.file(path).read(columns=[n for n in names if n in self.file(path).schema_arrow.names])
-            self._numbers[path] = {
-                n: table.column(n).to_numpy().astype(np.float64, copy=False) for n in table.column_names
-            }
-        return self._numbers[path]
-
-    def texts(self, path: Path, name: str, rows: np.ndarray) -> list[str]:
-        if path not in self._texts:
-            present = self.file(path).schema_arrow.names
-            self._texts[path] = self.file(path).read(columns=[n for n in ("prediction", "references") if n in present])
-        table = self._texts[path]
-        if name not in table.column_names:
-            return [""] * len(rows)
-        return [_text(v) for v in table.column(name).take(rows).to_pylist()]
 
 
 def _align(base_index: np.ndarray, cand_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -169,7 +123,10 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
             "or the results came from the cache or an earlier run)"
         )
         return out
-    reader = _Reader()
+    reader = InstanceFiles()
+    unread = [path for path in base_files.values() if not reader.readable(path)]
+    out.missing += [f"{path.relative_to(output_dir)}: not in a per-example layout this page reads" for path in unread]
+    base_files = {stem: path for stem, path in base_files.items() if path not in unread}
     columns = {stem: reader.score_columns(path) for stem, path in base_files.items()}
     tables = max(1, len(candidates) * sum(len(c) for c in columns.values()))
     top = max(3, min(top, MAX_ROWS // tables))
@@ -180,6 +137,9 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
             cand_path = cand_files.get(stem)
             if cand_path is None:
                 out.missing.append(f"{name}: instances/{result.models[name].folder}/{stem}.parquet is missing")
+                continue
+            if not reader.readable(cand_path):
+                out.missing.append(f"{cand_path.relative_to(output_dir)}: not in a per-example layout this page reads")
                 continue
             present = set(reader.score_columns(cand_path))
             b_rows, c_rows = _align(reader.numbers(base_path)["index"], reader.numbers(cand_path)["index"])
@@ -197,7 +157,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
 
 
 def _worst(
-    reader: _Reader,
+    reader: InstanceFiles,
     stem: str,
     column: str,
     name: str,
@@ -208,7 +168,8 @@ def _worst(
     top: int,
     directions: dict[tuple[str, str], bool | None],
 ) -> WorstExamples:
-    higher = directions.get((stem, column))
+    # lm-eval's "no filter" may also be written out in a sub-type's name (task/metric,none)
+    higher = directions.get((stem, column), directions.get((stem, f"{column},none")))
     base = reader.numbers(base_path)[column][b_rows]
     cand = reader.numbers(cand_path)[column][c_rows]
     ok = np.isfinite(base) & np.isfinite(cand)
@@ -232,11 +193,10 @@ def _worst(
     if not len(worse):
         return table
     index = reader.numbers(base_path)["index"][b_rows[worse]]
-    cand_pred = reader.texts(cand_path, "prediction", c_rows[worse])
-    base_pred = reader.texts(base_path, "prediction", b_rows[worse])
-    refs = reader.texts(base_path, "references", b_rows[worse])
+    cand_pred = [_text(v) for v in reader.texts(cand_path, "prediction", c_rows[worse])]
+    base_pred = [_text(v) for v in reader.texts(base_path, "prediction", b_rows[worse])]
+    refs = [_text(v) for v in reader.texts(base_path, "references", b_rows[worse])]
     for i, row in enumerate(worse):
-        table.rows.append(
-            ExampleRow(int(index[i]), float(cand[row]), float(base[row]), cand_pred[i], base_pred[i], refs[i])
-        )
+        key = index[i] if isinstance(index[i], str) else int(index[i])
+        table.rows.append(ExampleRow(key, float(cand[row]), float(base[row]), cand_pred[i], base_pred[i], refs[i]))
     return table
