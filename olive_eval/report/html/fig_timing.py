@@ -45,7 +45,7 @@ def timing_figure(view: TimingView) -> dict[str, Any]:
                 "hovertemplate": f"round {k + 1}: %{{y}} {view.unit}<extra></extra>",
             }
         )
-    for stat, symbol in (("p50", "line-ew-open"), ("p90", "line-ew")):
+    for stat, symbol, colour in (("p50", "line-ew-open", "#000"), ("p90", "line-ew-open", "#d62728")):
         traces.append(
             {
                 "type": "scatter",
@@ -56,12 +56,18 @@ def timing_figure(view: TimingView) -> dict[str, Any]:
                 "marker": {
                     "symbol": symbol,
                     "size": 40,
-                    "line": {"width": 3, "color": "#000" if stat == "p50" else "#d62728"},
+                    "color": colour,  # an open line symbol is drawn in the marker's colour
+                    "line": {"width": 3, "color": colour},
                 },
                 "hovertemplate": f"{stat} %{{y}} {view.unit}<extra></extra>",
             }
         )
-    axis = {"tickvals": list(range(len(names))), "ticktext": [label(n) for n in names], "automargin": True}
+    axis = {
+        "tickvals": list(range(len(names))),
+        "ticktext": [label(n) for n in names],
+        "automargin": True,
+        "zeroline": False,  # x = 0 is the first model's slot, not a zero
+    }
     y_title = f"{view.unit} per call" + (f" (batch {view.batch_size})" if view.batch_size else "")
     fig_layout = layout(view.title, None, y_title, xaxis=axis, showlegend=True)
     fig_layout["yaxis"]["type"] = "log"  # a few slow runs (a busy machine) would flatten the rest
