@@ -6,22 +6,31 @@ shards two: the bench measures what splitting the data buys, not ONNX Runtime's 
 (with a percentile interval), macro F1 (map/reduce) and AUROC (a global metric; its interval over 1M examples
 would be the driver's work alike on both sides and dwarf the pass). Printed: each
 side's median wall time of ``evaluate()`` over interleaved repeats, the ratio sharded / one process (target
-<= 0.65), and whether every value and interval is bit-identical (it must be). A sharded pass writes no
-per-example files and the one-process pass does (1M rows): so the same two shards run one after another in one
-process (the local executor with ``"shards": 2``) are timed too, the work of the process side without its
-parallelism.
+<= 0.65), and whether every value and interval is bit-identical (it must be). Both sides write the per-example
+files (1M rows; a sharded pass's shards hand their records to the driver, which writes them). The same two
+shards run one after another in one process (the local executor with ``"shards": 2``) are timed too, the work
+of the process side without its parallelism.
 
-Measured (2 cores, CPU): one process 29.30 s, the 2 shards one after another 28.62 s, 2 shards 15.63 s: ratio
-0.53 (0.55 against the serial shards), every value and interval bit-identical. Only the pass is split: the
-driver's finishing (the accuracy interval's resamples, AUROC over 1M rows) stays serial, so with a model 14
-times lighter (MLP [32, 256, 256, 10]: the model calls about 1.6 s of a 2.9 s pass) the ratio was 0.93.
+Measured (2 cores, CPU, both sides writing the files): one process 28.35 s, the 2 shards one after another
+28.41 s, 2 shards 16.15 s: ratio 0.57 (0.57 against the serial shards), every value and interval bit-identical
+(before sharded passes wrote per-example files: 29.30, 28.62 and 15.63 s, ratio 0.53). Only the pass is split: the driver's finishing (the accuracy interval's resamples, AUROC over 1M
+rows, about 3.8 s) stays serial, and writing the shards' records takes about 0.2 s; so with a model 14 times
+lighter (MLP [32, 256, 256, 10]: the model calls about 1.6 s of a 2.9 s pass) the ratio was 0.93.
 
-Run: ``python bench/bench_shards.py`` (about three minutes on 2 cores).
+With ``--ray``: the 2 shards as Ray tasks (the ray executor, ``"shards": 2``, on a local Ray of 2 CPUs started
+beforehand, as a notebook's or a cluster's would be) against one process, without the serial side. Measured (2
+cores, load average about 1.5 from other work): one process 28.95 s, 2 shards on Ray 17.48 s: ratio 0.60
+(target <= 0.65), every value and interval bit-identical. Under heavier load from other processes it was 0.65 and
+0.79: Ray runs its workers at nice 15, so other processes on the machine take their CPU first. Of a sharded run,
+about 1 s goes to starting the shards (the tasks, the model's session in each), 3.8 s to the serial finishing.
+
+Run: ``python bench/bench_shards.py`` (about three minutes on 2 cores), ``python bench/bench_shards.py --ray``.
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -70,18 +79,23 @@ def values(result: Any) -> dict[str, tuple[Any, ...]]:
     return {key: (s.value, s.ci_low, s.ci_high) for key, s in result.models["mlp"].metrics.items()}
 
 
-def main() -> None:
+def main(on_ray: bool = False) -> None:
+    if on_ray:
+        import ray
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # once, outside the timed runs
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         base = config(root)
-        sides = {
-            "one process": {"type": "local"},
-            "2 shards in one process": {"type": "local", "shards": 2},
-            "2 shards": {"type": "process", "shards": 2},
-        }
+        sides: dict[str, dict[str, Any]] = {"one process": {"type": "local"}}
+        if on_ray:
+            sides["2 shards"] = {"type": "ray", "address": "local", "num_workers": 2, "shards": 2}
+        else:
+            sides["2 shards in one process"] = {"type": "local", "shards": 2}
+            sides["2 shards"] = {"type": "process", "shards": 2}
         times: dict[str, list[float]] = {name: [] for name in sides}
         got: dict[str, dict[str, tuple[Any, ...]]] = {}
-        evaluate({**base, "executor": sides["2 shards"]}, output_dir=root / "warm")  # fork server, file cache
+        evaluate({**base, "executor": sides["2 shards"]}, output_dir=root / "warm")  # workers, file cache
         for i in range(REPEATS):
             for name in sides if i % 2 == 0 else list(sides)[::-1]:
                 start = time.perf_counter()
@@ -90,18 +104,21 @@ def main() -> None:
                 print(f"  {name}: {times[name][-1]:.2f} s", flush=True)
                 assert result.models["mlp"].status == "ok", result.models["mlp"].error
                 got[name] = values(result)
+        where = "Ray tasks" if on_ray else "child processes"
         print(f"{EXAMPLES} examples, MLP {SIZES}, batch 1024, one intra-op thread; {REPEATS} interleaved repeats")
+        print(f"  the 2 shards as {where}")
         for name, runs in times.items():
             print(f"  {name}: median {statistics.median(runs):.2f} s ({', '.join(f'{t:.2f}' for t in runs)})")
         ratio = statistics.median(times["2 shards"]) / statistics.median(times["one process"])
         print(f"  ratio 2 shards / one process: {ratio:.2f} (target <= 0.65)")
-        serial = statistics.median(times["2 shards"]) / statistics.median(times["2 shards in one process"])
-        print(f"  ratio 2 shards / the same 2 shards one after another in one process: {serial:.2f}")
-        same = got["2 shards"] == got["one process"] == got["2 shards in one process"]
+        if "2 shards in one process" in times:
+            serial = statistics.median(times["2 shards"]) / statistics.median(times["2 shards in one process"])
+            print(f"  ratio 2 shards / the same 2 shards one after another in one process: {serial:.2f}")
+        same = all(values == got["one process"] for values in got.values())
         print(f"  values and intervals bit-identical: {same}")
         for key, value in got["one process"].items():
             print(f"    {key}: {value}")
 
 
 if __name__ == "__main__":
-    main()
+    main("--ray" in sys.argv[1:])
