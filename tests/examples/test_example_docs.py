@@ -7,7 +7,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "examples").glob("*/README.md")), *sorted((REPO / "docs").glob("*.md"))]
 #: The only install commands a page may give: torch's CPU wheel, the package, the dev extras, the examples' extras,
-#: Olive beside olive-eval, lm-eval's and the embedding metrics' extras.
+#: Olive beside olive-eval, the extras of lm-eval, the embedding metrics, ray and the report.
 INSTALLS = {
     "pip install torch==2.13.0",
     "pip install .",
@@ -17,6 +17,7 @@ INSTALLS = {
     'pip install ".[lm_eval]"',
     'pip install ".[embeddings]"',
     'pip install ".[ray]"',
+    'pip install ".[report]"',
 }
 #: The extra each example's README must name (the quickstart needs only olive-eval itself).
 EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive", "judge_endpoint": None}
