@@ -91,15 +91,16 @@ def run_result_from_dict(data: Any, *, where: str = RESULTS_FILE) -> RunResult:
 
 
 def read_results(path: Path) -> RunResult:
-    """Read a results.json (or a folder holding one). ValueError names the file and what is wrong."""
+    """Read a results.json (or a folder holding one). ValueError names the file and what is wrong: it cannot be
+    read, is not valid JSON (perhaps cut short), or is not an olive-eval results file."""
     path = path / RESULTS_FILE if path.is_dir() else path
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read it ({exc})") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from None
+        raise ValueError(f"{path}: not valid JSON ({exc}), perhaps cut short") from None
     try:
         return run_result_from_dict(data, where=str(path))
-    except (TypeError, ValueError) as exc:
-        raise ValueError(str(exc)) from None
+    except (TypeError, ValueError) as exc:  # the message starts with the file and the JSON path
+        raise ValueError(f"{exc} (not an olive-eval results file)") from None
