@@ -101,10 +101,12 @@ def sweep(
     model_dir: Path = quantize.MODEL_DIR,
     source: Path | None = None,
     calibration_cache: Path | None = None,
+    report: bool = False,
 ) -> Sweep:
     """The loop: for each option, build it from ``source`` (default: the MiniLM fp32 export) into
     ``model_dir``, evaluate it in the session, print where it stands. Static options share one calibration
-    per operator set, in ``calibration_cache`` (default: a temporary folder)."""
+    per operator set, in ``calibration_cache`` (default: a temporary folder). ``report``: the session writes
+    report.html beside results.json at the end."""
     tokenizer = quantize.minilm.load_tokenizer()
     sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
     processor = baseline_processor(config)
@@ -143,6 +145,8 @@ def sweep(
             result = session.result
             print(f"\nbest: {session.best or 'none meets every goal'}; ranking: {', '.join(session.ranking) or '-'}")
             print(f"Pareto front ({', '.join(result.objectives)}): {', '.join(session.pareto) or '-'}\n")
+            if report:
+                print(f"Report: {session.report()}\n")
     print(table(result))
     return Sweep(result, proposed, evaluate_seconds, build_seconds)
 
@@ -176,9 +180,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--compare", action="store_true", help="also time the steps re-evaluating everything")
     parser.add_argument("--only", nargs="+", choices=[o.name for o in quantize.OPTIONS], help="sweep these options")
     parser.add_argument("--output-dir", type=Path, help="results.json's folder (default: the config's output_dir)")
+    parser.add_argument("--report", action="store_true", help="write report.html beside results.json (plotly)")
     options = parser.parse_args(argv)
     chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
-    found = sweep(chosen, output_dir=options.output_dir)
+    found = sweep(chosen, output_dir=options.output_dir, report=options.report)
     print(
         f"\nsession: {found.evaluate_seconds:.1f} s evaluating {len(chosen)} candidates and the baseline "
         f"(plus {found.build_seconds:.1f} s building the models)"
