@@ -10,7 +10,7 @@ Differences from Olive, on purpose:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
@@ -131,16 +131,17 @@ def rank(result: RunResult, objectives: list[Objective], candidates: list[str]) 
     return sorted(eligible, key=lambda name: ranking_key(result.models[name], objectives))
 
 
+def dominates(a: Sequence[float], b: Sequence[float]) -> bool:
+    """``a`` is at least as good as ``b`` on every objective and better on one; values oriented so that higher
+    is better. Equal points do not dominate each other."""
+    return not any(x < y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
+
+
 def _dominates(a: ModelResult, b: ModelResult, objectives: list[Objective]) -> bool:
-    better_somewhere = False
-    for obj in objectives:
-        va, vb = a.metrics[obj.key].value, b.metrics[obj.key].value
-        if not obj.higher_is_better:
-            va, vb = -va, -vb
-        if va < vb:
-            return False
-        better_somewhere = better_somewhere or va > vb
-    return better_somewhere
+    def oriented(model: ModelResult) -> list[float]:
+        return [(1.0 if o.higher_is_better else -1.0) * model.metrics[o.key].value for o in objectives]
+
+    return dominates(oriented(a), oriented(b))
 
 
 def mark_pareto(result: RunResult, objectives: list[Objective]) -> None:

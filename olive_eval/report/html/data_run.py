@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from olive_eval.ranking import dominates
 from olive_eval.results import GoalResult, RunResult, SubMetricResult
 
 
@@ -87,7 +88,7 @@ def pareto_front(xs: list[float | None], ys: list[float | None], x_higher: bool,
     points = [
         (i, sx * x, sy * y) for i, (x, y) in enumerate(zip(xs, ys, strict=True)) if x is not None and y is not None
     ]
-    front = [i for i, x, y in points if not any(ox >= x and oy >= y and (ox > x or oy > y) for _, ox, oy in points)]
+    front = [i for i, x, y in points if not any(dominates((ox, oy), (x, y)) for _, ox, oy in points)]
     return sorted(front, key=lambda i: xs[i] or 0.0)
 
 
