@@ -99,3 +99,23 @@ def lm_eval_instances(folder: Path, model_folder: str, metric: str, answers: dic
     sink = ParquetSink(folder / "instances" / model_folder / f"{metric}.parquet", lambda p, e: None)
     sink.write(columns, rows)
     sink.close()
+
+
+#: Accuracy (higher better), latency and size (lower better) with fronts worked out by hand: on accuracy and
+#: latency, b, a and base (c has b's accuracy and is slower; d is worse than b on both); on accuracy and size,
+#: c, a and base (b is bigger and less accurate than a; d is worse than a on both).
+TRADE_OFFS = {
+    "base": (0.95, 2.0, 100.0),
+    "a": (0.94, 1.0, 50.0),
+    "b": (0.90, 0.5, 80.0),
+    "c": (0.90, 1.5, 30.0),
+    "d": (0.80, 0.6, 200.0),
+}
+
+
+def trade_off_run(folder: Path) -> RunResult:
+    models = {}
+    for name, (acc, latency, size) in TRADE_OFFS.items():
+        models[name] = model(name, acc, latency)
+        models[name].metrics["size-bytes"] = sub(size, higher=False, unit="bytes")
+    return small_run(folder, models)

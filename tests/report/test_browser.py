@@ -12,7 +12,7 @@ import pytest
 from olive_eval.report.html import write_report
 from tests.browser import Browser, missing_browser, problems
 
-from .helpers import curves_run, failed_and_untimed_run
+from .helpers import TRADE_OFFS, curves_run, failed_and_untimed_run, trade_off_run
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +103,16 @@ def test_runs_of_other_shapes_load_cleanly(browser, tmp_path, build) -> None:
     assert problems(load) == []
     if build is curves_run:
         assert {"pr-acc-pr_curve", "roc-acc-pr_curve", "confusion-acc-confusion_matrix"} <= set(load.charts)
+
+
+def test_the_pages_front_for_picked_metrics_is_the_one_worked_out_by_hand(browser, tmp_path) -> None:
+    trade_off_run(tmp_path)
+    assert problems(browser.open(write_report(tmp_path))) == []
+    browser.run(
+        "const s = document.getElementById('pareto-y'); s.value = 'size-bytes'; s.dispatchEvent(new Event('change'));"
+    )
+    line, points = browser.run("return document.getElementById('pareto').data.map(t => [t.name, t.x, t.y, t.text])")
+    assert line[0] == "Pareto front" and points[0] == "models"
+    names = points[3]
+    assert [names[points[2].index(y)] for y in line[2]] == ["c", "a", "base"]  # by accuracy, ascending
+    assert [TRADE_OFFS[n][2] for n in names] == points[2]  # the y axis is now the size

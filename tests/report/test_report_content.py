@@ -9,7 +9,7 @@ from olive_eval.report.html import write_report
 from olive_eval.results import ModelResult
 
 from .conftest import report, script_json
-from .helpers import curves_run, instances, lm_eval_instances, model, small_run, sub
+from .helpers import curves_run, instances, lm_eval_instances, model, small_run, sub, trade_off_run
 
 MAX_BYTES = 5 * 1024 * 1024
 
@@ -136,3 +136,13 @@ def test_lm_eval_samples_are_compared_per_task_and_filter(tmp_path: Path) -> Non
     rows = page[page.index('id="examples-copy-gen_exact_match_strict-cand"') :]
     rows = rows[: rows.index("</table>")]
     assert "gen #1 (strict)" in rows and "<code>bad</code>" in rows and "<code>ok</code>" in rows
+
+
+def test_the_pareto_front_is_the_one_worked_out_by_hand(tmp_path: Path) -> None:
+    trade_off_run(tmp_path)
+    _, figures = report(tmp_path)
+    line, points = figures["pareto"]["data"]
+    names = points["text"]
+    assert [names[points["x"].index(x)] for x in line["x"]] == ["b", "a", "base"]
+    diamonds = {n for n, symbol in zip(names, points["marker"]["symbol"], strict=True) if symbol == "diamond"}
+    assert diamonds == {"b", "a", "base"}
