@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
@@ -75,6 +75,13 @@ class ExecutorConfig(StrictModel):
         "apart (in as many child processes with 'process', Ray tasks with 'ray') and merged: the values are those of "
         "one pass.",
     )
+
+    @model_serializer(mode="wrap")
+    def _with_type(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The type always written, even where it is the class's default: a dump without it (results.json's
+        recorded config is dumped with ``exclude_defaults``) would read back as the ``local`` executor."""
+        data = handler(self)
+        return {"type": self.type, **data} if isinstance(data, dict) else data
 
     def build(self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress) -> Executor:
         raise NotImplementedError(f"executor type '{self.type}' does not build an executor")
