@@ -206,9 +206,12 @@ def _text_part(
     a, ca = _codes(pred.texts[field], p)
     b, cb = _codes(truth.texts[field], g)
     if similarity is None:
-        index = {s: i for i, s in enumerate(b)}
-        a_in_b = np.array([index.get(s, -1) for s in a], dtype=np.int64)
-        return (a_in_b[ca[p]] == cb[g]).astype(np.float64)
+        # One id per distinct string over both sides: ``a`` and ``b`` may repeat a string (when not deduplicated),
+        # and every copy must get the same id.
+        ids: dict[str, int] = {}
+        id_a = np.fromiter((ids.setdefault(s, len(ids)) for s in a), dtype=np.int64, count=len(a))
+        id_b = np.fromiter((ids.setdefault(s, len(ids)) for s in b), dtype=np.int64, count=len(b))
+        return (id_a[ca[p]] == id_b[cb[g]]).astype(np.float64)
     matrix = getattr(similarity, "matrix", None)
     if matrix is not None and a is pred.texts[field] and len(doc):
         docs = np.unique(doc)
