@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
@@ -62,16 +62,33 @@ class ViolationConfig(StrictModel):
     weights: dict[str, float] | None = Field(
         None, description=f"Weights of {', '.join(PARTS)}; parts left out weigh 0; must sum to 1. Default: the preset's"
     )
-    overlap_threshold: float = Field(0.0, description="A match needs span IoU above this")
-    rule_threshold: float = Field(0.01, description="A match needs rule similarity above this")
-    match_threshold: float = Field(0.5, description="A match needs a weighted score above this")
+    overlap_threshold: float = Field(0.0, description="A match needs span IoU above this; in [0, 1]")
+    rule_threshold: float = Field(0.01, description="A match needs rule similarity above this; in [0, 1]")
+    match_threshold: float = Field(0.5, description="A match needs a weighted score above this; in [0, 1]")
     similarity: Literal["rapidfuzz", "embedding"] = Field(
         "rapidfuzz", description="Of rules, explanations, corrections: rapidfuzz.fuzz scorer / 100, or embedding cosine"
     )
     scorer: str = Field("ratio", description=f"rapidfuzz.fuzz scorer: {', '.join(SCORERS)}")
     lowercase: bool = Field(False, description="rapidfuzz: compare after rapidfuzz.utils.default_process")
     embedding_model: LaxPath | None = Field(None, description="embedding: a local sentence-transformers model folder")
-    zero_division: float | None = Field(None, description="The value of a 0/0 ratio; None: undefined (NaN)")
+    zero_division: float | None = Field(None, description="The value of a 0/0 ratio: 0, 1, or None: undefined (NaN)")
+
+    @field_validator("overlap_threshold", "rule_threshold", "match_threshold")
+    @classmethod
+    def _in_unit_range(cls, value: float) -> float:
+        """IoU, similarities and weighted scores lie in [0, 1]: a threshold outside it lets anything match
+        (below 0: pairs with nothing in common) or nothing (above 1), which is a config mistake, not a choice."""
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"must be between 0 and 1, got {value:g}")
+        return value
+
+    @field_validator("zero_division")
+    @classmethod
+    def _zero_or_one(cls, value: float | None) -> float | None:
+        """The value given to a 0/0 precision, recall, F1 or match score: a ratio's value, so 0 or 1 (None: NaN)."""
+        if value is not None and value not in (0.0, 1.0):
+            raise ValueError(f"must be 0, 1 or null, got {value:g}")
+        return value
 
     @model_validator(mode="after")
     def _check(self) -> ViolationConfig:

@@ -103,8 +103,10 @@ def test_thresholds_are_strict() -> None:
     assert value("std_tp", preds, refs, match_threshold=0.49) == 1
     # rule similarity 0 ("abc" vs "xyz") fails the rule threshold, whatever the score (text alone weighs 1 here)
     assert value("std_tp", [[v([0, 10], rule="abc")]], [[v([0, 10], rule="xyz")]], weights={"text": 1.0}) == 0
-    assert value("std_tp", [[v([0, 10], rule="abc")]], [[v([0, 10], rule="xyz")]], weights={"text": 1.0},
-                 rule_threshold=-1.0) == 1  # fmt: skip
+    # "abcd" vs "axyz": LCS 1 -> 1 - 6/8 = 0.25: a rule threshold of 0.25 is not passed, one of 0.24 is
+    preds, refs = [[v([0, 10], rule="abcd")]], [[v([0, 10], rule="axyz")]]
+    assert value("std_tp", preds, refs, weights={"text": 1.0}, rule_threshold=0.25) == 0
+    assert value("std_tp", preds, refs, weights={"text": 1.0}, rule_threshold=0.24) == 1
 
 
 def test_empty_predictions() -> None:
