@@ -72,6 +72,15 @@ def test_a_reference_string_is_one_reference_and_references_are_never_split():
     np.testing.assert_allclose(m.statistics(["a|b"], ["a|b"]), [1.0], atol=1e-6)
 
 
+def test_from_python_one_example_may_give_a_string_and_another_a_list():
+    # docs/embeddings.md: a string is a one-reference list (data files need one type per column: test_run.py)
+    m = metric("embedding_similarity")
+    mixed = m.statistics(["a cat", "a dog"], ["a cat", ["a cow", "a dog"]])
+    listed = m.statistics(["a cat", "a dog"], [["a cat"], ["a cow", "a dog"]])
+    np.testing.assert_array_equal(mixed, listed)
+    np.testing.assert_allclose(mixed, [1.0, 1.0], atol=1e-6)  # each prediction equals one of its references
+
+
 @pytest.fixture
 def empty_texts_in_bert_score(monkeypatch: pytest.MonkeyPatch) -> None:
     """bert-score 0.3.13 encodes an empty text with ``build_inputs_with_special_tokens([])``, which transformers 5's

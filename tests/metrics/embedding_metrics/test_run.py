@@ -122,3 +122,17 @@ def test_data_without_references_is_a_config_error_before_any_model_loads(run, t
         "accuracy sub-type 'bert_score_f1' reads references, which data config 'd' does not give"
     )
     assert not (tmp_path / "loaded").exists()
+
+
+def test_a_data_file_with_a_string_in_one_row_and_a_list_in_another_is_refused_before_any_model_loads(run, tmp_path):
+    # docs/embeddings.md: in a data file the references column holds one type in every row
+    _, _, config = run
+    rows = [{"source": "a cat", "target": "a cat"}, {"source": "a dog", "target": ["a dog", "the dog"]}]
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    done = _cli(tmp_path, config(_subs(seed=1)[:1]))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == (
+        f"olive-eval: error: data config 'd': {tmp_path / 'd.jsonl'}: column 'target' holds a list at line 2 but a "
+        "string at line 1; a column holds one type in every row (for several answers, a list in every row)"
+    )
+    assert not (tmp_path / "loaded").exists()
