@@ -8,6 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from olive_eval.instance_table import read_records
 from tests.engine.test_cache_run import cli, evaluated, write
 
@@ -35,13 +37,15 @@ def record_files(out: Path, folder: str) -> dict[str, Any]:
     return files
 
 
-def test_a_rerun_into_another_folder_gets_the_record_files_of_its_cached_models(toy, tmp_path, capsys):
+@pytest.mark.parametrize("executor", ["local", "process"])
+def test_a_rerun_into_another_folder_gets_the_record_files_of_its_cached_models(toy, tmp_path, capsys, executor):
+    """With the process executor a child process writes the files the cache stores."""
     config = toy.config({"a": 0.3}, METRICS)
     path = write(tmp_path / "run.json", config)
-    code, lines, _ = cli(path, capsys)
+    code, lines, _ = cli(path, capsys, "--executor", executor)
     assert code == 0 and evaluated(lines) == ["base", "a"]
     config["output_dir"] = str(tmp_path / "out2")
-    code, lines, _ = cli(write(path, config), capsys)
+    code, lines, _ = cli(write(path, config), capsys, "--executor", executor)
     assert code == 0 and evaluated(lines) == []
     assert "base: results from the cache" in lines and "a: results from the cache" in lines
     for model in ("base", "a"):
