@@ -196,7 +196,10 @@ def _records(manifest: dict[str, str], arrays: Any, names: set[str]) -> dict[str
     for name, array in manifest.items():
         if name not in names:
             raise ValueError(f"it holds a record file '{name}' of no metric of the run")
-        out[name] = arrays[array].tobytes()
+        data = arrays[array]
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise ValueError(f"its record file '{name}' is not bytes")
+        out[name] = data.tobytes()
     return out
 
 
