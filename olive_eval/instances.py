@@ -168,6 +168,18 @@ class RecordSink:
         except OSError as exc:
             self._fail(exc)
 
+    def write_file(self, data: bytes) -> None:
+        """The whole file as an earlier evaluation wrote it (a model served from the result cache), moved into
+        place as :meth:`close` moves a file written in pieces; nothing else may be written to this sink."""
+        if self._handle is None:
+            return
+        try:
+            (self._handle if self.binary else self._handle.buffer).write(data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        RecordSink.close(self)  # the bytes are the whole file: no subclass adds to them (a Parquet footer)
+
     def close(self) -> None:
         if self._handle is None:
             return
@@ -219,16 +231,22 @@ class InstanceWriter:
         if not self.errors:
             self.errors[str(path)] = exc.strerror or str(exc)
 
+    def instances_path(self, model_folder: str, metric: str) -> Path:
+        return self.output_dir / "instances" / model_folder / f"{self._file(metric)}.parquet"
+
+    def sample_log_path(self, model_folder: str, metric: str, log_dir: Path | None) -> Path:
+        root = log_dir if log_dir is not None else self.output_dir / "samples"
+        return root / model_folder / f"{self._file(metric)}_samples.jsonl"
+
     def instances(self, model_folder: str, metric: str) -> RecordSink:
         """A Parquet file (:mod:`olive_eval.instance_table`, imported here: pyarrow only when records are written)."""
         from olive_eval.instance_table import ParquetSink
 
-        return ParquetSink(self.output_dir / "instances" / model_folder / f"{self._file(metric)}.parquet", self._failed)
+        return ParquetSink(self.instances_path(model_folder, metric), self._failed)
 
     def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> RecordSink:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
-        root = log_dir if log_dir is not None else self.output_dir / "samples"
-        return RecordSink(root / model_folder / f"{self._file(metric)}_samples.jsonl", self._failed, limit=n)
+        return RecordSink(self.sample_log_path(model_folder, metric, log_dir), self._failed, limit=n)
 
 
 class HeldSink:

@@ -1,8 +1,9 @@
 """Each model's results, cached under a key of everything its values depend on (see :mod:`cache_key`).
 
-An entry is two files in the cache folder: ``<key>.npz`` with the evidence's arrays (loaded with
-``allow_pickle=False``) and ``<key>.json`` with a header (format, olive-eval version, key, the npz's
-sha256), the model's result and the evidence's manifest. Nothing in an entry is pickled, so reading one
+An entry is two files in the cache folder: ``<key>.npz`` with the evidence's arrays and the bytes of the
+model's per-example files (:mod:`record_files`; loaded with ``allow_pickle=False``) and ``<key>.json`` with a
+header (format, olive-eval version, key, the npz's sha256), the model's result, the evidence's manifest and
+the record files' names. Nothing in an entry is pickled, so reading one
 never runs code. The npz is written first and the JSON last, each through a temporary file renamed into
 place, so a reader sees a whole entry or none; an entry that does not check out (corrupt, cut short,
 from another version or format, for another key) is ignored with one warning, never trusted.
@@ -25,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.run import RunConfig, joint_key
-from olive_eval.engine import evidence_store
+from olive_eval.engine import evidence_store, record_files
 from olive_eval.engine.cache_key import CACHE_FORMAT, digest, key_payload, olive_eval_version
 from olive_eval.engine.unit import ModelEvaluation
 from olive_eval.results import atomic_write_text, file_mode
@@ -136,20 +137,25 @@ class ResultCache:
                 lambda k: subs[k][0].scorer(subs[k][1], run.source_dir),
                 lambda k, batch: subs[k][0].metric_type.statistic(subs[k][1].name, batch),
             )
+            records = _records(entry["records"], arrays, record_files.names(run))
         for name, sub_result in result.metrics.items():
             if name in subs:
                 sub_result.priority = subs[name][1].priority
-        return ModelEvaluation(result, evidence)
+        return ModelEvaluation(result, evidence, records)
 
     def put(self, key: str, evaluation: ModelEvaluation) -> None:
         """Store an evaluation under ``key``: what it holds is what ``get`` gives back (store one without
         timings unless the key was made with ``include_timing``). Only a full evaluation (``ok``) is stored:
         a failed or partial one is tried again next time. Evidence that only pickle could store leaves the
-        model uncached, with one warning."""
+        model uncached, with one warning. The evaluation's ``records`` (its per-example files) are stored with it."""
         if self.folder is None or not key or evaluation.result.status != "ok":
             return
         try:
             manifest, arrays = evidence_store.encode(evaluation.evidence)
+            records = {}
+            for name, data in evaluation.records.items():
+                records[name] = f"record{len(records)}"  # evidence arrays are named a0, a1...
+                arrays[records[name]] = np.frombuffer(data, dtype=np.uint8)
             result = dataclasses.asdict(evaluation.result)
             buffer = io.BytesIO()
             np.savez(buffer, **arrays)
@@ -160,7 +166,8 @@ class ResultCache:
                 "key": key,
                 "arrays_sha256": hashlib.sha256(blob).hexdigest(),
             }
-            text = json.dumps({**header, "result": result, "evidence": manifest}, allow_nan=True)
+            entry = {**header, "result": result, "evidence": manifest, "records": records}
+            text = json.dumps(entry, allow_nan=True)
         except (evidence_store.Unstorable, TypeError, ValueError) as exc:
             self._warn_once(f"a model result was not cached: {exc}")
             return
@@ -181,6 +188,19 @@ class ResultCache:
         if message not in self._warned:
             self._warned.add(message)
             self._warn(message)
+
+
+def _records(manifest: dict[str, str], arrays: Any, names: set[str]) -> dict[str, bytes]:
+    """The record files of an entry's manifest (name -> array), each one the run's metrics could write."""
+    out = {}
+    for name, array in manifest.items():
+        if name not in names:
+            raise ValueError(f"it holds a record file '{name}' of no metric of the run")
+        data = arrays[array]
+        if data.dtype != np.uint8 or data.ndim != 1:
+            raise ValueError(f"its record file '{name}' is not bytes")
+        out[name] = data.tobytes()
+    return out
 
 
 def _reason(exc: BaseException) -> str:

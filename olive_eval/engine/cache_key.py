@@ -26,8 +26,8 @@ from olive_eval.engine.content_hash import tree_sha256
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig
 
-#: Bump when the entry layout or the key's contents change: older entries then miss.
-CACHE_FORMAT = 1
+#: Bump when the entry layout or the key's contents change: older entries then miss (2: per-example files).
+CACHE_FORMAT = 2
 
 #: Packages that can change values without being requirements of olive-eval.
 EXTRA_PACKAGES = ("onnxruntime-gpu", "onnxruntime-genai", "huggingface-hub", "tokenizers", "scipy")

@@ -1,8 +1,8 @@
 """Evidence as plain arrays and JSON, and back, so a cache entry never holds pickled objects.
 
 A prediction metric's evidence is its per-example statistics or the columns it read, plus the state the
-metric learnt while scoring (e.g. the classification task it inferred); the metric object itself is built
-again from the run's config. A timing metric's evidence is its timed runs. Columns are numeric or string
+metric learnt while scoring (e.g. the classification task it inferred); the metric object itself, and the
+working objects it names ``transient`` (a loaded model, a matching), are built again from the run's config. A timing metric's evidence is its timed runs. Columns are numeric or string
 arrays, lists of JSON values, or lists of arrays (ragged rows); anything else cannot be stored without
 pickle, and :class:`Unstorable` says so.
 """
@@ -66,8 +66,10 @@ class _Writer:
 
 
 def _state(metric: Any, what: str) -> dict[str, Any]:
-    """What the metric learnt while scoring: its instance attributes other than its config, if plain."""
-    state = {k: v for k, v in vars(metric).items() if k != "config"}
+    """What the metric learnt while scoring: its instance attributes other than its config and its working
+    objects (``Metric.transient``: a model, a matching, built again when needed), if plain."""
+    skip = {"config", *getattr(metric, "transient", ())}
+    state = {k: v for k, v in vars(metric).items() if k not in skip}
     for name, value in state.items():
         if not (
             value is None or isinstance(value, (str, bool, int)) or (isinstance(value, float) and math.isfinite(value))

@@ -15,6 +15,7 @@ from typing import Any
 
 from olive_eval.config import RunConfig
 from olive_eval.config.run import joint_key
+from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
@@ -205,13 +206,16 @@ class Run:
             result.metrics = {k: v for k, v in result.metrics.items() if k not in self._timing_keys}
             result.timings = {}  # measured again in this run's rounds
             hit.evidence = {k: v for k, v in hit.evidence.items() if k not in self._timing_keys}
+        record_files.restore(self.config, self.writer, self.folders[name], hit.records)
         self.progress(name, f"results from {source}")
         return hit
 
     def _store(self, name: str, evaluation: ModelEvaluation) -> None:
-        """Cache a full evaluation (not a failed or early-stopped one: those depend on more than the model)."""
+        """Cache a full evaluation (not a failed or early-stopped one: those depend on more than the model), with
+        the per-example files it wrote."""
         key = self._keys.get(name)
         if self.cache is not None and key and evaluation.result.status == "ok" and not evaluation.result.early_stopped:
+            evaluation.records = record_files.collect(self.config, self.writer, self.folders[name])
             self.cache.put(key, evaluation)
 
     def time(self, models: list[ModelConfig]) -> None:

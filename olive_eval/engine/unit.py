@@ -33,6 +33,9 @@ class ModelEvaluation:
 
     result: ModelResult
     evidence: dict[str, Evidence]
+    #: The per-example files the evaluation wrote, as :mod:`olive_eval.engine.record_files` names them: filled
+    #: when the evaluation goes into the result cache or comes out of it, so a cached model gets its files too.
+    records: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

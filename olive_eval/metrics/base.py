@@ -70,6 +70,9 @@ class Metric:
     Config: ClassVar[type[StrictModel]] = NoConfig
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str | None] = None
+    #: Instance attributes holding working objects (a loaded model, the last batch's matching), not what the
+    #: metric learnt: the result cache stores the rest as the metric's state and leaves these to be built again.
+    transient: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -119,7 +122,7 @@ class Metric:
         """Per-example structured records of the batch ``statistics`` just scored (e.g. a matching's pairs), written
         to the instance files beside the scores, one column per key; None: none. Called once after each
         ``statistics`` (``write``: False when no instance files are written): a metric keeping what it needs until
-        then drops it here, since the results cache stores plain attributes only."""
+        then drops it here, and names the attribute in :attr:`transient` (the result cache stores plain data only)."""
         return None
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.cache_key import CACHE_FORMAT
 from olive_eval.engine.unit import ModelEvaluation, evaluate_model
 from tests.engine.cache_helpers import as_json, key_of, make_cache, real_evaluation, write_config
 from tests.helpers import write_margin_metric
@@ -62,7 +63,7 @@ def test_entries_hold_no_pickle(setup, tmp_path):
     with np.load(npz, allow_pickle=False) as arrays:
         assert all(arrays[name].dtype != object for name in arrays.files)
     header = json.loads(npz.with_suffix(".json").read_text())
-    assert header["key"] == key and header["format"] == 1
+    assert header["key"] == key and header["format"] == CACHE_FORMAT == 2
 
 
 def test_priorities_follow_the_current_config(setup, tmp_path):
@@ -142,7 +143,8 @@ def test_an_entry_from_another_version_is_ignored(stored, tmp_path):
     found, warnings = read_back(config, tmp_path / "cache")
     assert found is None
     assert warnings == [
-        f"cache entry {entry} ignored: written by olive-eval 0.0.1 (format 1); this is 0.1.0 (format 1)"
+        f"cache entry {entry} ignored: written by olive-eval 0.0.1 (format {CACHE_FORMAT}); "
+        f"this is 0.1.0 (format {CACHE_FORMAT})"
     ]
 
 
@@ -153,7 +155,7 @@ def test_an_entry_of_another_format_is_ignored(stored, tmp_path):
     entry.write_text(json.dumps(header))
     found, warnings = read_back(config, tmp_path / "cache")
     assert found is None and warnings == [
-        f"cache entry {entry} ignored: written by olive-eval 0.1.0 (format 99); this is 0.1.0 (format 1)"
+        f"cache entry {entry} ignored: written by olive-eval 0.1.0 (format 99); this is 0.1.0 (format {CACHE_FORMAT})"
     ]
 
 
@@ -179,6 +181,31 @@ def test_a_malformed_result_in_an_entry_is_ignored(stored, tmp_path):
     found, warnings = read_back(config, tmp_path / "cache")
     assert found is None
     assert warnings == [f"cache entry {entry} ignored: result.metrics.acc-f1_score: unknown key 'surprise'"]
+
+
+def test_record_files_round_trip_byte_for_byte(setup, tmp_path):
+    config, path = setup
+    cache = make_cache(tmp_path / "cache")
+    key = key_of(config, cache=cache)
+    original = real_evaluation(path)
+    original.records = {"instances/acc": b"PAR1\x00\xff whatever bytes PAR1", "instances/size": b""}
+    cache.put(key, original)
+    reader = make_cache(tmp_path / "cache")
+    back = reader.get(key_of(config, cache=reader))
+    assert back is not None and back.records == original.records
+
+
+def test_a_record_file_of_no_metric_of_the_run_is_ignored(setup, tmp_path):
+    config, path = setup
+    cache = make_cache(tmp_path / "cache")
+    key = key_of(config, cache=cache)
+    original = real_evaluation(path)
+    original.records = {"samples/acc": b"{}\n"}  # acc has no sample_log_num: no sample log
+    cache.put(key, original)
+    entry = next((tmp_path / "cache").rglob("*.json"))
+    found, warnings = read_back(config, tmp_path / "cache")
+    assert found is None
+    assert warnings == [f"cache entry {entry} ignored: it holds a record file 'samples/acc' of no metric of the run"]
 
 
 # ---------------------------------------------------------------- the folder

@@ -10,6 +10,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.engine.session import Evaluation
+from tests.engine.test_cache_records import record_files
 from tests.lm_eval.conftest import N, hf_model, lm_config, reference
 from tests.runtimes import llm_models
 
@@ -103,6 +104,10 @@ def test_the_results_cache_restores_values_and_evidence(llama, tasks_folder, tmp
     assert first.value == second.value and first.stderr == second.stderr
     assert second.goal.met and second.goal.change_ci_low == 0 == second.goal.change_ci_high
     assert runs[1].models["same"].lm_eval == runs[0].models["same"].lm_eval
+    # the cached model gets lm-eval's per-sample records its evaluation wrote
+    fresh, cached = (record_files(tmp_path / f"out{i}", "same") for i in range(2))
+    assert list(fresh) == ["instances/lm.parquet"] and len(fresh["instances/lm.parquet"]) == N
+    assert cached == fresh
 
 
 def test_bits_per_byte_and_perplexity_intervals_are_of_ratios_of_sums(llama, tasks_folder):

@@ -88,6 +88,7 @@ class _EmbeddingMetric(Metric):
     reads = ("prediction", "references")
     extra = EXTRA
     package: ClassVar[str]
+    transient = ("_model",)  # loaded again on first use, never cached
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)

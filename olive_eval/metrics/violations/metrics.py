@@ -180,10 +180,12 @@ class _ViolationMetric(Metric):
     Config: ClassVar[type[StrictModel]] = ViolationConfig
     preset: ClassVar[str]
     output: ClassVar[str]
+    transient = ("_matching",)
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
         self._seen = 0  # documents of the earlier batches of a pass, to number examples in errors
+        self._matching: Matching | None = None  # the last batch's, until its pairs are written
 
     @property
     def _config(self) -> ViolationConfig:
@@ -195,12 +197,12 @@ class _ViolationMetric(Metric):
     def statistics(self, predictions: Any, references: Any, texts: Any) -> np.ndarray:
         matching = _match(self._config, self.preset, predictions, references, texts, self._seen)
         self._seen += len(matching.counts)
-        self._matching: Matching | None = matching
+        self._matching = matching
         return matching.counts
 
     def instance_details(self, write: bool) -> dict[str, list[Any]] | None:
         """Each document's matched pairs (``{preset}_matches``), for the instance files."""
-        matching, self._matching = getattr(self, "_matching", None), None
+        matching, self._matching = self._matching, None
         return {f"{self.preset}_matches": matched_pairs(matching)} if write and matching is not None else None
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
