@@ -22,6 +22,7 @@ from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.repeats import check_generations
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
@@ -105,6 +106,7 @@ class Run:
     def open(self) -> None:
         """Load and check the data once; a data error here (exit 2) leaves no results.json behind."""
         self.data.preload(self.plan.data_configs())
+        check_generations(self.config, self.plan.passes, self.data.source)
         self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:

@@ -135,7 +135,7 @@ class MetricScorer:
         repeated = isinstance(predictions, list) and bool(predictions) and isinstance(predictions[0], Repeats)
         if not self.filters and not repeated:
             return fields
-        predictions = first_samples(predictions, self.config.repeats)
+        predictions = first_samples(predictions, self.config.repeats or 1)
         predictions = apply_filters(self.filters, predictions)
         if repeated and self._reduce_scores is None:
             check_reduced(predictions, self.config.name)
