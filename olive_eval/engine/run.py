@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig
+from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.run import joint_key
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
@@ -228,7 +229,7 @@ class Run:
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
             self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
-            settle_status(self.result.models[name])
+            settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
             _timed_here(self.result.models[name])
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
@@ -263,9 +264,10 @@ class Run:
     def _ratios_to_baseline(self, name: str) -> None:
         """The candidate's latency and throughput as a ratio to the baseline's, with a paired interval."""
         base, base_evidence = self._baseline_for(name)
+        keys = metric_keys(self.config.all_metrics)
         for key, sub in self.result.models[name].metrics.items():
             base_sub = base.metrics.get(key)
-            spread = key.rsplit("-", 1)[-1] in SPREAD_STATISTICS  # a ratio of spreads says little
+            spread = key in keys and keys[key].sub_type in SPREAD_STATISTICS  # a ratio of spreads says little
             if sub.timing is None or spread or not sub.measured or base_sub is None or not base_sub.measured:
                 continue
             assert sub.value is not None and base_sub.value is not None
