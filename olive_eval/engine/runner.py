@@ -389,7 +389,7 @@ class ModelEvaluator:
             metric.user_config.evaluate_func_kwargs,
         )
         for sub in metric.sub_types:
-            self._record(ctx, metric, sub, Score(values[sub.name]))
+            self._record(ctx, metric, sub, values[sub.name])
 
     def _lm_eval(self, ctx: _Context, job: LmEvalRun) -> None:
         """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""

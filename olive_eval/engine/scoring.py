@@ -249,7 +249,7 @@ class CustomScorer:
         values = call_user_function(
             self.config, self.model_name, "metric_func", (output, joined["references"]), uc.metric_func_kwargs
         )
-        return [Scored(sub, Score(values[sub.name])) for sub in self.config.sub_types]
+        return [Scored(sub, values[sub.name]) for sub in self.config.sub_types]
 
     def discard(self) -> None:
         if self._samples is not None:
