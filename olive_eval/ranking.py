@@ -72,14 +72,15 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: G
     """Fill each candidate's goal results and ``goals_met`` (``goals``: joint key → (type, value)).
 
     Goals are relative to the baseline, so the baseline itself gets none (``goals_met`` None); an unfinished
-    model's are unknown (None) and a failed one's are not met (False). A goal whose
+    model's are unknown (None) and a failed one's are not met (False). A run without goals has none to meet: every
+    ``goals_met`` is None, and :func:`rank` ranks every evaluated candidate. A goal whose
     value is missing (the metric failed or is undefined) is not met, and says why. ``check`` may replace
     the point comparison (goals with a confidence use it).
     """
     base = result.models.get(result.baseline)
     base_metrics = base.metrics if base is not None and base.evaluated else {}
     for name, model in result.models.items():
-        if name == result.baseline:
+        if name == result.baseline or not goals:
             model.goals_met = None
             continue
         if not model.evaluated:
@@ -126,8 +127,10 @@ def ranking_key(model: ModelResult, objectives: list[Objective]) -> tuple[tuple[
 
 
 def rank(result: RunResult, objectives: list[Objective], candidates: list[str]) -> list[str]:
-    """Candidates meeting every goal, best first: by priority, ties falling through, then config order."""
-    eligible = [name for name in candidates if result.models[name].evaluated and result.models[name].goals_met]
+    """Candidates meeting every goal (every evaluated one, in a run without goals), best first: by priority, ties falling through, then config order."""
+    eligible = [
+        name for name in candidates if result.models[name].evaluated and result.models[name].goals_met is not False
+    ]
     return sorted(eligible, key=lambda name: ranking_key(result.models[name], objectives))
 
 

@@ -9,7 +9,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from olive_eval.config.components import nested_error, reraise_nested
 from olive_eval.config.errors import describe_error, json_path
-from olive_eval.config.repeats import check_repeats
+from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.stats import Method
@@ -165,8 +165,13 @@ class MetricConfig(StrictModel):
         "filters: regex, lowercase, uppercase, strip, remove_punctuation, map, take_first, majority_vote, or one a "
         "user script registers)",
     )
-    repeats: int = Field(
-        1, ge=1, description="Sampled generations per example (pass@k, maj@k); the model must sample (do_sample)."
+    repeats: int | None = Field(
+        None,
+        ge=1,
+        le=MAX_REPEATS,
+        description=f"Sampled generations per example (pass@k, maj@k; at most {MAX_REPEATS}); the model must sample "
+        "(do_sample). Given (1 too), each repeat is seeded and a PythonModel gets its seed in the batch column "
+        "repeat_seed; left out, one unseeded generation.",
     )
     repeat_seed: int = Field(0, description="Repeat r is generated with seed repeat_seed + r.")
     reduction: str | dict[str, Any] | None = Field(
@@ -217,7 +222,7 @@ class MetricConfig(StrictModel):
         given = {
             "data_config": self.data_config is not None,
             "filters": bool(self.filters),
-            "repeats": self.repeats != 1,
+            "repeats": (self.repeats or 1) != 1,
             "reduction": self.reduction is not None,
             "sample_log_num": self.sample_log_num != 0,
         }

@@ -3,11 +3,17 @@
 ``repeats`` sits on the metric, beside the filters and the reduction that consume the samples, so every check
 of it is local to one metric config: a metric with repeats needs a reduction, and pass@k needs k <= repeats.
 The pass over a data config samples as many repeats as its metrics ask for; a metric with fewer reads the first
-ones (:mod:`olive_eval.engine.repeats`).
+ones (:mod:`olive_eval.engine.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
+values are a config error (:func:`check_shared_seeds`), not a surprise after the model loaded.
+
+Bounds, so a typo cannot take the machine's memory: ``repeats`` is at most :data:`MAX_REPEATS`, and a pass
+generates at most :data:`MAX_GENERATIONS` samples (repeats x examples, checked when the data is opened).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from olive_eval.config.components import nested_error
@@ -19,11 +25,16 @@ from olive_eval.metrics.registry import metric_registry
 if TYPE_CHECKING:
     from olive_eval.config.metric import MetricConfig
 
+#: The most repeats a metric may ask for.
+MAX_REPEATS = 1000
+#: The most samples (repeats x examples) one pass may generate: every sample is held until the pass is scored.
+MAX_GENERATIONS = 1_000_000
+
 
 def check_repeats(config: MetricConfig) -> None:
     """Raise the nested config error for a reduction that cannot work with this metric's repeats."""
     if config.reduction is None:
-        if config.repeats > 1 and not any(f.reduces_repeats for f in build_filters(config.filters)):
+        if (config.repeats or 1) > 1 and not any(f.reduces_repeats for f in build_filters(config.filters)):
             raise nested_error(
                 "repeats",
                 f"metric '{config.name}' samples {config.repeats} repeats of each example but does not reduce them: "
@@ -36,11 +47,11 @@ def check_repeats(config: MetricConfig) -> None:
     except ValueError as exc:
         where, _, message = str(exc).partition(": ")
         raise nested_error(where, message) from None
-    if reduction.samples_needed > config.repeats:
+    if reduction.samples_needed > (config.repeats or 1):
         raise nested_error(
             "reduction.k",
             f"{reduction.label()} needs at least {reduction.samples_needed} samples per example, and metric "
-            f"'{config.name}' has repeats {config.repeats}; raise repeats to {reduction.samples_needed} or lower k",
+            f"'{config.name}' has repeats {config.repeats or 1}; raise repeats to {reduction.samples_needed} or lower k",
         )
     if reduction.prediction_filter is None:
         for i, sub in enumerate(config.sub_types):
@@ -53,3 +64,22 @@ def check_repeats(config: MetricConfig) -> None:
                     f"reduction '{reduction.name}' reduces each example's sample scores, which '{sub.name}' does not "
                     "have (it needs an accuracy metric with one score per example, such as exact_match)",
                 )
+
+
+def check_shared_seeds(metrics: Sequence[MetricConfig], metrics_key: str) -> None:
+    """Metrics that share a pass (one data config, one runtime settings) and ask for repeats give one
+    ``repeat_seed``: the pass generates one set of samples, so two seeds cannot both hold."""
+    first: dict[tuple[str | None, str], int] = {}
+    for i, metric in enumerate(metrics):
+        if metric.repeats is None or not metric.uses_predictions:
+            continue
+        settings = json.dumps(metric.user_config.settings_override() or {}, sort_keys=True, default=str)
+        j = first.setdefault((metric.data_config, settings), i)
+        other = metrics[j]
+        if other.repeat_seed != metric.repeat_seed:
+            raise nested_error(
+                f"{metrics_key}[{i}].repeat_seed",
+                f"metric '{metric.name}' (repeat_seed {metric.repeat_seed}) shares the pass over data config "
+                f"'{metric.data_config}' with metric '{other.name}' at {metrics_key}[{j}].repeat_seed (repeat_seed "
+                f"{other.repeat_seed}): one pass generates one set of samples; give them one repeat_seed",
+            )

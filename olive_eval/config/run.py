@@ -11,6 +11,8 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.config.metric_key import MetricKey
+from olive_eval.config.repeats import check_shared_seeds
 from olive_eval.engine.executors.base import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.metrics.types import Need
@@ -66,7 +68,8 @@ class TimingSettings(StrictModel):
 
 
 def joint_key(metric: MetricConfig, sub: SubType) -> str:
-    return f"{metric.name}-{sub.name}"
+    """The sub-type's output label (:class:`MetricKey`'s ``label``): for results and output, never split."""
+    return MetricKey(metric.name, sub.name).label
 
 
 class RunConfig(StrictModel):
@@ -187,6 +190,7 @@ class RunConfig(StrictModel):
         self._check_model_names()
         self._check_metric_names()
         self._check_data_configs()
+        check_shared_seeds(self.all_metrics, self._metrics_key)
         self._check_priorities()
         self._check_inference_settings()
         self._check_early_stop()

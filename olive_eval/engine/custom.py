@@ -1,4 +1,4 @@
-"""Calling a user's evaluate_func / metric_func and checking what comes back."""
+"""Calling a user's evaluate_func / metric_func and checking what comes back (a NaN: that sub-type undefined)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.errors import EvaluationError
+from olive_eval.metrics import Score
 from olive_eval.user_module import call_user, load_function
 
 
@@ -30,14 +31,20 @@ def user_function(metric: MetricConfig, which: str) -> tuple[str, Callable[..., 
 
 def call_user_function(
     metric: MetricConfig, model_name: str, which: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> dict[str, float]:
-    """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: value}``.
+) -> dict[str, Score]:
+    """Run ``evaluate_func`` or ``metric_func`` and return ``{sub-type name: score}``.
 
-    The user's ``kwargs`` travel as a dict, never mixed with our own parameters, so any key name works.
+    A NaN is that sub-type undefined, with the reason (a correlation of a constant prediction has no value), as a
+    built-in metric's; the other sub-types keep their values. The user's ``kwargs`` travel as a dict, never mixed
+    with our own parameters, so any key name works.
     """
     name, func = user_function(metric, which)
     returned = call_user(func, f"custom metric '{metric.name}' on model '{model_name}': {which} '{name}'", args, kwargs)
-    return _values(metric, model_name, f"{which} '{name}'", returned)
+    values = _values(metric, model_name, f"{which} '{name}'", returned)
+    return {
+        n: Score(v, undefined=f"{which} '{name}' returned NaN for '{n}'" if math.isnan(v) else None)
+        for n, v in values.items()
+    }
 
 
 def _number(value: Any) -> float | None:
@@ -80,7 +87,7 @@ def _values(metric: MetricConfig, model_name: str, func: str, returned: Any) -> 
         raise EvaluationError(
             f"{where} returned {type(returned).__name__} {shown}; expected a number or a dict keyed by sub-type name"
         )
-    non_finite = [f"'{n}' = {v}" for n, v in values.items() if not math.isfinite(v)]
+    non_finite = [f"'{n}' = {v}" for n, v in values.items() if math.isinf(v)]  # NaN: undefined, not an error
     if non_finite:
         raise EvaluationError(f"{where} returned a non-finite value: {', '.join(non_finite)}")
     return values

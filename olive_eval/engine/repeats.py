@@ -4,7 +4,8 @@ with a score reduction (``mean``, ``pass_at_k``) scores every sample.
 The pass side wraps the runtime and the post-process of a data config whose metrics ask for repeats: the
 runtime is called k times per batch, each call after seeding Python's, NumPy's and (when loaded) torch's global
 generators with the repeat's seed, and with the seed in the batch column ``repeat_seed`` for a PythonModel that
-keeps its own generator. The post-process then makes each example's prediction a
+keeps its own generator; a metric that gives ``"repeats": 1`` gets that one seeded generation, column included.
+The post-process then makes each example's prediction a
 :class:`~olive_eval.data.filters.Repeats` of its k predictions. The pass samples as many repeats as its metrics
 ask for; a metric with fewer reads the first ones (the same samples, so pass@1 and pass@8 agree on them).
 
@@ -18,14 +19,20 @@ from __future__ import annotations
 import dataclasses
 import random
 import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from olive_eval.config.repeats import MAX_GENERATIONS
 from olive_eval.data.batch import Batch, Column, Outputs
 from olive_eval.data.filters import Repeats
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import ConfigError
+
+if TYPE_CHECKING:
+    from olive_eval.config.run import RunConfig
+    from olive_eval.data.sources import Source
+    from olive_eval.engine.plan import PredictionPass
 
 #: The batch column holding the seed of the repeat being generated (one value per example).
 SEED_COLUMN = "repeat_seed"
@@ -48,19 +55,14 @@ class RepeatPlan:
     seed: int
 
     @classmethod
-    def of(cls, metrics: Sequence[Any], data_config: str) -> RepeatPlan | None:
-        """The plan of a pass whose metrics are ``metrics`` (None: one generation, no repeats)."""
-        asking = [m for m in metrics if getattr(m, "repeats", 1) > 1]
+    def of(cls, metrics: Sequence[Any]) -> RepeatPlan | None:
+        """The plan of a pass whose metrics are ``metrics`` (None: one unseeded generation). A metric that gives
+        ``repeats`` (1 too) asks for seeded generation; the config holds one ``repeat_seed`` per pass
+        (:func:`olive_eval.config.repeats.check_shared_seeds`)."""
+        asking = [m for m in metrics if getattr(m, "repeats", None) is not None]
         if not asking:
             return None
-        seeds = {m.repeat_seed for m in asking}
-        if len(seeds) > 1:
-            names = ", ".join(f"'{m.name}' ({m.repeat_seed})" for m in asking)
-            raise EvaluationError(
-                f"the metrics on data config '{data_config}' share one pass but give different repeat_seed values: "
-                f"{names}; give them one"
-            )
-        return cls(max(m.repeats for m in asking), seeds.pop())
+        return cls(max(m.repeats for m in asking), asking[0].repeat_seed)
 
     def seeds(self) -> list[int]:
         return [self.seed + r for r in range(self.repeats)]
@@ -125,7 +127,8 @@ class RepeatingPost:
     def __init__(self, post: Any, plan: RepeatPlan, notes: dict[str, int], sampling: bool | None = None) -> None:
         self._post, self._plan, self._notes = post, plan, notes
         self._note = IDENTICAL[sampling].format(k=plan.repeats)
-        self._identical: int | None = 0  # examples so far, all with identical repeats; None once one differed
+        # examples so far, all with identical repeats; None once one differed (or with one repeat: nothing to compare)
+        self._identical: int | None = 0 if plan.repeats > 1 else None
 
     def apply(self, outputs: Outputs, batch: Batch, context: Any) -> list[Samples]:
         each = outputs.each if isinstance(outputs, RepeatOutputs) else [outputs]
@@ -161,7 +164,7 @@ def _same(a: Any, b: Any) -> bool:
 def with_repeats(runtime: Any, view: Any, metrics: Sequence[Any], model_config: Any = None) -> tuple[Any, Any]:
     """The runtime and data view of a pass, repeating when a metric of the pass asks for repeats; identical repeats
     are explained by whether ``model_config``'s generation settings sample."""
-    plan = RepeatPlan.of(metrics, view.config.name)
+    plan = RepeatPlan.of(metrics)
     if plan is None:
         return runtime, view
     post = RepeatingPost(view.post, plan, view.context.notes, samples(model_config))
@@ -208,3 +211,33 @@ def flatten(fields: dict[str, Column], reads: Sequence[str]) -> tuple[tuple[Colu
             column = fields[name]
             columns.append(column[rows] if isinstance(column, np.ndarray) else [column[i] for i in rows.tolist()])
     return tuple(columns), counts
+
+
+# --------------------------------------------------------------------------------------------- plan side
+
+
+def _rows(source: Source) -> int:
+    """The rows of a data source, read through where it does not say (a JSON lines file)."""
+    known = source.num_rows
+    return known if known is not None else sum(chunk.num_rows for chunk in source.chunks())
+
+
+def check_generations(run: RunConfig, passes: Sequence[PredictionPass], source_of: Callable[[str], Source]) -> None:
+    """Each pass of repeats generates at most :data:`MAX_GENERATIONS` samples (repeats x examples), every one held
+    until the pass is scored: a ConfigError at the metric's ``repeats`` when the data is opened, before any model
+    loads, instead of the process killed for memory."""
+    metrics_key = "evaluator.metrics" if run.evaluator is not None else "metrics"
+    for job in passes:
+        plan = RepeatPlan.of(job.metrics)
+        source = source_of(job.data_config)
+        if plan is None or plan.repeats == 1 or source.needs_model:
+            continue
+        examples = _rows(source)
+        if plan.repeats * examples > MAX_GENERATIONS:
+            metric = max(job.metrics, key=lambda m: m.repeats or 0)
+            raise ConfigError(
+                f"metric '{metric.name}' asks for {plan.repeats} repeats of the {examples} examples of data config "
+                f"'{job.data_config}': {plan.repeats * examples} samples, above the {MAX_GENERATIONS} a pass may "
+                "hold; lower repeats, or set load_dataset_config.limit",
+                path=f"{metrics_key}[{run.all_metrics.index(metric)}].repeats",
+            )

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig
+from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.run import joint_key
 from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
@@ -23,6 +24,7 @@ from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.repeats import check_generations
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
@@ -106,6 +108,7 @@ class Run:
     def open(self) -> None:
         """Load and check the data once; a data error here (exit 2) leaves no results.json behind."""
         self.data.preload(self.plan.data_configs())
+        check_generations(self.config, self.plan.passes, self.data.source)
         self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:
@@ -230,7 +233,7 @@ class Run:
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
             self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
-            settle_status(self.result.models[name])
+            settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
             _timed_here(self.result.models[name])
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
@@ -265,9 +268,10 @@ class Run:
     def _ratios_to_baseline(self, name: str) -> None:
         """The candidate's latency and throughput as a ratio to the baseline's, with a paired interval."""
         base, base_evidence = self._baseline_for(name)
+        keys = metric_keys(self.config.all_metrics)
         for key, sub in self.result.models[name].metrics.items():
             base_sub = base.metrics.get(key)
-            spread = key.rsplit("-", 1)[-1] in SPREAD_STATISTICS  # a ratio of spreads says little
+            spread = key in keys and keys[key].sub_type in SPREAD_STATISTICS  # a ratio of spreads says little
             if sub.timing is None or spread or not sub.measured or base_sub is None or not base_sub.measured:
                 continue
             assert sub.value is not None and base_sub.value is not None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.config.metric_key import MetricKey, metric_keys
 from olive_eval.config.run import RunConfig, joint_key
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.custom import call_user_function
@@ -59,11 +60,14 @@ def _note_runtime(result: ModelResult, description: dict[str, Any], metrics: lis
     result.runtimes.append({**description, "metrics": list(dict.fromkeys(metrics))})
 
 
-def settle_status(result: ModelResult) -> None:
-    """``ok``, or ``partial``/``failed`` by how many of the model's metrics carry an error."""
+def settle_status(result: ModelResult, keys: Mapping[str, MetricKey]) -> None:
+    """``ok``, or ``partial``/``failed`` by how many of the model's metrics carry an error; the failed metrics are
+    named from ``keys`` (result key -> :class:`MetricKey`), never by splitting the key."""
     if result.status == "failed" and not result.metrics:
         return  # it did not load: the error says why
-    failed = list(dict.fromkeys(key.rsplit("-", 1)[0] for key, sub in result.metrics.items() if sub.error))
+    failed = list(
+        dict.fromkeys(keys[key].metric if key in keys else key for key, sub in result.metrics.items() if sub.error)
+    )
     measured = any(sub.error is None for sub in result.metrics.values())
     result.status = "ok" if not failed else "partial" if measured else "failed"
     result.error = None
@@ -209,7 +213,7 @@ class ModelEvaluator:
                 if stop is not None and (missed := stop(result)) is not None:
                     result.early_stopped = missed
                     break
-            settle_status(result)
+            settle_status(result, metric_keys(self.run.all_metrics))
         finally:
             for runtime in ctx.runtimes.values():
                 runtime.close()
@@ -385,7 +389,7 @@ class ModelEvaluator:
             metric.user_config.evaluate_func_kwargs,
         )
         for sub in metric.sub_types:
-            self._record(ctx, metric, sub, Score(values[sub.name]))
+            self._record(ctx, metric, sub, values[sub.name])
 
     def _lm_eval(self, ctx: _Context, job: LmEvalRun) -> None:
         """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""

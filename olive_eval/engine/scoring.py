@@ -135,7 +135,7 @@ class MetricScorer:
         repeated = isinstance(predictions, list) and bool(predictions) and isinstance(predictions[0], Repeats)
         if not self.filters and not repeated:
             return fields
-        predictions = first_samples(predictions, self.config.repeats)
+        predictions = first_samples(predictions, self.config.repeats or 1)
         predictions = apply_filters(self.filters, predictions)
         if repeated and self._reduce_scores is None:
             check_reduced(predictions, self.config.name)
@@ -249,7 +249,7 @@ class CustomScorer:
         values = call_user_function(
             self.config, self.model_name, "metric_func", (output, joined["references"]), uc.metric_func_kwargs
         )
-        return [Scored(sub, Score(values[sub.name])) for sub in self.config.sub_types]
+        return [Scored(sub, values[sub.name]) for sub in self.config.sub_types]
 
     def discard(self) -> None:
         if self._samples is not None:

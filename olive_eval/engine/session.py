@@ -125,6 +125,8 @@ class Evaluation:
                 self._run.open()
             except KeyboardInterrupt:
                 raise self._run.interrupted() from None
+            except ConfigError as exc:  # a check of the config against its data: name the file
+                raise exc.with_source(str(config)) if isinstance(config, (str, Path)) else exc from None
         except BaseException:
             self.close()
             raise

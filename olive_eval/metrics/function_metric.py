@@ -6,8 +6,9 @@
 * global:     ``fn(predictions, references, **metric_config) -> float`` over the whole set.
 
 The function's keyword parameters after the first two become the metric's ``metric_config`` schema,
-so unknown keys are rejected as for built-ins. Returns are checked: a non-number or a NaN names the
-example it came from.
+so unknown keys are rejected as for built-ins. Returns are checked: a non-number names the example it came
+from. A NaN is an undefined value (a correlation of a constant prediction), as a built-in's: the sub-type has
+no value and says why (the example, for a per-example NaN), and the metric's other sub-types keep theirs.
 """
 
 from __future__ import annotations
@@ -46,13 +47,26 @@ def _python(value: Any) -> Any:
 
 
 def _check_number(metric: str, value: Any, where: str) -> float:
+    """The value as a float (NaN passes: it is undefined, not wrong); a non-number names where it came from."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise EvaluationError(
             f"metric '{metric}' returned {type(value).__name__} {value!r} for {where}; expected a number"
         )
-    if math.isnan(value):
-        raise EvaluationError(f"metric '{metric}' returned NaN for {where}")
     return float(value)
+
+
+def _score(metric: str, value: float, where: str) -> Score:
+    """A value of the metric, undefined (with the reason) where the function returned NaN."""
+    return Score(value, undefined=f"metric '{metric}' returned NaN for {where}" if math.isnan(value) else None)
+
+
+def _undefined_example(metric: str, statistics: np.ndarray) -> Score | None:
+    """The metric undefined when an example's statistics hold a NaN its function returned (the first named)."""
+    rows = np.asarray(statistics, dtype=np.float64).reshape(len(statistics), -1)
+    nan = np.flatnonzero(np.isnan(rows).any(axis=1))
+    if nan.size == 0:
+        return None
+    return Score(math.nan, undefined=f"metric '{metric}' returned NaN for instance {int(nan[0])}")
 
 
 def _describe(index: int, prediction: Any, reference: Any) -> str:
@@ -92,18 +106,22 @@ class _FunctionMetric(Metric):
         return np.asarray(rows, dtype=np.float64)
 
     def reduce(self, statistics: np.ndarray) -> Score:
+        undefined = _undefined_example(self.name, statistics) if len(statistics) else None
+        if undefined is not None:
+            return undefined
         if self.kind is Kind.INSTANCE:
             return super().reduce(statistics)
         totals = np.asarray(statistics, dtype=np.float64).sum(axis=0)
         reduce_func = type(self).reduce_func
         assert reduce_func is not None
-        return Score(_check_number(self.name, _python(reduce_func(totals, **self._kwargs())), "the reduced totals"))
+        value = _check_number(self.name, _python(reduce_func(totals, **self._kwargs())), "the reduced totals")
+        return _score(self.name, value, "the reduced totals")
 
     def compute(self, *fields: Any) -> Score:
         if self.kind is not Kind.GLOBAL:
             return super().compute(*fields)
         value = type(self).func(*fields, **self._kwargs())
-        return Score(_check_number(self.name, _python(value), "the whole set"))
+        return _score(self.name, _check_number(self.name, _python(value), "the whole set"), "the whole set")
 
 
 def metric_from_function(

@@ -255,15 +255,6 @@ def test_repeats_with_no_reducing_filter_is_accepted_when_a_filter_reduces(confi
     assert load_run_config(config([ok])).all_metrics[0].repeats == 3
 
 
-def test_two_seeds_on_one_pass_fail_the_model_with_one_line(config):
-    metrics = [metric("a", 2, "mean", priority=1, repeat_seed=1), metric("b", 2, "mean", repeat_seed=2)]
-    result = evaluate(config(metrics))
-    assert result.models["m"].status == "failed"
-    assert "the metrics on data config 'd' share one pass but give different repeat_seed values: 'a' (1), 'b' (2)" in (
-        result.models["m"].error
-    )
-
-
 def test_samples_left_unreduced_fail_the_metric_with_one_line(config):
     plain = {**metric("own", 1, None), "filters": [STRICT]}
     result = evaluate(config([{**plain, "sub_types": [{"name": "exact_match", "priority": 1}]}], "load_own_repeats"))
