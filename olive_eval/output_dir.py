@@ -44,6 +44,9 @@ class OutputDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock: int | None = None
+        self._marked = False
+        #: Whether :meth:`claim` made the folder the run's (until then nothing in it was changed).
+        self.claimed = False
         #: The model an earlier run into this folder was evaluating when its process died, if one did.
         self.died_during: str | None = None
 
@@ -64,7 +67,9 @@ class OutputDir:
             "(the process died: os._exit, a crash or a kill)"
         )
 
-    def open(self) -> None:
+    def open(self, claim: bool = True) -> None:
+        """Check and lock the folder, then (``claim``) make it the run's; UsageError, leaving it as it was, if it
+        cannot be used. ``claim=False`` leaves :meth:`claim` to the caller, once the run is known to go ahead."""
         path = self.path
         blocker = next((p for p in (path, *path.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():
@@ -76,10 +81,13 @@ class OutputDir:
                 f"output directory {path}: {link} is a link, and olive-eval does not write through links; "
                 "remove it or choose another --output-dir"
             )
+        made = [p for p in (path, *path.parents) if not p.exists()]  # what mkdir creates, deepest first
+        lock_existed = os.path.lexists(path / LOCK_FILE)
         try:
             path.mkdir(parents=True, exist_ok=True)
             fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NO_FOLLOW, 0o666)
         except OSError as exc:
+            _remove_empty(made)
             raise UsageError(f"output directory {path} cannot be written: {exc.strerror}") from None
         if not _try_lock(fd):
             holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
@@ -90,12 +98,32 @@ class OutputDir:
             )
         self._lock = fd
         try:
+            self._marked = self._check()
+        except BaseException:  # refused: the folder is left as it was (no lock file, no folder we made)
+            self._lock = None
+            _unlock(fd)
+            os.close(fd)
+            if not lock_existed:
+                (path / LOCK_FILE).unlink(missing_ok=True)
+            _remove_empty(made)
+            raise
+        if claim:
+            self.claim()
+
+    def claim(self) -> None:
+        """Make the locked folder the run's: this process's pid in the lock file, an earlier run's files removed or
+        the folder marked as ours (see :meth:`open`)."""
+        fd, path = self._lock, self.path
+        if fd is None:
+            raise RuntimeError("claim() needs the folder opened first")
+        try:
             # A pid left in the lock file means its run never closed it: the process died.
             died = bool(os.read(fd, 64).strip())
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
-            self._claim(died)
+            self._claim(self._marked, died)
+            self.claimed = True
         except UsageError:
             self.close()
             raise
@@ -103,7 +131,21 @@ class OutputDir:
             self.close()
             raise UsageError(f"output directory {path}: cannot prepare it for the run: {exc}") from None
 
-    def _claim(self, died: bool) -> None:
+    def _check(self) -> bool:
+        """Whether the folder is marked as ours; UsageError, before anything is written, if it cannot be used."""
+        path = self.path
+        if _is_marked(path / MARKER_FILE):
+            self._check_kinds()
+            return True
+        present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
+        if present:
+            raise UsageError(
+                f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
+                f"(no valid {MARKER_FILE} marker); choose another --output-dir or remove them"
+            )
+        return False
+
+    def _claim(self, marked: bool, died: bool) -> None:
         """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them.
 
         ``died``: the earlier run's process ended without closing the folder, so the model its results.json
@@ -111,17 +153,10 @@ class OutputDir:
         results.json, died with none).
         """
         path = self.path
-        if _is_marked(path / MARKER_FILE):
-            self._check_kinds()
+        if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
             _clear_previous_run(path)
             return
-        present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
-        if present:
-            raise UsageError(
-                f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
-                f"(no valid {MARKER_FILE} marker); choose another --output-dir or remove them"
-            )
         from olive_eval import __version__  # here: the package imports this module while it initializes
 
         atomic_write_text(path / MARKER_FILE, json.dumps({"tool": TOOL, "version": __version__}) + "\n")
@@ -153,6 +188,15 @@ def _is_marked(marker: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(data, dict) and data.get("tool") == TOOL
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a refused run created (deepest first), if still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _running_model(results: Path) -> str | None:
