@@ -5,8 +5,9 @@ the baseline has spent minutes being evaluated. The lock makes a second run into
 at once instead of mixing its models into the first run's results.json and ``instances/``.
 
 A folder is olive-eval's once a run has written its marker (:data:`MARKER_FILE`) there. Only then are an
-earlier run's files removed, and only those olive-eval writes: a user's own results.json, or anything
-else in ``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
+earlier run's files removed, and only those olive-eval wrote: the per-example files its mark lists
+(:mod:`olive_eval.output_manifest`), unchanged since; a user's own results.json, or any other file in
+``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
 the top and removed (never followed) below, so a run never writes out of its folder.
 """
 
@@ -19,14 +20,10 @@ from pathlib import Path
 from types import TracebackType
 
 from olive_eval.errors import UsageError
+from olive_eval.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
 from olive_eval.results import RESULTS_FILE, atomic_write_text
 
 LOCK_FILE = ".olive-eval.lock"
-#: Marks a folder as olive-eval's: ``{"tool": "olive-eval", "version": ...}``.
-MARKER_FILE = ".olive-eval"
-TOOL = "olive-eval"
-#: Folders a run writes below its output directory; an earlier run's records there are removed when a new run starts.
-RUN_FOLDERS = ("instances", "samples")
 #: What a run writes at the top of its output directory.
 RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE)
 #: The HTML report beside results.json, and what its head carries so that only a page olive-eval wrote is removed
@@ -49,6 +46,8 @@ class OutputDir:
         self.claimed = False
         #: The model an earlier run into this folder was evaluating when its process died, if one did.
         self.died_during: str | None = None
+        #: What claiming the folder has to tell the user (an earlier run's file kept because it was changed).
+        self.notes: list[str] = []
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -134,7 +133,7 @@ class OutputDir:
     def _check(self) -> bool:
         """Whether the folder is marked as ours; UsageError, before anything is written, if it cannot be used."""
         path = self.path
-        if _is_marked(path / MARKER_FILE):
+        if read_mark(path / MARKER_FILE) is not None:
             self._check_kinds()
             return True
         present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
@@ -155,11 +154,11 @@ class OutputDir:
         path = self.path
         if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
-            _clear_previous_run(path)
-            return
+            changed = _clear_previous_run(path)
+            self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
 
-        atomic_write_text(path / MARKER_FILE, json.dumps({"tool": TOOL, "version": __version__}) + "\n")
+        atomic_write_text(path / MARKER_FILE, mark_text(__version__))  # the earlier run's list is done with
 
     def _check_kinds(self) -> None:
         """In our folder, results.json is a file and the run folders are folders; anything else is not ours."""
@@ -177,17 +176,6 @@ class OutputDir:
             _unlock(self._lock)
             os.close(self._lock)
             self._lock = None
-
-
-def _is_marked(marker: Path) -> bool:
-    """The folder holds our marker: a plain file (not a link) with olive-eval's name in it."""
-    if marker.is_symlink() or not marker.is_file():
-        return False
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("tool") == TOOL
 
 
 def _remove_empty(folders: list[Path]) -> None:
@@ -210,8 +198,10 @@ def _running_model(results: Path) -> str | None:
     return next((name for name, m in models.items() if isinstance(m, dict) and m.get("status") == "running"), None)
 
 
-def _clear_previous_run(path: Path) -> None:
-    """Only the files olive-eval itself writes: results.json (and its leftover temporary files) and records."""
+def _clear_previous_run(path: Path) -> list[Path]:
+    """Only the files olive-eval itself wrote: results.json (and its leftover temporary files), its report and the
+    per-example files its mark lists; links in the run folders are removed, never followed. Returns the listed
+    files kept because the user changed them."""
     for item in path.glob(f".{RESULTS_FILE}.*"):
         if item.is_file() and not item.is_symlink():
             item.unlink()
@@ -220,7 +210,8 @@ def _clear_previous_run(path: Path) -> None:
         (path / REPORT_FILE).unlink()
     for name in RUN_FOLDERS:
         if (path / name).is_dir():
-            _clear_records(path / name)
+            _remove_links(path / name)
+    return clear_written(path).changed
 
 
 def _is_our_report(page: Path) -> bool:
@@ -231,30 +222,12 @@ def _is_our_report(page: Path) -> bool:
         return REPORT_GENERATOR.encode() in file.read(_REPORT_HEAD_BYTES)
 
 
-def _clear_records(folder: Path) -> None:
-    """Remove the record files below ``folder`` and the folders left empty; keep anything else.
-
-    A link is removed itself, never followed: a run writes nothing through it.
-    """
-    with os.scandir(folder) as entries:
-        for entry in list(entries):
-            if entry.is_symlink():
-                os.unlink(entry.path)
-            elif entry.is_dir(follow_symlinks=False):
-                _clear_records(Path(entry.path))
-            elif _is_record(entry.name):
-                os.unlink(entry.path)
-    if not any(folder.iterdir()):
-        folder.rmdir()
-
-
-#: What olive-eval's per-example files end with: Parquet instance records, JSON-lines samples.
-RECORD_SUFFIXES = (".parquet", ".jsonl")
-
-
-def _is_record(name: str) -> bool:
-    """A per-example file, or one still being written (``.<name>.parquet.<random>``)."""
-    return name.endswith(RECORD_SUFFIXES) or (name.startswith(".") and any(f"{s}." in name for s in RECORD_SUFFIXES))
+def _remove_links(folder: Path) -> None:
+    """Remove the links below ``folder`` (never followed): a run writes nothing through them."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(root, name)):
+                os.unlink(os.path.join(root, name))
 
 
 def _try_lock(fd: int) -> bool:

@@ -118,6 +118,8 @@ class Evaluation:
 
         def claim() -> None:
             self._held.claim()
+            for kept in self._held.notes:
+                warn(kept)
             note = self._held.previous_run_note
             if note is not None:
                 if not resume:  # --resume has said so already
