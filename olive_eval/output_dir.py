@@ -22,10 +22,11 @@ from types import TracebackType
 from olive_eval.errors import UsageError
 from olive_eval.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
 from olive_eval.results import RESULTS_FILE, atomic_write_text
+from olive_eval.run_log import LOG_FILE, RunLog
 
 LOCK_FILE = ".olive-eval.lock"
 #: What a run writes at the top of its output directory.
-RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE)
+RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE, LOG_FILE)
 #: The HTML report beside results.json, and what its head carries so that only a page olive-eval wrote is removed
 #: when a new run starts (a run describes itself anew; an earlier run's page would describe other results).
 REPORT_FILE = "report.html"
@@ -48,6 +49,8 @@ class OutputDir:
         self.died_during: str | None = None
         #: What claiming the folder has to tell the user (an earlier run's file kept because it was changed).
         self.notes: list[str] = []
+        #: Third-party libraries' log lines and warnings, kept off the terminal while the run holds the folder.
+        self.log = RunLog(path / LOG_FILE)
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -123,6 +126,7 @@ class OutputDir:
             os.write(fd, str(os.getpid()).encode())
             self._claim(self._marked, died)
             self.claimed = True
+            self.log.open()
         except UsageError:
             self.close()
             raise
@@ -171,6 +175,7 @@ class OutputDir:
                 )
 
     def close(self) -> None:
+        self.log.close()
         if self._lock is not None:
             os.ftruncate(self._lock, 0)  # closed properly: no pid is left behind
             _unlock(self._lock)
@@ -206,6 +211,7 @@ def _clear_previous_run(path: Path) -> list[Path]:
         if item.is_file() and not item.is_symlink():
             item.unlink()
     (path / RESULTS_FILE).unlink(missing_ok=True)
+    (path / LOG_FILE).unlink(missing_ok=True)  # the earlier run's; a link there was refused
     if _is_our_report(path / REPORT_FILE):
         (path / REPORT_FILE).unlink()
     for name in RUN_FOLDERS:
