@@ -10,6 +10,7 @@ import pytest
 
 from olive_eval.cli import main
 from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, OutputDir
+from olive_eval.run_log import LOG_FILE
 
 
 def snapshot(folder: Path) -> dict[str, object]:
@@ -89,9 +90,25 @@ def link_in_our_folder(toy, tmp_path: Path, capsys) -> Path:
     return out
 
 
+def log_is_a_link(toy, tmp_path: Path, capsys) -> Path:
+    """The run's log file would be written through it."""
+    out = ours(toy, tmp_path, capsys)
+    (tmp_path / "elsewhere.txt").write_text("mine")
+    (out / LOG_FILE).symlink_to(tmp_path / "elsewhere.txt")
+    return out
+
+
 @pytest.mark.parametrize(
     "make",
-    [foreign_results, foreign_records, damaged_mark, results_is_a_folder, died_run_and_wrong_kind, link_in_our_folder],
+    [
+        foreign_results,
+        foreign_records,
+        damaged_mark,
+        results_is_a_folder,
+        died_run_and_wrong_kind,
+        link_in_our_folder,
+        log_is_a_link,
+    ],
 )
 def test_a_refused_folder_is_left_exactly_as_it_was(toy, tmp_path, capsys, make):
     out = make(toy, tmp_path, capsys)
