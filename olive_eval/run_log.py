@@ -25,8 +25,8 @@ NOISY = ("transformers", "ray", "olive", "lm_eval", "datasets", "huggingface_hub
 
 
 class _HeldBack(list):  # type: ignore[type-arg]
-    """A logger's handler list during a run: only the run log's handler is live; one the library adds is kept
-    aside (``held``) to be given back when the run ends."""
+    """A logger's handler list during a run: only the run log's handler is live; one the library adds during
+    the run is kept aside (``held``) and added to the logger's own handlers when the run ends."""
 
     def __init__(self, live: logging.Handler, held: list[logging.Handler]) -> None:
         super().__init__([live])
@@ -64,7 +64,7 @@ class RunLog:
         for name in NOISY:
             logger = logging.getLogger(name)
             self._saved[name] = (logger.handlers, logger.propagate)
-            logger.handlers = _HeldBack(handler, list(logger.handlers))
+            logger.handlers = _HeldBack(handler, [])
             logger.propagate = False
         self._showwarning = warnings.showwarning
         warnings.showwarning = self._warning
@@ -75,7 +75,10 @@ class RunLog:
         for name, (handlers, propagate) in self._saved.items():
             logger = logging.getLogger(name)
             current = logger.handlers
-            logger.handlers = list(current.held) if isinstance(current, _HeldBack) else handlers
+            for added in current.held if isinstance(current, _HeldBack) else []:
+                if added not in handlers:
+                    handlers.append(added)  # a list held back by an enclosing run log keeps it held back
+            logger.handlers = handlers
             logger.propagate = propagate
         self._saved = {}
         if warnings.showwarning == self._warning:

@@ -71,3 +71,24 @@ def test_a_handler_a_library_adds_during_the_run_is_held_back_and_given_back(tmp
         assert "WARNING ray: held" in (tmp_path / LOG_FILE).read_text()
     finally:
         logger.removeHandler(added)
+
+
+def test_two_run_logs_open_at_once_each_give_back_what_they_held(tmp_path):
+    logger = logging.getLogger("olive")
+    before = list(logger.handlers)
+    added = logging.StreamHandler()
+    first, second = RunLog(tmp_path / "first.log"), RunLog(tmp_path / "second.log")
+    first.open()
+    second.open()
+    logger.addHandler(added)
+    logger.warning("to the second")
+    second.close()
+    assert added not in logger.handlers[:]  # still held back by the first
+    logger.warning("to the first")
+    first.close()
+    try:
+        assert logger.handlers == [*before, added]
+        assert "to the second" in (tmp_path / "second.log").read_text()
+        assert "to the first" in (tmp_path / "first.log").read_text()
+    finally:
+        logger.removeHandler(added)
