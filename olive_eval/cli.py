@@ -193,7 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from olive_eval.api import Evaluation, RunInterrupted
         from olive_eval.progress import for_stderr
-        from olive_eval.report.console import render
 
         progress = for_stderr(quiet=args.quiet, bars=not args.no_progress)
 
@@ -235,6 +234,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("olive-eval: interrupted before any model ran; nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    try:
+        return _finish(args, result)
+    except KeyboardInterrupt:  # the table or the report: results.json is written already
+        results = Path(result.output_dir or ".") / "results.json"
+        print(f"olive-eval: interrupted after the run; {results} holds the run's results", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _finish(args: argparse.Namespace, result: Any) -> int:
+    """The table, where the results are, write errors and the report, once the run is over; the exit code."""
+    from olive_eval.report.console import render
+
     if args.debug:
         for name, model in result.models.items():
             for text in model.tracebacks:

@@ -156,3 +156,14 @@ def test_a_real_sigint_while_the_page_is_built(toy, capsys, tmp_path):
     assert child.returncode == 130
     assert stderr == "olive-eval: interrupted while writing the report; report.html was not written\n"
     assert stdout == "" and listing(out) == before
+
+
+def test_ctrl_c_while_the_table_is_printed_after_the_run(toy, capsys, monkeypatch):
+    import olive_eval.report.console as console
+
+    monkeypatch.setattr(console, "render", lambda result: interrupt())
+    out = toy.root / "out"
+    assert main(["--config", str(config(toy)), "--quiet", "--no-cache", "--report", "--output-dir", str(out)]) == 130
+    results = out / "results.json"
+    assert capsys.readouterr().err == f"olive-eval: interrupted after the run; {results} holds the run's results\n"
+    assert set(json.loads(results.read_text())["models"]) == {"base", "cand"} and not (out / "report.html").exists()
