@@ -110,6 +110,9 @@ def report(folder: Path | None, debug: bool = False) -> int:
         return EXIT_BAD_CONFIG
     try:
         page = _write_report(folder)
+    except KeyboardInterrupt:
+        print(f"olive-eval: {REPORT_INTERRUPTED}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except OliveEvalError as exc:
         if debug:
             raise
@@ -133,10 +136,23 @@ def _report_fault(exc: Exception) -> str:
     return f"the report could not be written: {type(exc).__name__}: {exc}{where} (--debug shows the traceback)"
 
 
+#: Ctrl-C while the page was written: the page is written whole or not at all (a temporary file renamed).
+REPORT_INTERRUPTED = "interrupted while writing the report; report.html was not written"
+
+
 def _write_report(folder: Path) -> Path:
+    """The page, or KeyboardInterrupt for a Ctrl-C anywhere in its writing, even one a library swallowed (and
+    then failed on, or went on without): such a page is not written."""
+    from olive_eval.interrupt import SigintSeen
     from olive_eval.report.html import write_report
 
-    return write_report(folder)
+    with SigintSeen() as seen:
+        try:
+            return write_report(folder, stopped=seen)
+        except Exception:
+            if seen():
+                raise KeyboardInterrupt from None
+            raise
 
 
 def _report_missing() -> str | None:
@@ -177,7 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from olive_eval.api import Evaluation, RunInterrupted
         from olive_eval.progress import for_stderr
-        from olive_eval.report.console import render
 
         progress = for_stderr(quiet=args.quiet, bars=not args.no_progress)
 
@@ -219,6 +234,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("olive-eval: interrupted before any model ran; nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
+    try:
+        return _finish(args, result)
+    except KeyboardInterrupt:  # the table or the report: results.json is written already
+        results = Path(result.output_dir or ".") / "results.json"
+        print(f"olive-eval: interrupted after the run; {results} holds the run's results", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _finish(args: argparse.Namespace, result: Any) -> int:
+    """The table, where the results are, write errors and the report, once the run is over; the exit code."""
+    from olive_eval.report.console import render
+
     if args.debug:
         for name, model in result.models.items():
             for text in model.tracebacks:
@@ -233,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.report and str(results) not in result.write_errors:
         try:
             print(f"Report: {_write_report(results.parent)}")
+        except KeyboardInterrupt:
+            print(
+                f"olive-eval: interrupted while writing the report; {results} holds the run's results; "
+                "report.html was not written",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
         except Exception as exc:  # the run's results stand; the page could not be written
             if args.debug:
                 raise

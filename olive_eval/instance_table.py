@@ -89,11 +89,11 @@ class ParquetSink(RecordSink):
 
     binary = True
 
-    def __init__(self, path: Path, on_error: OnWriteError) -> None:
+    def __init__(self, path: Path, on_error: OnWriteError, out_dir: Path | None = None) -> None:
         self._writer: pq.ParquetWriter | None = None
         #: Columns the first chunk wrote as JSON text: later chunks follow it.
         self._json_keys: frozenset[str] = frozenset()
-        super().__init__(path, on_error)
+        super().__init__(path, on_error, out_dir=out_dir)
 
     def write(self, columns: dict[str, Any], n: int) -> None:
         self.count += n

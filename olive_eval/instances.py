@@ -9,6 +9,7 @@ done, so a reader never sees half a file.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.output_dir import folder_names
+from olive_eval.output_manifest import may_replace, record_written
 from olive_eval.results import file_mode
 
 #: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
@@ -137,8 +139,12 @@ class RecordSink:
     #: Whether the file is written as bytes (a subclass's binary format) rather than UTF-8 text.
     binary = False
 
-    def __init__(self, path: Path, on_error: OnWriteError, limit: int | None = None) -> None:
+    def __init__(
+        self, path: Path, on_error: OnWriteError, limit: int | None = None, out_dir: Path | None = None
+    ) -> None:
         self.path = path
+        #: The run's output folder: the file is listed in its mark, and never written over a file of the user's.
+        self.out_dir = out_dir
         self.limit = limit
         self.count = 0
         self._on_error = on_error
@@ -147,6 +153,8 @@ class RecordSink:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, self._tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            if out_dir is not None:  # listed before it is written to: a run that dies leaves nothing unlisted
+                record_written(out_dir, Path(self._tmp), partial=True)
             self._handle = os.fdopen(fd, "wb") if self.binary else os.fdopen(fd, "w", encoding="utf-8")
         except OSError as exc:
             self._fail(exc)
@@ -188,8 +196,12 @@ class RecordSink:
             os.fchmod(self._handle.fileno(), file_mode())
             self._handle.close()
             self._handle = None
+            if self.out_dir is not None and not may_replace(self.out_dir, self.path):
+                raise OSError(errno.EEXIST, "a file olive-eval did not write (or one changed since) is there; kept")
             os.replace(self._tmp, self.path)
             self._tmp = ""
+            if self.out_dir is not None:
+                record_written(self.out_dir, self.path)
         except OSError as exc:
             self._fail(exc)
 
@@ -242,11 +254,12 @@ class InstanceWriter:
         """A Parquet file (:mod:`olive_eval.instance_table`, imported here: pyarrow only when records are written)."""
         from olive_eval.instance_table import ParquetSink
 
-        return ParquetSink(self.instances_path(model_folder, metric), self._failed)
+        return ParquetSink(self.instances_path(model_folder, metric), self._failed, out_dir=self.output_dir)
 
     def sample_log(self, model_folder: str, metric: str, n: int, log_dir: Path | None) -> RecordSink:
         """Olive's format: the first ``n`` records ``{"index", "prediction", "target"}``."""
-        return RecordSink(self.sample_log_path(model_folder, metric, log_dir), self._failed, limit=n)
+        path = self.sample_log_path(model_folder, metric, log_dir)
+        return RecordSink(path, self._failed, limit=n, out_dir=self.output_dir)
 
 
 class HeldSink:

@@ -5,8 +5,9 @@ the baseline has spent minutes being evaluated. The lock makes a second run into
 at once instead of mixing its models into the first run's results.json and ``instances/``.
 
 A folder is olive-eval's once a run has written its marker (:data:`MARKER_FILE`) there. Only then are an
-earlier run's files removed, and only those olive-eval writes: a user's own results.json, or anything
-else in ``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
+earlier run's files removed, and only those olive-eval wrote: the per-example files its mark lists
+(:mod:`olive_eval.output_manifest`), unchanged since; a user's own results.json, or any other file in
+``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
 the top and removed (never followed) below, so a run never writes out of its folder.
 """
 
@@ -19,16 +20,13 @@ from pathlib import Path
 from types import TracebackType
 
 from olive_eval.errors import UsageError
+from olive_eval.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
 from olive_eval.results import RESULTS_FILE, atomic_write_text
+from olive_eval.run_log import LOG_FILE, RunLog
 
 LOCK_FILE = ".olive-eval.lock"
-#: Marks a folder as olive-eval's: ``{"tool": "olive-eval", "version": ...}``.
-MARKER_FILE = ".olive-eval"
-TOOL = "olive-eval"
-#: Folders a run writes below its output directory; an earlier run's records there are removed when a new run starts.
-RUN_FOLDERS = ("instances", "samples")
 #: What a run writes at the top of its output directory.
-RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE)
+RUN_NAMES = (RESULTS_FILE, *RUN_FOLDERS, MARKER_FILE, LOCK_FILE, LOG_FILE)
 #: The HTML report beside results.json, and what its head carries so that only a page olive-eval wrote is removed
 #: when a new run starts (a run describes itself anew; an earlier run's page would describe other results).
 REPORT_FILE = "report.html"
@@ -44,8 +42,15 @@ class OutputDir:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock: int | None = None
+        self._marked = False
+        #: Whether :meth:`claim` made the folder the run's (until then nothing in it was changed).
+        self.claimed = False
         #: The model an earlier run into this folder was evaluating when its process died, if one did.
         self.died_during: str | None = None
+        #: What claiming the folder has to tell the user (an earlier run's file kept because it was changed).
+        self.notes: list[str] = []
+        #: Third-party libraries' log lines and warnings, kept off the terminal while the run holds the folder.
+        self.log = RunLog(path / LOG_FILE)
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -64,7 +69,9 @@ class OutputDir:
             "(the process died: os._exit, a crash or a kill)"
         )
 
-    def open(self) -> None:
+    def open(self, claim: bool = True) -> None:
+        """Check and lock the folder, then (``claim``) make it the run's; UsageError, leaving it as it was, if it
+        cannot be used. ``claim=False`` leaves :meth:`claim` to the caller, once the run is known to go ahead."""
         path = self.path
         blocker = next((p for p in (path, *path.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():
@@ -76,10 +83,13 @@ class OutputDir:
                 f"output directory {path}: {link} is a link, and olive-eval does not write through links; "
                 "remove it or choose another --output-dir"
             )
+        made = [p for p in (path, *path.parents) if not p.exists()]  # what mkdir creates, deepest first
+        lock_existed = os.path.lexists(path / LOCK_FILE)
         try:
             path.mkdir(parents=True, exist_ok=True)
             fd = os.open(path / LOCK_FILE, os.O_RDWR | os.O_CREAT | _NO_FOLLOW, 0o666)
         except OSError as exc:
+            _remove_empty(made)
             raise UsageError(f"output directory {path} cannot be written: {exc.strerror}") from None
         if not _try_lock(fd):
             holder = os.read(fd, 64).decode(errors="replace").strip() or "unknown"
@@ -90,12 +100,33 @@ class OutputDir:
             )
         self._lock = fd
         try:
+            self._marked = self._check()
+        except BaseException:  # refused: the folder is left as it was (no lock file, no folder we made)
+            self._lock = None
+            _unlock(fd)
+            os.close(fd)
+            if not lock_existed:
+                (path / LOCK_FILE).unlink(missing_ok=True)
+            _remove_empty(made)
+            raise
+        if claim:
+            self.claim()
+
+    def claim(self) -> None:
+        """Make the locked folder the run's: this process's pid in the lock file, an earlier run's files removed or
+        the folder marked as ours (see :meth:`open`)."""
+        fd, path = self._lock, self.path
+        if fd is None:
+            raise RuntimeError("claim() needs the folder opened first")
+        try:
             # A pid left in the lock file means its run never closed it: the process died.
             died = bool(os.read(fd, 64).strip())
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
-            self._claim(died)
+            self._claim(self._marked, died)
+            self.claimed = True
+            self.log.open()
         except UsageError:
             self.close()
             raise
@@ -103,7 +134,21 @@ class OutputDir:
             self.close()
             raise UsageError(f"output directory {path}: cannot prepare it for the run: {exc}") from None
 
-    def _claim(self, died: bool) -> None:
+    def _check(self) -> bool:
+        """Whether the folder is marked as ours; UsageError, before anything is written, if it cannot be used."""
+        path = self.path
+        if read_mark(path / MARKER_FILE) is not None:
+            self._check_kinds()
+            return True
+        present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
+        if present:
+            raise UsageError(
+                f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
+                f"(no valid {MARKER_FILE} marker); choose another --output-dir or remove them"
+            )
+        return False
+
+    def _claim(self, marked: bool, died: bool) -> None:
         """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them.
 
         ``died``: the earlier run's process ended without closing the folder, so the model its results.json
@@ -111,20 +156,13 @@ class OutputDir:
         results.json, died with none).
         """
         path = self.path
-        if _is_marked(path / MARKER_FILE):
-            self._check_kinds()
+        if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
-            _clear_previous_run(path)
-            return
-        present = [name for name in RUN_NAMES if name != LOCK_FILE and os.path.lexists(path / name)]
-        if present:
-            raise UsageError(
-                f"output directory {path} holds {', '.join(present)}, which olive-eval did not write "
-                f"(no valid {MARKER_FILE} marker); choose another --output-dir or remove them"
-            )
+            changed = _clear_previous_run(path)
+            self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
 
-        atomic_write_text(path / MARKER_FILE, json.dumps({"tool": TOOL, "version": __version__}) + "\n")
+        atomic_write_text(path / MARKER_FILE, mark_text(__version__))  # the earlier run's list is done with
 
     def _check_kinds(self) -> None:
         """In our folder, results.json is a file and the run folders are folders; anything else is not ours."""
@@ -137,6 +175,7 @@ class OutputDir:
                 )
 
     def close(self) -> None:
+        self.log.close()
         if self._lock is not None:
             os.ftruncate(self._lock, 0)  # closed properly: no pid is left behind
             _unlock(self._lock)
@@ -144,15 +183,13 @@ class OutputDir:
             self._lock = None
 
 
-def _is_marked(marker: Path) -> bool:
-    """The folder holds our marker: a plain file (not a link) with olive-eval's name in it."""
-    if marker.is_symlink() or not marker.is_file():
-        return False
-    try:
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(data, dict) and data.get("tool") == TOOL
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders a refused run created (deepest first), if still empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def _running_model(results: Path) -> str | None:
@@ -166,17 +203,21 @@ def _running_model(results: Path) -> str | None:
     return next((name for name, m in models.items() if isinstance(m, dict) and m.get("status") == "running"), None)
 
 
-def _clear_previous_run(path: Path) -> None:
-    """Only the files olive-eval itself writes: results.json (and its leftover temporary files) and records."""
+def _clear_previous_run(path: Path) -> list[Path]:
+    """Only the files olive-eval itself wrote: results.json (and its leftover temporary files), its report and the
+    per-example files its mark lists; links in the run folders are removed, never followed. Returns the listed
+    files kept because the user changed them."""
     for item in path.glob(f".{RESULTS_FILE}.*"):
         if item.is_file() and not item.is_symlink():
             item.unlink()
     (path / RESULTS_FILE).unlink(missing_ok=True)
+    (path / LOG_FILE).unlink(missing_ok=True)  # the earlier run's; a link there was refused
     if _is_our_report(path / REPORT_FILE):
         (path / REPORT_FILE).unlink()
     for name in RUN_FOLDERS:
         if (path / name).is_dir():
-            _clear_records(path / name)
+            _remove_links(path / name)
+    return clear_written(path).changed
 
 
 def _is_our_report(page: Path) -> bool:
@@ -187,30 +228,12 @@ def _is_our_report(page: Path) -> bool:
         return REPORT_GENERATOR.encode() in file.read(_REPORT_HEAD_BYTES)
 
 
-def _clear_records(folder: Path) -> None:
-    """Remove the record files below ``folder`` and the folders left empty; keep anything else.
-
-    A link is removed itself, never followed: a run writes nothing through it.
-    """
-    with os.scandir(folder) as entries:
-        for entry in list(entries):
-            if entry.is_symlink():
-                os.unlink(entry.path)
-            elif entry.is_dir(follow_symlinks=False):
-                _clear_records(Path(entry.path))
-            elif _is_record(entry.name):
-                os.unlink(entry.path)
-    if not any(folder.iterdir()):
-        folder.rmdir()
-
-
-#: What olive-eval's per-example files end with: Parquet instance records, JSON-lines samples.
-RECORD_SUFFIXES = (".parquet", ".jsonl")
-
-
-def _is_record(name: str) -> bool:
-    """A per-example file, or one still being written (``.<name>.parquet.<random>``)."""
-    return name.endswith(RECORD_SUFFIXES) or (name.startswith(".") and any(f"{s}." in name for s in RECORD_SUFFIXES))
+def _remove_links(folder: Path) -> None:
+    """Remove the links below ``folder`` (never followed): a run writes nothing through them."""
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            if os.path.islink(os.path.join(root, name)):
+                os.unlink(os.path.join(root, name))
 
 
 def _try_lock(fd: int) -> bool:

@@ -9,6 +9,7 @@ a batch run times every model together, a session times the baseline again besid
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -105,10 +106,12 @@ class Run:
     def evidence(self) -> dict[str, dict[str, Evidence]]:
         return self.evaluator.evidence
 
-    def open(self) -> None:
-        """Load and check the data once; a data error here (exit 2) leaves no results.json behind."""
+    def open(self, claim: Callable[[], None] = lambda: None) -> None:
+        """Load and check the data once, then ``claim`` the output folder and save: a data error here (exit 2)
+        leaves the folder as it was (an earlier run's results included)."""
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.passes, self.data.source)
+        claim()
         self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:

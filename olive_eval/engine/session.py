@@ -113,17 +113,25 @@ class Evaluation:
         self._owns_executor = not isinstance(executor, Executor)
         self._baseline_done = False
         self._held = OutputDir(out_dir)
-        self._held.open()
+        self._held.open(claim=False)  # claimed once the data is checked: a data error leaves the folder as it was
         self._closed = False
-        try:
+
+        def claim() -> None:
+            self._held.claim()
+            for kept in self._held.notes:
+                warn(kept)
             note = self._held.previous_run_note
             if note is not None:
                 if not resume:  # --resume has said so already
                     warn(note)
                 env["previous_run"] = note
+
+        try:
             try:
-                self._run.open()
+                self._run.open(claim=claim)
             except KeyboardInterrupt:
+                if not self._held.claimed:  # stopped while the data loaded: nothing was written
+                    raise
                 raise self._run.interrupted() from None
             except ConfigError as exc:  # a check of the config against its data: name the file
                 raise exc.with_source(str(config)) if isinstance(config, (str, Path)) else exc from None

@@ -23,14 +23,15 @@ plotly and pyarrow are imported only when a report is written.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 
-def write_report(output_dir: Path, out: Path | None = None) -> Path:
+def write_report(output_dir: Path, out: Path | None = None, stopped: Callable[[], bool] | None = None) -> Path:
     """See :func:`olive_eval.report.html.page.write_report`."""
     from olive_eval.report.html.page import write_report as write
 
-    return write(output_dir, out)
+    return write(output_dir, out, stopped)
 
 
 __all__ = ["write_report"]

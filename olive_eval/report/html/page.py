@@ -8,6 +8,7 @@ Sections (element ids): ``sec-summary`` (ranking table ``oe-ranking``), ``sec-pa
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -204,9 +205,12 @@ def _examples(page: _Page, output_dir: Path, result: RunResult, names: list[str]
     return _section("sec-examples", "Worst examples against the baseline", body)
 
 
-def write_report(output_dir: Path, out: Path | None = None) -> Path:
+def write_report(output_dir: Path, out: Path | None = None, stopped: Callable[[], bool] | None = None) -> Path:
     """Write the report of the run in ``output_dir`` to ``out`` (default: report.html beside results.json),
     atomically, and return its path. Built from results.json and the instance files only.
+
+    ``stopped``: asked once the page is built; True (a Ctrl-C a library swallowed) raises KeyboardInterrupt
+    instead of writing a page that may lack what the interrupted code was doing.
 
     UsageError: no results.json, or one that is not valid or not ours (the message names the file).
     MissingDependencyError: plotly is not installed (``pip install "olive-eval[report]"``).
@@ -216,5 +220,7 @@ def write_report(output_dir: Path, out: Path | None = None) -> Path:
     folder = Path(result.output_dir or output_dir)
     target = Path(out) if out is not None else folder / REPORT_FILE
     text = build_page(folder, result)
+    if stopped is not None and stopped():
+        raise KeyboardInterrupt
     target.parent.mkdir(parents=True, exist_ok=True)
     return atomic_write_text(target, text)
