@@ -8,12 +8,15 @@ must see neither:
   ``default_dataloader``) and every parameter of its function's signature (``model_name: null``,
   ``max_samples: null``, ...). A type equal to that default, and a parameter equal to its signature default,
   are dropped: olive-eval's container chooses the same components.
-* Olive's run config copies the input model into a ``HuggingfaceContainer``'s pre- and post-process: its
-  ``model_name`` and its ``task``, and the task then picks the components. For an ONNX model file without
-  ``model_attributes`` these say nothing about the data: the ``model_name`` is the ``.onnx`` file (no
-  tokenizer loads from it, so Olive's own evaluator fails on it) and the task is Olive's fallback
-  ``text-generation-with-past``. That fill-in (:func:`onnx_fill_in`) is dropped, with the component types
-  the task chose; a ``model_name`` or task the user wrote differs from it and is kept, and checked as usual.
+* Olive's run config copies an ONNX or transformers input model into a ``HuggingfaceContainer``'s pre- and
+  post-process (:func:`input_fill_in`): its ``model_name`` and its ``task``, and the task then picks the
+  components. Olive's post-processes take both as ignored keyword arguments, so they are dropped there. The
+  pre-process keeps them (olive-eval's tokenizes with that model's and picks the task's components, as
+  Olive's does), except from an ONNX model file without ``model_attributes``: then the ``model_name`` is the
+  ``.onnx`` file (no tokenizer loads from it, so Olive's own evaluator fails on it) and the task Olive's
+  fallback ``text-generation-with-past``; they say nothing about the data and are dropped, with the component
+  types that task chose. A ``model_name`` or task the user wrote differs from the fill-in and is kept, and
+  checked as usual.
 """
 
 from __future__ import annotations
@@ -30,38 +33,45 @@ COMPONENTS = {
     "dataloader_config": "dataloader",
 }
 #: The components Olive's run config writes the input model's ``model_name`` and ``task`` into.
-_FILLED = ("pre_process_data_config", "post_process_data_config")
+_PRE, _POST = "pre_process_data_config", "post_process_data_config"
 
 
 @dataclass(frozen=True)
 class FillIn:
-    """What Olive's run config wrote into a ``HuggingfaceContainer`` from an input model that has no data
-    information: the model file as ``model_name`` and Olive's fallback task."""
+    """What Olive's run config wrote into a ``HuggingfaceContainer``'s pre- and post-process from the input
+    model. ``usable``: False when it says nothing about the data (an ONNX model file without attributes)."""
 
-    model_name: str
+    model_name: str | None
     task: str
+    usable: bool = True
 
     def matches(self, params: dict[str, Any]) -> bool:
         """Whether ``params`` hold this fill-in (and not a ``model_name`` or task of the user's)."""
+        if params.get("task") != self.task:
+            return False
         name = params.get("model_name")
-        return (
-            isinstance(name, str)
-            and Path(name).resolve() == Path(self.model_name).resolve()
-            and params.get("task") == self.task
-        )
+        if name is None or self.model_name is None:
+            return name is None and self.model_name is None
+        return name == self.model_name or Path(str(name)).resolve() == Path(self.model_name).resolve()
 
 
-def onnx_fill_in(model: Any) -> FillIn | None:
-    """The fill-in Olive's run config derives from ``model`` (the workflow's input model) when it is an ONNX
-    model file without ``model_attributes``; None for any other model, whose name and task are its own."""
+def input_fill_in(model: Any) -> FillIn | None:
+    """The fill-in Olive's run config derives from ``model``, the workflow's input model: an ONNX model's
+    ``model_attributes`` (``_name_or_path``, ``hf_task``) or else its path and Olive's fallback task, a
+    transformers model's path and task; None for any other model (Olive fills in nothing)."""
     from olive.common.constants import DEFAULT_HF_TASK
 
-    if type(model).__name__ != "ONNXModelHandler" or getattr(model, "model_attributes", None):
+    kind = type(model).__name__
+    if kind == "HfModelHandler":
+        return FillIn(str(model.model_path), str(model.task or DEFAULT_HF_TASK))
+    if kind != "ONNXModelHandler":
         return None
-    path = getattr(model, "model_path", None)
-    if not path or not Path(str(path)).is_file():
-        return None
-    return FillIn(str(path), DEFAULT_HF_TASK)
+    attributes = getattr(model, "model_attributes", None)
+    if attributes:
+        name = attributes.get("_name_or_path")
+        return FillIn(None if name is None else str(name), str(attributes.get("hf_task", DEFAULT_HF_TASK)))
+    path = str(model.model_path)
+    return FillIn(path, DEFAULT_HF_TASK, usable=not Path(path).is_file())
 
 
 def _default_types(container: Any) -> dict[str, str]:
@@ -72,9 +82,9 @@ def _default_types(container: Any) -> dict[str, str]:
 
 
 def _task_types(container: Any, fill_in: FillIn | None, given: dict[str, Any]) -> dict[str, str]:
-    """Olive component kind → the type the filled-in task chose (empty when there is no fill-in)."""
+    """Olive component kind → the type an unusable filled-in task chose (empty when there is none)."""
     pre = (given.get("pre_process_data_config") or {}).get("params") or {}
-    if fill_in is None or not fill_in.matches(pre):
+    if fill_in is None or fill_in.usable or not fill_in.matches(pre):
         return {}
     task_map = getattr(container, "task_type_components_map", None) or {}
     return dict(task_map.get(fill_in.task.replace("-with-past", ""), {}))
@@ -102,8 +112,9 @@ def data_config(config: Any, fill_in: FillIn | None = None) -> dict[str, Any]:
         component = Registry.get_component(kind, kind_type)
         signature = inspect.signature(component).parameters
         raw = dict(part.get("params") or {})
-        if key in _FILLED and fill_in is not None and fill_in.matches(raw):
-            del raw["model_name"], raw["task"]
+        if fill_in is not None and (key == _POST or (key == _PRE and not fill_in.usable)) and fill_in.matches(raw):
+            raw.pop("model_name", None)
+            del raw["task"]
         params = {k: v for k, v in raw.items() if v is not None and not (k in signature and signature[k].default == v)}
         if kind_type == defaults[kind] and not params:
             continue

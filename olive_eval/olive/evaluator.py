@@ -22,7 +22,7 @@ from olive_eval.config.loader import load_run_config, read_json
 from olive_eval.config.run import joint_key
 from olive_eval.engine.session import Evaluation
 from olive_eval.errors import ConfigError
-from olive_eval.olive.data_configs import FillIn, onnx_fill_in
+from olive_eval.olive.data_configs import FillIn, input_fill_in
 from olive_eval.olive.handlers import model_config, model_name
 from olive_eval.olive.metrics import check_mirrors, config_from_olive, metric_result
 
@@ -110,7 +110,7 @@ class OliveEvalEvaluator(OliveEvaluator):
             held = SESSIONS.get(key)
             if held is None:
                 name = model_name(getattr(model, "model_path", None), "input_model")
-                session = self._open(model_config(model, name), metrics, device_name, providers, onnx_fill_in(model))
+                session = self._open(model_config(model, name), metrics, device_name, providers, input_fill_in(model))
                 measured = _measured(session)
                 if self.config is not None:
                     check_mirrors(metrics, measured)

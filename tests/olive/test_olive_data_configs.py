@@ -23,7 +23,9 @@ from sklearn.metrics import accuracy_score
 
 import olive_eval
 from olive_eval.olive import USER_SCRIPT
-from olive_eval.olive.data_configs import data_config, onnx_fill_in
+from olive_eval.olive.data_configs import FillIn, data_config, input_fill_in
+from tests.helpers import write_jsonl
+from tests.runtimes import hf_models
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart"
@@ -126,11 +128,18 @@ def latency_metric() -> dict[str, Any]:
     }
 
 
-def run_workflow(folder: Path, dc: dict[str, Any], metric: dict[str, Any], log_level: int = 3) -> dict[str, Any]:
-    """One ``olive run`` of the input model alone with olive-eval measuring Olive's metric on ``dc``: the
-    values Olive records, by joint key ({} when the evaluation failed; Olive logs why at ``log_level`` 2)."""
+def run_workflow(
+    folder: Path,
+    dc: dict[str, Any],
+    metric: dict[str, Any],
+    log_level: int = 3,
+    input_model: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One ``olive run`` of the input model alone (default the digits ONNX model) with olive-eval measuring
+    Olive's metric on ``dc``: the values Olive records, by joint key ({} when the evaluation failed; Olive logs
+    why at ``log_level`` 2)."""
     flow = {
-        "input_model": {"type": "ONNXModel", "model_path": str(folder / "digits_fp32.onnx")},
+        "input_model": input_model or {"type": "ONNXModel", "model_path": str(folder / "digits_fp32.onnx")},
         "systems": {
             "local": {
                 "type": "LocalSystem",
@@ -241,12 +250,13 @@ def test_olive_s_default_components_and_params_are_dropped():
     }
 
 
-def test_the_input_model_s_fill_in_is_olive_s_only_for_an_onnx_file_without_model_attributes(tmp_path):
+def test_the_fill_in_of_an_onnx_file_without_model_attributes_is_unusable_and_a_user_s_task_is_kept(tmp_path):
     model = tmp_path / "m.onnx"
     shutil.copy(QUICKSTART / "models" / "digits_fp32.onnx", model)
-    fill_in = onnx_fill_in(ONNXModelHandler(model_path=str(model)))
-    assert fill_in is not None and fill_in.task == "text-generation-with-past"
-    assert onnx_fill_in(ONNXModelHandler(model_path=str(model), model_attributes={"_name_or_path": "gpt2"})) is None
+    fill_in = input_fill_in(ONNXModelHandler(model_path=str(model)))
+    assert fill_in == FillIn(str(model), "text-generation-with-past", usable=False)
+    named = input_fill_in(ONNXModelHandler(model_path=str(model), model_attributes={"_name_or_path": "gpt2"}))
+    assert named == FillIn("gpt2", "text-generation-with-past", usable=True)
     # a task the user wrote is not Olive's fill-in, and keeps the components it chooses
     written = DataConfig(
         name="d",
@@ -257,3 +267,36 @@ def test_the_input_model_s_fill_in_is_olive_s_only_for_an_onnx_file_without_mode
     converted = data_config(written, fill_in)
     assert converted["pre_process_data_config"]["task"] == "text-classification"
     assert converted["post_process_data_config"]["type"] == "text_classification_post_process"
+
+
+def test_an_hf_input_model_s_name_and_task_measure_inside_olive_run(tmp_path):
+    """With a transformers input model Olive's run config copies its path and task into the pre- and
+    post-process: the pre-process keeps them (olive-eval tokenizes with that model's tokenizer and picks the
+    task's components, as Olive does), Olive's post-processes ignore them and so are they here."""
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    bert = hf_models.build_bert(tmp_path / "bert")
+    texts = hf_models.sentences(24, seed=1)
+    labels = np.random.default_rng(2).integers(0, 3, size=len(texts)).tolist()
+    write_jsonl(tmp_path / "sentences.jsonl", [{"text": t, "label": y} for t, y in zip(texts, labels, strict=True)])
+    tokenizer, model = AutoTokenizer.from_pretrained(bert), AutoModelForSequenceClassification.from_pretrained(bert)
+    with torch.no_grad():
+        logits = model(**tokenizer(texts, padding=True, return_tensors="pt")).logits
+    expected = float(accuracy_score(labels, logits.argmax(-1).numpy()))
+    dc = {
+        "name": "data",
+        "type": "HuggingfaceContainer",
+        "load_dataset_config": {"data_name": "json", "data_files": str(tmp_path / "sentences.jsonl"), "split": "train"},
+        "pre_process_data_config": {"input_cols": ["text"], "label_col": "label"},
+        "dataloader_config": {"batch_size": 8},
+    }
+    input_model = {"type": "HfModel", "model_path": str(bert), "task": "text-classification"}
+    metric = {
+        **accuracy_metric(),
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1, "metric_config": {"task": "multiclass", "num_classes": 3}}
+        ],
+    }
+    values = run_workflow(tmp_path, dc, metric, input_model=input_model)
+    assert values == {"accuracy-accuracy_score": expected}
