@@ -70,7 +70,8 @@ def input_fill_in(model: Any) -> FillIn | None:
     if attributes:
         name = attributes.get("_name_or_path")
         return FillIn(None if name is None else str(name), str(attributes.get("hf_task", DEFAULT_HF_TASK)))
-    path = str(model.model_path)
+    # the path as configured (a folder stays a folder; the handler's model_path is the .onnx file inside it)
+    path = str(model.get_resource("model_path"))
     return FillIn(path, DEFAULT_HF_TASK, usable=not Path(path).is_file())
 
 

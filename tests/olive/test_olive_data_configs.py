@@ -300,3 +300,11 @@ def test_an_hf_input_model_s_name_and_task_measure_inside_olive_run(tmp_path):
     }
     values = run_workflow(tmp_path, dc, metric, input_model=input_model)
     assert values == {"accuracy-accuracy_score": expected}
+
+
+def test_an_onnx_folder_s_fill_in_is_its_folder_and_usable(tmp_path):
+    """Olive's run config copies the configured path (the folder), not the .onnx file inside it; a folder may
+    hold the tokenizer that the fill-in's model_name loads, so it is kept in the pre-process."""
+    shutil.copy(QUICKSTART / "models" / "digits_fp32.onnx", tmp_path / "model.onnx")
+    fill_in = input_fill_in(ONNXModelHandler(model_path=str(tmp_path)))
+    assert fill_in == FillIn(str(tmp_path), "text-generation-with-past", usable=True)
