@@ -9,6 +9,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from olive_eval.config.components import nested_error, reraise_nested
 from olive_eval.config.errors import describe_error, json_path
+from olive_eval.config.olive_metric_options import drop_no_op_options, fold_olive_kwargs
 from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
@@ -16,7 +17,7 @@ from olive_eval.metrics.stats import Method
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.ranking import GoalType
 from olive_eval.registry import RegistryError
-from olive_eval.strict_model import LaxPath, StrictModel, shown_json, unknown_choice_hint
+from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
 
 #: Upper bound of bootstrap resamples: intervals stop moving long before this.
 MAX_RESAMPLES = 100_000
@@ -79,34 +80,6 @@ class SubType(StrictModel):
     metric_config: dict[str, Any] | None = None
     aggregation: str | None = Field(None, description="Instance metrics: how scores combine (mean, median, ...).")
     confidence_interval: ConfidenceIntervalConfig | None = None
-
-
-def fold_olive_kwargs(
-    raw: dict[str, Any] | None, where: str, takes_kwargs: bool
-) -> tuple[dict[str, Any] | None, set[str]]:
-    """Olive's ``metric_config.kwargs`` merged into ``metric_config``, and the keys that came from it.
-
-    Olive passes ``kwargs`` on to the metric with the other keys. A key given both ways with different
-    values is an error here (Olive lets ``kwargs`` win without a word); a sub-type whose own config has a
-    ``kwargs`` key keeps it as it is.
-    """
-    if raw is None or "kwargs" not in raw or takes_kwargs:
-        return raw, set()
-    extra = raw["kwargs"]
-    if extra is None:
-        extra = {}
-    if not isinstance(extra, dict):
-        raise nested_error(f"{where}.kwargs", f"expected an object, got {shown_json(extra)}")
-    merged = {key: value for key, value in raw.items() if key != "kwargs"}
-    for key, value in extra.items():
-        if key in merged and (type(merged[key]), merged[key]) != (type(value), value):
-            raise nested_error(
-                f"{where}.kwargs.{key}",
-                f"'{key}' is also given as metric_config.{key} with a different value ({shown_json(merged[key])} "
-                f"vs {shown_json(value)}); Olive would use the kwargs one silently: give it once",
-            )
-        merged[key] = value
-    return merged, set(extra) - (set(raw) - {"kwargs"})
 
 
 class UserConfig(StrictModel):
@@ -303,6 +276,8 @@ class MetricConfig(StrictModel):
             """A metric_config key's path, under ``kwargs`` where the key came from there."""
             return f"{where}.metric_config." + (f"kwargs.{key}" if key.partition(".")[0] in from_kwargs else key)
 
+        if not hf_backend:
+            sub.metric_config = drop_no_op_options(sub.metric_config, self.type, sub.name, located)
         try:
             if hf_backend:
                 from olive_eval.metrics.huggingface import HuggingFaceMetricConfig

@@ -22,6 +22,7 @@ from olive_eval.config.loader import load_run_config, read_json
 from olive_eval.config.run import joint_key
 from olive_eval.engine.session import Evaluation
 from olive_eval.errors import ConfigError
+from olive_eval.olive.data_configs import FillIn, input_fill_in
 from olive_eval.olive.handlers import model_config, model_name
 from olive_eval.olive.metrics import check_mirrors, config_from_olive, metric_result
 
@@ -109,7 +110,7 @@ class OliveEvalEvaluator(OliveEvaluator):
             held = SESSIONS.get(key)
             if held is None:
                 name = model_name(getattr(model, "model_path", None), "input_model")
-                session = self._open(model_config(model, name), metrics, device_name, providers)
+                session = self._open(model_config(model, name), metrics, device_name, providers, input_fill_in(model))
                 measured = _measured(session)
                 if self.config is not None:
                     check_mirrors(metrics, measured)
@@ -140,9 +141,13 @@ class OliveEvalEvaluator(OliveEvaluator):
     def _out_dir(self) -> str:
         return str(Path(self.output_dir or DEFAULT_OUTPUT_DIR).resolve())
 
-    def _open(self, baseline: dict[str, Any], metrics: list[Any], device: str, providers: list[str]) -> Evaluation:
+    def _open(
+        self, baseline: dict[str, Any], metrics: list[Any], device: str, providers: list[str], fill_in: FillIn | None
+    ) -> Evaluation:
+        """The session of the first model handed over; ``fill_in``: what Olive's run config copied from it (the
+        input model) into the workflow's data configs."""
         if self.config is None:
-            run: dict[str, Any] = config_from_olive(metrics)
+            run: dict[str, Any] = config_from_olive(metrics, fill_in)
             base_dir = Path.cwd()
         elif isinstance(self.config, dict):
             run, base_dir = dict(self.config), Path.cwd()

@@ -10,22 +10,16 @@ direction, so Olive's goals, search and footprints read olive-eval's values unch
 
 from __future__ import annotations
 
-import inspect
 import math
 from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
 from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.olive.data_configs import FillIn, data_config
 from olive_eval.results import ModelResult
 
 _SOURCE = "<olive evaluator>"
-_COMPONENTS = {
-    "load_dataset_config": "load_dataset",
-    "pre_process_data_config": "pre_process_data",
-    "post_process_data_config": "post_process_data",
-    "dataloader_config": "dataloader",
-}
 
 
 def _plain(value: Any) -> Any:
@@ -60,39 +54,9 @@ def _user_config(metric: Any) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None and v is not False}
 
 
-def data_config(config: Any) -> dict[str, Any]:
-    """An Olive ``DataConfig`` as its user wrote it: the component params Olive filled in from each
-    component's signature are dropped, and the container's default component types left to olive-eval's
-    container (which chooses as Olive's does)."""
-    from olive.data.registry import Registry
-
-    given = config.to_json()
-    out: dict[str, Any] = {"name": given["name"]}
-    container = Registry.get_container(given["type"])
-    out["type"] = container.__name__
-    defaults = dict(getattr(container, "default_components_type", {}) or {})
-    for key in ("user_script", "script_dir"):
-        if given.get(key):
-            out[key] = given[key]
-    for key, kind in _COMPONENTS.items():
-        part = given.get(key)
-        if not part:
-            continue
-        component = Registry.get_component(kind, part["type"])
-        signature = inspect.signature(component).parameters
-        params = {
-            k: v
-            for k, v in (part.get("params") or {}).items()
-            if v is not None and not (k in signature and signature[k].default == v)
-        }
-        if part["type"] == defaults.get(kind) and not params:
-            continue
-        out[key] = {"type": part["type"], **params}
-    return out
-
-
-def config_from_olive(metrics: Iterable[Any]) -> dict[str, Any]:
-    """``{"metrics": [...], "data_configs": [...]}`` for an olive-eval run from Olive's metric objects."""
+def config_from_olive(metrics: Iterable[Any], fill_in: FillIn | None = None) -> dict[str, Any]:
+    """``{"metrics": [...], "data_configs": [...]}`` for an olive-eval run from Olive's metric objects;
+    ``fill_in``: what Olive's run config copied from the input model into the data configs (dropped)."""
     out_metrics: list[dict[str, Any]] = []
     data_configs: dict[str, dict[str, Any]] = {}
     for metric in metrics:
@@ -104,7 +68,7 @@ def config_from_olive(metrics: Iterable[Any]) -> dict[str, Any]:
         if user_config:
             entry["user_config"] = user_config
         if metric.data_config is not None:
-            converted = data_config(metric.data_config)
+            converted = data_config(metric.data_config, fill_in)
             data_configs.setdefault(converted["name"], converted)
             entry["data_config"] = converted["name"]
         out_metrics.append(entry)

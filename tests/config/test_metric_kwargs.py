@@ -113,3 +113,68 @@ def kwargs_metric():
 def test_a_metric_with_its_own_kwargs_parameter_keeps_it(toy, kwargs_metric):
     run = load_run_config(toy.config({}, [metric(kwargs_metric, {"kwargs": {"a": 1}})]))
     assert run.all_metrics[0].parsed_config(run.all_metrics[0].sub_types[0]).kwargs == {"a": 1}
+
+
+#: torchmetrics' ``Metric`` options (distributed syncing, state placement, caching) and the classification
+#: classes' ``validate_args``, all of which Olive passes through: values that change nothing in one process.
+NO_OPS = {
+    "validate_args": False,
+    "compute_on_cpu": True,
+    "dist_sync_on_step": True,
+    "sync_on_compute": False,
+    "compute_with_cache": False,
+}
+
+
+@pytest.mark.parametrize("sub_type", ["accuracy_score", "f1_score", "precision", "recall", "auroc"])
+def test_torchmetrics_pass_through_options_are_accepted_as_no_ops(toy, sub_type):
+    own = {"task": "multiclass", "num_classes": 3, "average": "macro"}
+    metrics = [
+        metric(sub_type, own, name="plain"),
+        metric(sub_type, {**own, "kwargs": NO_OPS}, name="kw"),
+        metric(sub_type, {**own, "validate_args": True}, name="inline"),  # a torchmetrics parameter of its own
+    ]
+    for rank, entry in enumerate(metrics, 1):
+        entry["sub_types"][0]["priority"] = rank
+    result = evaluate(toy.config({"cand": 0.8}, metrics))
+    values = result.models["cand"].metrics
+    assert values[f"kw-{sub_type}"].value == values[f"plain-{sub_type}"].value
+    assert values[f"inline-{sub_type}"].value == values[f"plain-{sub_type}"].value
+    run = load_run_config(toy.config({}, metrics))
+    assert [m.sub_types[0].metric_config for m in run.all_metrics] == [own, own, own]
+
+
+@pytest.mark.parametrize(
+    ("sub_type", "metric_config", "expected"),
+    [
+        (
+            "accuracy_score",
+            {"kwargs": {"validate_args": "no"}},
+            'metrics[0].sub_types[0].metric_config.kwargs.validate_args: expected true or false, got "no"',
+        ),
+        (
+            "accuracy_score",
+            {"compute_on_cpu": 1},
+            "metrics[0].sub_types[0].metric_config.compute_on_cpu: expected true or false, got 1",
+        ),
+        (
+            "accuracy_score",
+            {"kwargs": {"process_group": "world"}},
+            "metrics[0].sub_types[0].metric_config.kwargs.process_group: unknown key; valid: average, "
+            "ignore_index, num_classes, num_labels, task, threshold, top_k",
+        ),
+        (
+            "perplexity",
+            {"kwargs": {"validate_args": True}},
+            "metrics[0].sub_types[0].metric_config.kwargs.validate_args: unknown key; valid: ignore_index",
+        ),
+    ],
+    ids=["not-a-bool-in-kwargs", "not-a-bool-inline", "a-torchmetrics-object-option", "not-perplexity-s"],
+)
+def test_a_pass_through_option_that_cannot_be_a_no_op_is_refused(toy, sub_type, metric_config, expected):
+    assert error_of(toy.config({}, [metric(sub_type, metric_config)])) == f"<config>: {expected}"
+
+
+def test_perplexity_takes_torchmetrics_metric_options(toy):
+    run = load_run_config(toy.config({}, [metric("perplexity", {"kwargs": {"compute_on_cpu": True}})]))
+    assert run.all_metrics[0].sub_types[0].metric_config == {}

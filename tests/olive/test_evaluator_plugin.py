@@ -187,6 +187,29 @@ def test_olive_metrics_are_measured_as_their_user_wrote_them(tmp_path):
     assert result.get_value("acc", "accuracy_score") == accuracy_score(labels, predictions)
 
 
+def test_torchmetrics_options_olive_passes_through_are_no_ops(tmp_path):
+    """``validate_args`` and torchmetrics' ``Metric`` options, inline or in ``kwargs`` as Olive passes them to
+    torchmetrics, change nothing in one process: the value is scikit-learn's."""
+    no_ops = {"validate_args": False, "kwargs": {"compute_on_cpu": True, "sync_on_compute": False}}
+    metric = Metric(
+        name="acc",
+        type="accuracy",
+        sub_types=[
+            {
+                "name": "accuracy_score",
+                "priority": 1,
+                "metric_config": {"task": "multiclass", "num_classes": 10, **no_ops},
+            }
+        ],
+    )
+    run = {**config_from_olive([metric]), "data_configs": digits_config()["data_configs"]}
+    run["metrics"][0]["data_config"] = "digits"
+    evaluator = OliveEvalEvaluator(olive_eval_config=run, output_dir=str(tmp_path / "out"))
+    result = evaluator.evaluate(ONNXModelHandler(model_path=str(FP32)), [metric], "cpu", ["CPUExecutionProvider"])
+    labels, predictions = labels_and_predictions(FP32)
+    assert result.get_value("acc", "accuracy_score") == accuracy_score(labels, predictions)
+
+
 def test_a_model_is_named_by_olive_s_model_id_inside_olive_s_cache():
     assert model_name("/c/default_workflow/runs/906a62f0/models/model.onnx", "x") == "906a62f0"
     assert model_name("/work/models/digits_fp32.onnx", "x") == "digits_fp32"
