@@ -49,7 +49,7 @@ class OutputDir:
         self.died_during: str | None = None
         #: What claiming the folder has to tell the user (an earlier run's file kept because it was changed).
         self.notes: list[str] = []
-        #: Third-party libraries' log lines and warnings, kept off the terminal while the run holds the folder.
+        #: Third-party libraries' log lines and warnings, kept off the terminal while the run works (``routed()``).
         self.log = RunLog(path / LOG_FILE)
 
     def __enter__(self) -> OutputDir:
@@ -126,7 +126,6 @@ class OutputDir:
             os.write(fd, str(os.getpid()).encode())
             self._claim(self._marked, died)
             self.claimed = True
-            self.log.open()
         except UsageError:
             self.close()
             raise

@@ -2,7 +2,9 @@
 
 transformers, Ray and Olive each give their logger a handler of their own on import (stderr; Olive's on stdout)
 and stop it propagating, so their log lines and warnings would land between the run's progress lines and in the
-table on stdout. While a run holds its folder, those loggers write to :data:`LOG_FILE` in it instead, as
+table on stdout. While a run works (not merely holds its folder: inside `olive run` the session stays open for the
+whole workflow, and Olive's own log lines between its calls are the host's), those loggers write to
+:data:`LOG_FILE` in it instead, as
 :func:`olive_eval.lm_eval.tasks.quiet_lm_eval` keeps lm-eval's off the output for its block: the logger's state
 is saved, changed for the block and restored after it. A handler a library adds during the run (one imported
 mid-run) is held back with the saved ones, and given back when the run ends; Python warnings raised from these
@@ -15,6 +17,8 @@ import logging
 import os
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -54,11 +58,26 @@ class RunLog:
         self._handler: logging.Handler | None = None
         self._saved: dict[str, tuple[Any, bool]] = {}
         self._showwarning: Any = None
+        self._depth = 0
+
+    @contextmanager
+    def routed(self) -> Iterator[None]:
+        """The block's third-party lines go to the file; blocks nest (a session's work calls more work)."""
+        self._depth += 1
+        if self._depth == 1:
+            self.open()
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self.close()
 
     def open(self) -> None:
         if self._handler is not None:
             return
-        handler = logging.FileHandler(self.path, mode="w", encoding="utf-8", delay=True)
+        # Appended: a session works in several blocks, and the folder's claim removed an earlier run's file.
+        handler = logging.FileHandler(self.path, mode="a", encoding="utf-8", delay=True)
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         self._handler = handler
         for name in NOISY:

@@ -92,3 +92,36 @@ def test_two_run_logs_open_at_once_each_give_back_what_they_held(tmp_path):
         assert "to the first" in (tmp_path / "first.log").read_text()
     finally:
         logger.removeHandler(added)
+
+
+def test_between_a_sessions_calls_the_hosts_loggers_are_its_own(toy, tmp_path, monkeypatch):
+    """Inside ``olive run`` a session stays open for the whole workflow: only its work is routed to the file,
+    so what Olive logs between olive-eval's calls reaches Olive's own handlers (and a session's second block of
+    work appends to the file the first one wrote)."""
+    from olive_eval.engine.run import Run
+    from olive_eval.engine.session import Evaluation
+
+    metrics = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}]}]
+    config = toy.config({}, metrics)
+    logger = logging.getLogger("olive")
+    seen: list[str] = []
+    host = logging.Handler()
+    host.emit = lambda record: seen.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(host)
+    try:
+        with Evaluation(config, output_dir=tmp_path / "out", cache=False) as session:
+            session.baseline()
+            logger.warning("the host between calls")
+            real = Run.evaluate
+
+            def noisy(self, model, *args, **kwargs):
+                logger.warning("noise during the work")
+                return real(self, model, *args, **kwargs)
+
+            monkeypatch.setattr(Run, "evaluate", noisy)
+            session.evaluate({"type": "ONNXModel", "name": "cand", "model_path": str(toy.model("cand", 0.1))})
+            logger.warning("the host after the work")
+    finally:
+        logger.removeHandler(host)
+    assert seen == ["the host between calls", "the host after the work"]
+    assert (tmp_path / "out" / LOG_FILE).read_text().count("WARNING olive: noise during the work") == 1

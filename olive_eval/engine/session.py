@@ -291,9 +291,11 @@ class Evaluation:
             self._baseline_done = True
 
     def _guarded(self, work: Any) -> None:
-        """Run ``work``; Ctrl-C records the model it stopped and raises :class:`RunInterrupted`."""
+        """Run ``work`` with third-party log lines in the run's log file; Ctrl-C records the model it stopped and
+        raises :class:`RunInterrupted`."""
         try:
-            work()
+            with self._held.log.routed():
+                work()
         except KeyboardInterrupt:
             raise self._run.interrupted() from None
 
