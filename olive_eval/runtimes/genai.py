@@ -105,6 +105,10 @@ class GenAIModelConfig(ModelConfig):
                 f"{folder} has no {CONFIG_FILE}: it is not an ONNX Runtime GenAI model folder "
                 "(build one with python -m onnxruntime_genai.models.builder)"
             )
+        try:
+            self.genai_config()
+        except EvaluationError as exc:
+            return "model_path", str(exc)
         return None
 
     def files(self) -> list[Path]:
@@ -118,7 +122,19 @@ class GenAIModelConfig(ModelConfig):
         return CallMode.GENERATE
 
     def genai_config(self) -> dict[str, Any]:
-        return json.loads((Path(self.model_path) / CONFIG_FILE).read_text())
+        """The folder's ``genai_config.json``; a malformed one is an error naming the file and where it breaks."""
+        file = Path(self.model_path) / CONFIG_FILE
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(
+                f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvaluationError(f"cannot read {file}: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+            raise EvaluationError(f'{file} has no "model" object: it is not an ONNX Runtime GenAI config')
+        return data
 
 
 #: transformers' ``top_k`` when sampling without one; GenAI's is the same but refuses a vocabulary smaller than it.
