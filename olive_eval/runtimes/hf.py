@@ -23,6 +23,7 @@ from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline
 from olive_eval.lazy import LazyModule
 from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.generation_kwargs import OpenGenerationKwargs
 from olive_eval.runtimes.hf_shapes import misfit
 from olive_eval.runtimes.hf_streaming import HfStreamed
 from olive_eval.runtimes.inputs import input_array
@@ -52,7 +53,9 @@ class HfModelConfig(ModelConfig):
         "text-generation, speech-transcription...): it picks the model class and how the model is called.",
     )
     load_kwargs: HfLoadKwargs = Field(default_factory=HfLoadKwargs)
-    generation_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to generate().")
+    generation_kwargs: OpenGenerationKwargs = Field(
+        default_factory=OpenGenerationKwargs, description="Passed to generate(); the common ones are bounded."
+    )
     model_attributes: dict[str, Any] | None = None
 
     def display_name(self) -> str:
@@ -217,7 +220,7 @@ class HfRuntime(Runtime):
         try:
             with torch.inference_mode():
                 if generate:
-                    result = self.model.generate(**tensors, **self.config.generation_kwargs)
+                    result = self.model.generate(**tensors, **self.config.generation_kwargs.passed())
                 else:
                     result = self.model(**tensors)
         except torch.cuda.OutOfMemoryError:
@@ -279,7 +282,7 @@ class HfRuntime(Runtime):
 
     def bind_generation(self, batch: Batch, new_tokens: int) -> HfStreamed:
         """Timed token by token (:mod:`olive_eval.runtimes.streaming`)."""
-        return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs, new_tokens)
+        return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs.passed(), new_tokens)
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property
