@@ -29,6 +29,7 @@ from olive_eval.runtimes.hf_streaming import HfStreamed
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
+from olive_eval.runtimes.torch_threads import threads_field, torch_threads, usable_cores
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.base import find_task, get_task, task_problem
 from olive_eval.tasks.call_mode import CallMode
@@ -57,6 +58,7 @@ class HfModelConfig(ModelConfig):
         default_factory=OpenGenerationKwargs, description="Passed to generate(); the common ones are bounded."
     )
     model_attributes: dict[str, Any] | None = None
+    threads: int | None = threads_field()
 
     def display_name(self) -> str:
         return self.name or Path(self.model_path).name
@@ -145,6 +147,7 @@ class HfRuntime(Runtime):
         self.config = config
         self.device = device
         self.task = get_task(config.task)
+        self.threads = config.threads or usable_cores()
 
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
@@ -218,7 +221,7 @@ class HfRuntime(Runtime):
 
     def _call(self, tensors: dict[str, Any], generate: bool, where: str = "the batch") -> Any:
         try:
-            with torch.inference_mode():
+            with torch_threads(self.threads), torch.inference_mode():
                 if generate:
                     result = self.model.generate(**tensors, **self.config.generation_kwargs.passed())
                 else:
@@ -322,8 +325,11 @@ class HfRuntime(Runtime):
             "class": type(self.model).__name__,
             "device": str(self.device),
             "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
-            "threads": torch.get_num_threads(),
+            "threads": self.threads,
         }
+
+    def call_scope(self) -> Any:
+        return torch_threads(self.threads)
 
     def close(self) -> None:
         self.model = None
