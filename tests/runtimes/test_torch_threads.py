@@ -132,6 +132,28 @@ def test_the_timing_phase_sets_the_threads_around_its_rounds_not_inside_each_tim
     assert counts[0] == counts[1] > 0
 
 
+def test_a_custom_evaluate_func_calls_the_model_with_its_threads(toy, process_threads):
+    """A user's evaluate_func is the model's pass too: what it calls on the model runs with the model's threads."""
+    script = toy.root / "funcs.py"
+    script.write_text(
+        "import torch\n\n\n"
+        "def score(model, device, execution_providers):\n"
+        "    model.run_session(inputs=torch.zeros(2, 8))\n"
+        "    return {'score': 1.0}\n"
+    )
+    custom = {
+        "name": "custom",
+        "type": "custom",
+        "sub_types": [{"name": "score", "higher_is_better": True}],
+        "user_config": {"user_script": str(script), "evaluate_func": "score"},
+    }
+    config = {**run_config(toy, probe_model(toy.root, threads=SETTING), "pass"), "metrics": [custom]}
+    result = evaluate(config)
+    assert result.models["probe"].status == "ok", result.models["probe"].error
+    assert observed(toy.root) == [SETTING]
+    assert torch.get_num_threads() == process_threads
+
+
 def test_without_a_setting_a_torch_model_uses_the_usable_cores(toy, process_threads):
     result = evaluate(run_config(toy, probe_model(toy.root), "pass"))
     assert result.models["probe"].status == "ok", result.models["probe"].error
