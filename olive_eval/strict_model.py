@@ -65,8 +65,8 @@ class StrictModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _reject_unknown_keys(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
+        if not isinstance(data, dict) or cls.model_config.get("extra") == "allow":
+            return data  # a model that keeps other keys (``extra="allow"``) takes them as they are
         known: set[str] = set()
         for name, field in cls.model_fields.items():
             known.add(name)

@@ -381,13 +381,14 @@ class ModelEvaluator:
     def _evaluate_func(self, ctx: _Context, metric: MetricConfig) -> None:
         runtime = self._runtime(ctx, metric.user_config.settings_override())
         self.progress(ctx.model_name, f"custom metric '{metric.name}'")
-        values = call_user_function(
-            metric,
-            ctx.model_name,
-            "evaluate_func",
-            (runtime.handle, self.context.device, self.context.provider_names),
-            metric.user_config.evaluate_func_kwargs,
-        )
+        with runtime.call_scope():  # what the function calls on the model runs as the model's pass does
+            values = call_user_function(
+                metric,
+                ctx.model_name,
+                "evaluate_func",
+                (runtime.handle, self.context.device, self.context.provider_names),
+                metric.user_config.evaluate_func_kwargs,
+            )
         for sub in metric.sub_types:
             self._record(ctx, metric, sub, values[sub.name])
 

@@ -170,9 +170,10 @@ class TimingPhase:
             load_seconds = time.perf_counter() - started
             batch = self._inputs(slot.job, slot.runtime, slot.model)
             slot.call = bind_timed(slot.job.timing, slot.runtime, batch)
-            started = time.perf_counter()
-            slot.call()
-            first = time.perf_counter() - started
+            with slot.runtime.call_scope():  # a torch model's threads: set before the clock starts
+                started = time.perf_counter()
+                slot.call()
+                first = time.perf_counter() - started
             if slot.outcome.sample is None:
                 slot.outcome.sample = TimingSample(batch_size=batch.size)
                 slot.outcome.description = slot.runtime.describe()
@@ -181,7 +182,10 @@ class TimingPhase:
             if slot.timed:
                 warmup = slot.job.timing.warmup_num
                 self.progress(slot.name, f"timing: loaded in {load_seconds * 1000:.1f} ms; {warmup} warm-up calls")
-                with start_task(self.progress, slot.name, "timing warm-up", warmup, "call", transient=True) as task:
+                with (
+                    start_task(self.progress, slot.name, "timing warm-up", warmup, "call", transient=True) as task,
+                    slot.runtime.call_scope(),
+                ):
                     warm_up(slot.call, warmup, self._reporter(slot), task)
             slot.sample.load_rss_bytes = max(slot.sample.load_rss_bytes, rss_bytes() - resident)
         except Exception as exc:
@@ -193,18 +197,19 @@ class TimingPhase:
     def _round(self, slot: _Slot, r: int, rewarm: int, n: int | None = None, append: bool = False) -> bool:
         """Time ``n`` calls (adaptive: one chunk) as round ``r``, or add them to the last round (``append``)."""
         try:
-            assert slot.call is not None
+            assert slot.call is not None and slot.runtime is not None
             if (not append or not slot.sample.rounds) and slot.runtime is not self._last_timed:
                 settle()  # another model's worker threads may still be spinning: let them park
-            for _ in range(rewarm):  # the first call after the other models ran re-warms caches, untimed
-                slot.call()
             count = n if n is not None else chunk_size(slot.sample.seconds)
             label = "" if append else f" round {r + 1}"
             self.progress(slot.name, f"timing{label}: {count} runs")
             # the phase's bar counts interleaved rounds, and adaptive chunks add up: their own bars go when done
             transient = slot.outcome.interleaved or append
-            with start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task:
-                seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot), task)
+            with slot.runtime.call_scope():  # a torch model's threads, for the re-warm and the timed calls alike
+                for _ in range(rewarm):  # the first call after the other models ran re-warms caches, untimed
+                    slot.call()
+                with start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task:
+                    seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot), task)
             self._last_timed = slot.runtime
             record_tokens(slot.call, slot.sample, count, slot.outcome.description)
         except Exception as exc:

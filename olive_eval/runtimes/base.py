@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -193,6 +194,11 @@ class Runtime(ABC):
     @property
     def handle(self) -> Any:
         return self
+
+    def call_scope(self) -> AbstractContextManager[Any]:
+        """What the model's calls run under (a torch model's thread count): the timing phase enters it around the
+        warm-up and each round, so nothing is set inside a timed call. Nothing by default."""
+        return nullcontext()
 
     def describe(self) -> dict[str, Any]:
         """What actually runs (providers, device, threads), recorded in results.json."""

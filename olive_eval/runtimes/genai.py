@@ -24,6 +24,7 @@ from olive_eval.data.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError, MissingDependencyError
 from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, PredictCall, Runtime, runtime_registry
+from olive_eval.runtimes.generation_kwargs import GenerationKwargs
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.runtimes.streaming import StreamingCall
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -58,18 +59,9 @@ def available_providers() -> list[str]:
     return [name for name, (_, check) in PROVIDERS.items() if check is None or getattr(og, check, lambda: False)()]
 
 
-class GenAIGeneration(StrictModel):
-    """Generation options in transformers' names, mapped onto GenAI's search options."""
+class GenAIGeneration(GenerationKwargs):
+    """Generation options in transformers' names (bounded as an HfModel's), mapped onto GenAI's search options."""
 
-    max_new_tokens: int | None = Field(None, ge=1, description="Tokens to generate after the prompt (at least 1).")
-    max_length: int | None = Field(None, ge=1, description="Prompt and generated tokens together.")
-    min_new_tokens: int | None = Field(None, ge=0, description="End-of-sequence is ignored before this many.")
-    do_sample: bool | None = None
-    temperature: float | None = Field(None, gt=0)
-    top_k: int | None = Field(None, ge=0)
-    top_p: float | None = Field(None, gt=0, le=1)
-    num_beams: int | None = Field(None, ge=1)
-    repetition_penalty: float | None = Field(None, gt=0)
     seed: int | None = Field(None, description="GenAI's random_seed, for sampling.")
 
 
@@ -105,6 +97,10 @@ class GenAIModelConfig(ModelConfig):
                 f"{folder} has no {CONFIG_FILE}: it is not an ONNX Runtime GenAI model folder "
                 "(build one with python -m onnxruntime_genai.models.builder)"
             )
+        try:
+            self.genai_config()
+        except EvaluationError as exc:
+            return "model_path", str(exc)
         return None
 
     def files(self) -> list[Path]:
@@ -118,7 +114,19 @@ class GenAIModelConfig(ModelConfig):
         return CallMode.GENERATE
 
     def genai_config(self) -> dict[str, Any]:
-        return json.loads((Path(self.model_path) / CONFIG_FILE).read_text())
+        """The folder's ``genai_config.json``; a malformed one is an error naming the file and where it breaks."""
+        file = Path(self.model_path) / CONFIG_FILE
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise EvaluationError(
+                f"{file} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+            ) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EvaluationError(f"cannot read {file}: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+            raise EvaluationError(f'{file} has no "model" object: it is not an ONNX Runtime GenAI config')
+        return data
 
 
 #: transformers' ``top_k`` when sampling without one; GenAI's is the same but refuses a vocabulary smaller than it.

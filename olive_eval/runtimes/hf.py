@@ -23,11 +23,13 @@ from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline
 from olive_eval.lazy import LazyModule
 from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, Runtime, runtime_registry
+from olive_eval.runtimes.generation_kwargs import OpenGenerationKwargs
 from olive_eval.runtimes.hf_shapes import misfit
 from olive_eval.runtimes.hf_streaming import HfStreamed
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
+from olive_eval.runtimes.torch_threads import threads_field, torch_threads, usable_cores
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.base import find_task, get_task, task_problem
 from olive_eval.tasks.call_mode import CallMode
@@ -52,8 +54,11 @@ class HfModelConfig(ModelConfig):
         "text-generation, speech-transcription...): it picks the model class and how the model is called.",
     )
     load_kwargs: HfLoadKwargs = Field(default_factory=HfLoadKwargs)
-    generation_kwargs: dict[str, Any] = Field(default_factory=dict, description="Passed to generate().")
+    generation_kwargs: OpenGenerationKwargs = Field(
+        default_factory=OpenGenerationKwargs, description="Passed to generate(); the common ones are bounded."
+    )
     model_attributes: dict[str, Any] | None = None
+    threads: int | None = threads_field()
 
     def display_name(self) -> str:
         return self.name or Path(self.model_path).name
@@ -142,6 +147,7 @@ class HfRuntime(Runtime):
         self.config = config
         self.device = device
         self.task = get_task(config.task)
+        self.threads = config.threads or usable_cores()
 
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
@@ -215,9 +221,9 @@ class HfRuntime(Runtime):
 
     def _call(self, tensors: dict[str, Any], generate: bool, where: str = "the batch") -> Any:
         try:
-            with torch.inference_mode():
+            with torch_threads(self.threads), torch.inference_mode():
                 if generate:
-                    result = self.model.generate(**tensors, **self.config.generation_kwargs)
+                    result = self.model.generate(**tensors, **self.config.generation_kwargs.passed())
                 else:
                     result = self.model(**tensors)
         except torch.cuda.OutOfMemoryError:
@@ -279,7 +285,7 @@ class HfRuntime(Runtime):
 
     def bind_generation(self, batch: Batch, new_tokens: int) -> HfStreamed:
         """Timed token by token (:mod:`olive_eval.runtimes.streaming`)."""
-        return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs, new_tokens)
+        return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs.passed(), new_tokens)
 
     # ------------------------------------------------------------------ Olive's model handler API
     @property
@@ -319,8 +325,11 @@ class HfRuntime(Runtime):
             "class": type(self.model).__name__,
             "device": str(self.device),
             "dtype": str(next(self.model.parameters()).dtype).removeprefix("torch."),
-            "threads": torch.get_num_threads(),
+            "threads": self.threads,
         }
+
+    def call_scope(self) -> Any:
+        return torch_threads(self.threads)
 
     def close(self) -> None:
         self.model = None

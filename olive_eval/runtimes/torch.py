@@ -20,6 +20,7 @@ from olive_eval.runtimes.base import BoundCall, Device, InputSpec, ModelConfig, 
 from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch_formats import CallPlan, load_file
+from olive_eval.runtimes.torch_threads import threads_field, torch_threads, usable_cores
 from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.user_module import call_user, load_function
 
@@ -43,6 +44,7 @@ class PyTorchModelConfig(ModelConfig):
     model_script: LaxPath | None = None
     script_dir: LaxPath | None = None
     io_config: IOConfig | None = None
+    threads: int | None = threads_field()
 
     @model_validator(mode="after")
     def _source(self) -> PyTorchModelConfig:
@@ -189,8 +191,10 @@ class TorchRuntime(Runtime):
         io_config: IOConfig | None,
         source: str,
         plan: CallPlan | None = None,
+        threads: int | None = None,
     ) -> None:
         self.module = module
+        self.threads = threads or usable_cores()
         self.device = device
         self.model_path = model_path
         self.source = source
@@ -233,7 +237,7 @@ class TorchRuntime(Runtime):
                 module = module.to(torch_device).eval()
             except Exception as exc:
                 raise EvaluationError(f"cannot move the model to {torch_device}: {first_line(exc)}") from exc
-        return cls(module, torch_device, path, model_config.io_config, source, plan)
+        return cls(module, torch_device, path, model_config.io_config, source, plan, model_config.threads)
 
     @staticmethod
     def _from_loader(model_config: Any, path: Path | None) -> Callable[..., Any]:
@@ -305,7 +309,7 @@ class TorchRuntime(Runtime):
         return tensors
 
     def _forward(self, tensors: dict[str, torch.Tensor]) -> Any:
-        with torch.inference_mode():
+        with torch_threads(self.threads), torch.inference_mode():
             result = self._plan(self.module, tensors)
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
@@ -333,7 +337,10 @@ class TorchRuntime(Runtime):
 
     def describe(self) -> dict[str, Any]:
         info = {"runtime": "torch", "version": torch.__version__, "device": str(self.device)}
-        return {**info, "format": self.source, "threads": torch.get_num_threads()}
+        return {**info, "format": self.source, "threads": self.threads}
+
+    def call_scope(self) -> Any:
+        return torch_threads(self.threads)
 
     def close(self) -> None:
         self.module = None  # type: ignore[assignment]

@@ -237,3 +237,37 @@ def test_sampling_without_top_k_keeps_transformers_50_or_the_whole_smaller_vocab
     assert search_options(chosen, 3, 128, vocab=14)["top_k"] == 5
     greedy = GenAIModelConfig(type="GenAIModel", model_path=llm["fp32"], generation_kwargs={"max_new_tokens": 4})
     assert "top_k" not in search_options(greedy, 3, 128, vocab=14)
+
+
+def cli_config(tmp_path: Path, model: dict[str, Any]) -> Path:
+    """A run config file of ``model`` over a few prompts, for the CLI."""
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(config(tmp_path, [model], ["x"] * len(PROMPTS))))
+    return path
+
+
+def test_a_malformed_genai_config_is_a_config_error_naming_the_file_and_where(tmp_path, capsys):
+    from olive_eval.cli import main
+
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "genai_config.json").write_text('{\n  "model": {\n    "type": "llama",,\n  }\n}\n')
+    path = cli_config(tmp_path, genai_model(folder))
+    assert main(["--config", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"olive-eval: config error: {path}: input_model.model_path: {folder / 'genai_config.json'} is not valid "
+        "JSON: Expecting property name enclosed in double quotes at line 3, column 21"
+    )
+
+
+def test_a_genai_config_without_a_model_object_is_a_config_error(tmp_path):
+    folder = tmp_path / "no_model"
+    folder.mkdir()
+    (folder / "genai_config.json").write_text('{"search": {}}')
+    with pytest.raises(ConfigError) as caught:
+        evaluate(config(tmp_path, [genai_model(folder)], ["x"] * len(PROMPTS)))
+    assert str(caught.value) == (
+        f'<config>: input_model.model_path: {folder / "genai_config.json"} has no "model" object: it is not an '
+        "ONNX Runtime GenAI config"
+    )
