@@ -125,6 +125,10 @@ class Evaluation:
                 self._run.open()
             except KeyboardInterrupt:
                 raise self._run.interrupted() from None
+            except ConfigError as exc:  # executor.shards, checked against the data: named where it was given
+                given = str(config) if isinstance(config, (str, Path)) else None
+                source = given if chosen is run.executor else "<executor>"
+                raise (exc.with_source(source) if source and not exc.source else exc) from None
         except BaseException:
             self.close()
             raise
