@@ -269,6 +269,13 @@ class RayExecutor:
 def _connect(ray: Any, config: RayConfig, run: RunConfig) -> bool:
     """Start or join Ray as ``config.address`` says; True when this executor started it (and ends it)."""
     target = os.environ.get("RAY_ADDRESS") if config.address == "auto" else config.address
+    if target and target.startswith("ray://"):  # Ray Client: its gRPC package is not in a plain 'pip install ray'
+        try:
+            import grpc  # noqa: F401
+        except ImportError:
+            raise MissingDependencyError(
+                "ray[client]", f"the 'ray' executor at '{target}' (Ray Client)", "ray"
+            ) from None
     if target and target != "local":
         _reachable(target, config.connect_timeout_s)
     if ray.is_initialized():
