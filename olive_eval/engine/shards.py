@@ -26,7 +26,7 @@ from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
 from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext, ProcessorDeferred
+from olive_eval.data.prepared import PrepareContext
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.passes import PassRecord, run_pass
@@ -110,16 +110,19 @@ def check_shards(run: RunConfig, shards: int, data_configs: list[str], store: Da
     first = run.models()[0]
     for name in dict.fromkeys(data_configs):
         config = run.data_config(name)
+        if config.is_dummy:
+            continue
         batch_size = getattr(build("dataloader", config.dataloader_config), "batch_size", None)
-        if config.is_dummy or not isinstance(batch_size, int) or batch_size < 1:
+        if not isinstance(batch_size, int) or batch_size < 1:
             continue
         context = PrepareContext(name, first.processor_folder(), run.allow_download, planning=True)
         try:
             prepared = build("pre-process", config.pre_process_data_config).prepare(store.source(name), context)
-        except ProcessorDeferred:  # rows made with the model's tokenizer: counted when its pass runs
-            continue
+            rows = _rows_up_to(prepared, (shards - 1) * batch_size + 1)
+        except Exception:  # rows made with the model's tokenizer (deferred), or a user's function raising: the
+            continue  # pass counts them, or reports the failure with its location, as the plan-time checks leave it
         try:
-            shard_ranges(_rows_up_to(prepared, (shards - 1) * batch_size + 1), shards, name, batch_size)
+            shard_ranges(rows, shards, name, batch_size)
         except ConfigError as exc:
             raise ConfigError(exc.message, path="executor.shards") from None
 

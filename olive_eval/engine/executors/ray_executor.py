@@ -6,8 +6,8 @@ the CPUs and GPUs of one machine or many. Each unit is one Ray task (``resources
 from there. A task whose worker process dies is run again once (Ray's ``max_retries=1``); a second death, or
 ``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor, so the
 driver prints each worker's model and stage. With ``"shards": N`` each model's unit runs in a child process of
-the driver (as the ``process`` executor runs it) and each shard of its passes is a task (:mod:`.ray_shards`). Ray is imported only when the executor is built: the ``ray``
-extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
+the driver (as the ``process`` executor runs it) and each shard of its passes is a task (:mod:`.ray_shards`).
+Ray is imported only when the executor is built: the ``ray`` extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
 """
 
 from __future__ import annotations
