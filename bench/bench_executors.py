@@ -6,11 +6,20 @@ repeats (local, process, local, ...) so a busy machine hits both alike. Printed:
 and their ratio, process / local: target <= 1.10. The process executor starts one child ahead, so a model does
 not wait for an interpreter's start-up; the data opened by the run is pickled once and sent to each child.
 
-Run: ``python bench/bench_executors.py`` (about half a minute on 2 cores).
+``--cli`` part: the same quickstart from the command line, ``olive-eval --config configs/quickstart.json
+--executor process`` against ``--executor local``, each a fresh interpreter (so the process executor starts its
+fork server in every run, which the in-process part pays once), interleaved, median of ``--repeats`` (3) each.
+The load average (``os.getloadavg``, as ``uptime`` shows it) is printed before and after: on a shared machine the
+ratio moves with it.
+
+Run: ``python bench/bench_executors.py`` (the in-process part, about half a minute on 2 cores),
+``python bench/bench_executors.py --cli`` (the command line part), ``--all`` for both.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -71,8 +80,48 @@ def process_part() -> None:
     )
 
 
+def cli_wall(executor: str, out: Path) -> float:
+    """One ``olive-eval`` command's wall time, from its start to its exit."""
+    command = [sys.executable, "-m", "olive_eval.cli", "--config", str(QUICKSTART), "--executor", executor]
+    command += ["--output-dir", str(out), "--no-cache", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def cli_part(repeats: int) -> None:
+    quickstart_models()
+    times: dict[str, list[float]] = {"local": [], "process": []}
+    before = load()
+    with tempfile.TemporaryDirectory() as tmp:
+        cli_wall("local", Path(tmp) / "warm")  # the OS's file cache, for neither side to pay
+        for i in range(repeats):
+            for executor in ("local", "process") if i % 2 == 0 else ("process", "local"):
+                times[executor].append(cli_wall(executor, Path(tmp) / f"{executor}{i}"))
+    print(f"quickstart from the command line, {repeats} interleaved runs each (median; load average {before}, then")
+    print(f"  {load()}):")
+    for executor, runs in times.items():
+        shown = " ".join(f"{t:.2f}" for t in runs)
+        print(f"  {executor:7} wall {statistics.median(runs):6.3f} s  ({shown})")
+    ratio = statistics.median(times["process"]) / statistics.median(times["local"])
+    print(f"  ratio process / local, wall: {ratio:.3f}")
+
+
 def main() -> None:
-    process_part()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--cli", action="store_true", help="only the command line part")
+    parser.add_argument("--all", action="store_true", help="the in-process part, then the command line part")
+    parser.add_argument("--repeats", type=int, default=3, help="command line runs of each executor (3)")
+    args = parser.parse_args()
+    if not args.cli:
+        process_part()
+    if args.cli or args.all:
+        cli_part(args.repeats)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.repeats import check_generations
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
+from olive_eval.engine.shards import check_shards
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
@@ -86,7 +87,10 @@ class Run:
         self.data = DataStore(run)
         self.context = RunContext.of(run)
         self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
+        #: each pass's shards, where the executor's config says (one built by the caller may shard as it likes)
+        self.shards = 1
         if executor is None or isinstance(executor, ExecutorConfig):  # the config's, or one given in its place
+            self.shards = (executor or run.executor).shards
             executor = build_executor(executor or run.executor, run, self.evaluator, out_dir, progress)
         self.executor: Executor = executor
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
@@ -107,10 +111,12 @@ class Run:
         return self.evaluator.evidence
 
     def open(self, claim: Callable[[], None] = lambda: None) -> None:
-        """Load and check the data once, then ``claim`` the output folder and save: a data error here (exit 2)
-        leaves the folder as it was (an earlier run's results included)."""
+        """Load and check the data once (that it has a batch for each shard, that its generations fit), then
+        ``claim`` the output folder and save: a data or config error here (exit 2) leaves the folder as it was
+        (an earlier run's results included)."""
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.passes, self.data.source)
+        check_shards(self.config, self.shards, [job.data_config for job in self.plan.passes], self.data)
         claim()
         self.save(durable=False)
 

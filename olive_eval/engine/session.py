@@ -133,8 +133,11 @@ class Evaluation:
                 if not self._held.claimed:  # stopped while the data loaded: nothing was written
                     raise
                 raise self._run.interrupted() from None
-            except ConfigError as exc:  # a check of the config against its data: name the file
-                raise exc.with_source(str(config)) if isinstance(config, (str, Path)) else exc from None
+            except ConfigError as exc:  # a check of the config against its data: named where it was given
+                given = str(config) if isinstance(config, (str, Path)) else None
+                if exc.path.startswith("executor") and chosen is not run.executor:
+                    given = "<executor>"  # an executor handed over from Python, not the config's
+                raise (exc.with_source(given) if given and not exc.source else exc) from None
         except BaseException:
             self.close()
             raise

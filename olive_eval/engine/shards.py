@@ -25,6 +25,8 @@ from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
+from olive_eval.data.components import build
+from olive_eval.data.prepared import PrepareContext
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.passes import PassRecord, run_pass
@@ -96,6 +98,46 @@ def shard_ranges(examples: int, shards: int, data_config: str, batch_size: int =
         raise ConfigError(f"shards is {shards}, more than the {what} of data config '{data_config}'")
     bounds = [min(examples, (batches * i // shards) * batch_size) for i in range(shards + 1)]
     return list(pairwise(bounds))
+
+
+def check_shards(run: RunConfig, shards: int, data_configs: list[str], store: DataStore) -> None:
+    """More shards than a pass's data has batches is the config's error (``executor.shards``), found before any
+    model loads where the count is known without a model: the data's rows as stored or pre-processed without a
+    tokenizer, and a dataloader with a ``batch_size`` (batches of that size). Otherwise (a tokenizer's rows, a
+    dataloader of the user's) each model's pass says so when it runs."""
+    if shards <= 1:
+        return
+    first = run.models()[0]
+    for name in dict.fromkeys(data_configs):
+        config = run.data_config(name)
+        if config.is_dummy:
+            continue
+        batch_size = getattr(build("dataloader", config.dataloader_config), "batch_size", None)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            continue
+        context = PrepareContext(name, first.processor_folder(), run.allow_download, planning=True)
+        try:
+            prepared = build("pre-process", config.pre_process_data_config).prepare(store.source(name), context)
+            rows = _rows_up_to(prepared, (shards - 1) * batch_size + 1)
+        except Exception:  # rows made with the model's tokenizer (deferred), or a user's function raising: the
+            continue  # pass counts them, or reports the failure with its location, as the plan-time checks leave it
+        try:
+            shard_ranges(rows, shards, name, batch_size)
+        except ConfigError as exc:
+            raise ConfigError(exc.message, path="executor.shards") from None
+
+
+def _rows_up_to(prepared: Any, enough: int) -> int:
+    """The prepared data's rows, counted (where its source does not say) only up to ``enough``: as many as the
+    shards need is read, not a large file."""
+    if prepared.num_rows is not None:
+        return int(prepared.num_rows)
+    rows = 0
+    for chunk in prepared.chunks():
+        rows += num_rows(chunk)
+        if rows >= enough:
+            break
+    return rows
 
 
 @dataclass(frozen=True)

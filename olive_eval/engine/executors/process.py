@@ -8,7 +8,9 @@ has no fork server, ``spawn``). A child gets the unit, the config and the run's 
 run, :func:`olive_eval.engine.executors.worker.shared_data`; data a child tokenizes comes back for the next
 ones), writes the instance files to the run's output folder as a local run does, and sends its progress lines
 and then the pickled evaluation over a pipe. A child that dies first, or runs past ``timeout_s`` (it is
-killed), is a failed evaluation naming why.
+killed), is a failed evaluation naming why. With ``shards``, the child still loads the model and finishes its
+passes; it sends each pass's shards to the parent, which runs them (each in a child of its own, or as Ray tasks
+for the ``ray`` executor) and sends their parts back.
 """
 
 from __future__ import annotations
@@ -33,12 +35,17 @@ if TYPE_CHECKING:
 
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
+    from olive_eval.engine.shards import Mapper
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 
 
-def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[str, str], cwd: str) -> None:
+def _child(
+    conn: Connection, packed: Any, output_dir: str | None, environ: dict[str, str], cwd: str, shards: int = 1
+) -> None:
     """A child's life: evaluate one unit, send its progress and then the evaluation back. The fork server's
-    environment and folder are those of when it started: the parent's current ones are set first."""
+    environment and folder are those of when it started: the parent's current ones are set first. With
+    ``shards``, the parent runs each pass's shards (children of its own, or Ray tasks) when the child asks: the
+    model loads here, so a crash while it loads fails it alone, as without shards."""
     import os
 
     from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
@@ -50,10 +57,23 @@ def _child(conn: Connection, packed: Any, output_dir: str | None, environ: dict[
     def progress(model: str, message: str) -> None:
         conn.send(("progress", model, message))
 
+    def shards_by_parent(function: Any, works: list[Any]) -> list[Any]:
+        """The evaluator's ``shard_map``: the shards' work sent to the parent, their parts (or error) back."""
+        prepared = prepared_since(store, data)
+        if prepared is not None:  # tokenized here: the shards read it rather than tokenize it again
+            conn.send(("prepared", prepared))
+        conn.send(("shards", works))
+        kind, value = conn.recv()
+        if kind == "error":
+            raise value
+        return value
+
     try:
         run, unit, data = unpack(packed)
         store = store_with(run, data)
-        evaluation = evaluate_unit(run, unit, Path(output_dir) if output_dir else None, progress, store=store)
+        output = Path(output_dir) if output_dir else None
+        mapper = shards_by_parent if shards > 1 else map
+        evaluation = evaluate_unit(run, unit, output, progress, store=store, shards=shards, shard_map=mapper)
         prepared = prepared_since(store, data)
         if prepared is not None:
             conn.send(("prepared", prepared))
@@ -123,6 +143,21 @@ def exit_reason(exitcode: int | None) -> str:
     return "the model's process exited without sending a result"
 
 
+def _mapped(shard_map: Mapper, works: list[Any]) -> tuple[str, Any]:
+    """``("parts", ...)``, or ``("error", exception)`` for the child to raise: the failure of the pass (a dead
+    shard, the timeout) or a shard's own error, as an :class:`EvaluationError` where it would not pickle."""
+    from olive_eval.engine.shards import score_shard
+
+    try:
+        return ("parts", list(shard_map(score_shard, works)))
+    except Exception as exc:
+        try:
+            pickle.loads(pickle.dumps(exc))
+        except Exception:
+            exc = EvaluationError(f"{type(exc).__name__}: {exc}")
+        return ("error", exc)
+
+
 def _shard_exit(children: list[Any]) -> str:
     """Why a shard's child ended, from the first that did not exit cleanly (the pool ends the others with
     SIGTERM once one has died)."""
@@ -163,23 +198,19 @@ class ProcessExecutor:
         return self._data[1]
 
     # ------------------------------------------------------------------ the interface
-    def run(self, unit: ModelUnit) -> ModelEvaluation:
+    def run(self, unit: ModelUnit, shard_map: Mapper | None = None) -> ModelEvaluation:
+        """The unit in a child; with ``shards``, each pass's shards mapped here by ``shard_map`` (default: each in a
+        child of its own, ended past ``timeout_s``) when the unit's child asks."""
         from olive_eval.engine.executors.worker import pack
 
         if self._config_json is None:
             self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
-        if self.shards > 1:  # the unit here; each pass's shards in children, ended past timeout_s
-            from olive_eval.engine.unit import run_unit
-
-            self._deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
-            self.evaluator.shards, self.evaluator.shard_map = self.shards, self._map_shards
-            return run_unit(self.evaluator, unit)
+        self._deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
         packed = pack(self.run_config, unit, self._config_json, self._shared())
         output_dir = str(self.output_dir) if self.output_dir is not None else None
-        conn, theirs = self._context.Pipe(duplex=False)
-        process = self._context.Process(
-            target=_child, args=(theirs, packed, output_dir, dict(os.environ), os.getcwd()), daemon=True
-        )
+        conn, theirs = self._context.Pipe(duplex=self.shards > 1)
+        args = (theirs, packed, output_dir, dict(os.environ), os.getcwd(), self.shards)
+        process = self._context.Process(target=_child, args=args, daemon=True)
         try:
             with _main_not_imported():
                 process.start()
@@ -189,7 +220,7 @@ class ProcessExecutor:
         finally:
             theirs.close()
         try:
-            return self._wait(unit, process, conn)
+            return self._wait(unit, process, conn, shard_map or self._map_shards)
         except (BrokenPipeError, ConnectionResetError, EOFError):
             process.join()
             return failed_evaluation(unit, exit_reason(process.exitcode))
@@ -199,8 +230,8 @@ class ProcessExecutor:
             process.join()
             conn.close()
 
-    def _wait(self, unit: ModelUnit, process: BaseProcess, conn: Connection) -> ModelEvaluation:
-        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+    def _wait(self, unit: ModelUnit, process: BaseProcess, conn: Connection, shard_map: Mapper) -> ModelEvaluation:
+        deadline = self._deadline
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
@@ -216,6 +247,12 @@ class ProcessExecutor:
                 if kind == "prepared":  # kept for the next children (and the timing rounds here)
                     held = self.evaluator.data._prepared
                     held.update({k: v for k, v in pickle.loads(rest[0]).items() if k not in held})
+                    continue
+                if kind == "shards":  # a pass's shards, run from here; the child finishes the pass
+                    reply = _mapped(shard_map, rest[0])
+                    conn.send(reply)
+                    if reply[0] == "error" and deadline is not None and time.monotonic() >= deadline:
+                        deadline = time.monotonic() + REPORT_S  # the pass failed by the timeout: let it say so
                     continue
                 process.join()
                 if kind == "done":
@@ -266,6 +303,9 @@ class ProcessExecutor:
     def close(self) -> None:
         """Nothing is held between models (the fork server is the interpreter's, reused by later runs)."""
 
+
+#: Seconds a sharded model's process has, once its shards were ended at ``timeout_s``, to send what it measured.
+REPORT_S = 10.0
 
 #: What a child would import on its first batch or record (``pyarrow.compute`` alone is a third of a second).
 LAZY_IMPORTS = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.json", "pyarrow.parquet", "psutil")

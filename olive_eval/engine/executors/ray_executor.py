@@ -5,9 +5,9 @@ the CPUs and GPUs of one machine or many. Each unit is one Ray task (``resources
 ``num_workers`` at a time; the run's opened data goes into Ray's object store once and every task reads it
 from there. A task whose worker process dies is run again once (Ray's ``max_retries=1``); a second death, or
 ``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor, so the
-driver prints each worker's model and stage. With ``"shards": N`` each model's unit runs in the driver and
-each shard of its passes is a task (:mod:`.ray_shards`). Ray is imported only when the executor is built: the ``ray``
-extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
+driver prints each worker's model and stage. With ``"shards": N`` each model's unit runs in a child process of
+the driver (as the ``process`` executor runs it) and each shard of its passes is a task (:mod:`.ray_shards`).
+Ray is imported only when the executor is built: the ``ray`` extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from olive_eval.strict_model import StrictModel
 
 if TYPE_CHECKING:
     from olive_eval.config.run import RunConfig
+    from olive_eval.engine.executors.process import ProcessExecutor
     from olive_eval.engine.executors.worker import Packed
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
@@ -147,6 +148,7 @@ class RayExecutor:
         self._task = ray.remote(_evaluate_remote).options(**options)
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], Any] | None = None
+        self._units: ProcessExecutor | None = None  # with shards: runs each model's unit in a child
         self.concurrent = True  # the run submits the candidates together
 
     # ------------------------------------------------------------------ helpers
@@ -229,15 +231,19 @@ class RayExecutor:
                 ray.cancel(ref, force=True)
 
     def _run_sharded(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
-        """Each unit in the driver, one after another, its passes' shards as Ray tasks (:mod:`.ray_shards`)."""
+        """Each unit in a child process of this machine, one after another (a crash while the model loads fails it
+        alone), its passes' shards as Ray tasks (:mod:`.ray_shards`) submitted from here when the child asks."""
+        from olive_eval.engine.executors.process import ProcessExecutor
         from olive_eval.engine.executors.ray_shards import RayShards
-        from olive_eval.engine.unit import run_unit
 
-        limit = self.config.timeout_s
+        limit, shards = self.config.timeout_s, self.config.shards
+        if self._units is None:
+            self._units = ProcessExecutor(
+                self.run_config, self.evaluator, self.output_dir, self.progress, limit, shards
+            )
         for unit in units:
             deadline = None if limit is None else time.monotonic() + limit
-            self.evaluator.shards, self.evaluator.shard_map = self.config.shards, RayShards(self, unit.name, deadline)
-            yield run_unit(self.evaluator, unit)
+            yield self._units.run(unit, RayShards(self, unit.name, deadline))
 
     def _report(self, started: dict[str, float], attempts: dict[str, int]) -> None:
         """Print the workers' progress lines, and start a model's timeout clock when its task starts."""
@@ -263,6 +269,13 @@ class RayExecutor:
 def _connect(ray: Any, config: RayConfig, run: RunConfig) -> bool:
     """Start or join Ray as ``config.address`` says; True when this executor started it (and ends it)."""
     target = os.environ.get("RAY_ADDRESS") if config.address == "auto" else config.address
+    if target and target.startswith("ray://"):  # Ray Client: its gRPC package is not in a plain 'pip install ray'
+        try:
+            import grpc  # noqa: F401
+        except ImportError:
+            raise MissingDependencyError(
+                "ray[client]", f"the 'ray' executor at '{target}' (Ray Client)", "ray"
+            ) from None
     if target and target != "local":
         _reachable(target, config.connect_timeout_s)
     if ray.is_initialized():

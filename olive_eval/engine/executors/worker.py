@@ -9,7 +9,7 @@ child tokenized goes back to the parent (:func:`prepared_since`) for the next ch
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -104,10 +104,13 @@ def evaluate_unit(
     progress: Progress = _quiet,
     data: dict[str, Any] | None = None,
     store: DataStore | None = None,
+    shards: int = 1,
+    shard_map: Callable[..., Any] = map,
 ) -> ModelEvaluation:
     """``unit`` evaluated here, on an evaluator of its own (per-example files under ``output_dir``), on ``store``
-    or a store holding ``data``."""
+    or a store holding ``data``; each pass in ``shards`` shards mapped by ``shard_map``."""
     store = store if store is not None else store_with(run, data)
     writer = InstanceWriter(output_dir, [m.name for m in run.all_metrics]) if output_dir is not None else None
     evaluator = ModelEvaluator(run, make_plan(run), store, progress, writer, run.source_dir)
+    evaluator.shards, evaluator.shard_map = shards, shard_map
     return run_unit(evaluator, unit)

@@ -9,6 +9,7 @@ import socket
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 import ray
@@ -173,6 +174,30 @@ def test_ray_not_installed_is_one_line_naming_the_extra(toy, monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(MissingDependencyError, match=r"pip install 'olive-eval\[ray\]'"):
         evaluate(toy.config({}, ACC), executor=RAY)
+
+
+def test_a_ray_client_address_without_the_client_says_what_to_install(toy, monkeypatch):
+    real = builtins.__import__
+
+    def no_grpc(name, *args, **kwargs):  # Ray Client's one package beyond ray itself
+        if name == "grpc" or name.startswith("grpc."):
+            raise ImportError("No module named 'grpc'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_grpc)
+    with pytest.raises(MissingDependencyError) as info:
+        evaluate(toy.config({}, ACC), executor={"type": "ray", "address": "ray://127.0.0.1:10001"})
+    assert str(info.value) == (
+        "the 'ray' executor at 'ray://127.0.0.1:10001' (Ray Client) needs the 'ray[client]' package; install it "
+        "with: pip install 'olive-eval[ray]'"
+    )
+
+
+def test_the_ray_extra_installs_ray_client():
+    lines = (Path(__file__).parents[3] / "pyproject.toml").read_text().splitlines()  # tomllib: Python 3.11 on
+    extra = next(line for line in lines if line.startswith("ray = ["))
+    assert extra.startswith('ray = ["ray[client]==2.60.0"]'), extra
+    assert '    "ray[client]==2.60.0",' in lines  # the dev extra's
 
 
 def test_an_unreachable_address_fails_in_seconds(toy):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from olive_eval import evaluate
+from tests.engine.executors.test_process_shards import run_crashing_at_load
 from tests.engine.executors.test_ray_executor import MODELS, python_config
 from tests.engine.executors.test_shards import outcome, same_files, with_files, with_goal
 
@@ -95,3 +96,14 @@ def test_a_shard_past_the_timeout_is_cancelled_and_says_so(local_ray, tmp_path):
     error = hangs.metrics["acc-accuracy_score"].error
     assert error == "the model ran past its timeout of 3 s (timeout_s); its Ray shard tasks were cancelled"
     assert result.models["fine"].status == "ok"
+
+
+def test_a_sharded_model_that_dies_while_loading_fails_alone_and_leaves_no_ray_process(tmp_path):
+    code, stderr, models, left = run_crashing_at_load(tmp_path, {**RAY, "shards": 2})
+    assert code == 1, stderr  # a model failed; the run went to its end and ended its own Ray
+    assert models["exit"]["status"] == "failed"
+    assert models["exit"]["error"] == "the model's process exited with status 3"
+    assert models["segv"]["status"] == "failed"
+    assert models["segv"]["error"] == "the model's process was killed by signal SIGSEGV"
+    assert models["after"]["status"] == "ok" and models["after"]["metrics"]["acc-accuracy_score"]["value"] == 1.0
+    assert left == []  # no Ray worker, raylet or fork server of the run outlives it

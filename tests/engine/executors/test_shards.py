@@ -3,6 +3,7 @@ process's; more shards than examples is a one-line error."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from typing import Any
 
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from olive_eval import evaluate
+from olive_eval.cli import main
 from olive_eval.config import load_run_config
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
@@ -209,3 +211,24 @@ def test_a_row_range_cuts_across_chunks():
     rows = RowRange(lambda: iter(chunks), 3, 14)
     assert np.concatenate([c["x"] for c in rows()]).tolist() == list(range(3, 14))
     assert [c["x"].tolist() for c in RowRange(lambda: iter(chunks), 5, 12)()] == [list(range(5, 12))]
+
+
+@pytest.mark.parametrize("executor", ["local", "process"])
+def test_more_shards_than_batches_is_a_config_error_before_any_model_loads(toy, capsys, executor):
+    config = toy.config({"cand": 0.5}, METRICS)  # 120 examples in batches of 16: 8 batches
+    config["executor"] = {"type": executor, "shards": 9}
+    path = toy.root / "run.json"
+    path.write_text(json.dumps(config))
+    assert main(["--config", str(path), "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"olive-eval: config error: {path}: executor.shards: shards is 9, more than the 8 batches of 16 examples of "
+        "data config 'toy'\n"
+    )
+    assert not (toy.root / "out" / "results.json").exists()
+
+
+def test_as_many_shards_as_batches_is_accepted(toy):
+    config = toy.config({}, METRICS)
+    config["executor"] = {"type": "local", "shards": 8}
+    assert evaluate(config).models["base"].status == "ok"
