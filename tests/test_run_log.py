@@ -10,7 +10,23 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from olive_eval.run_log import LOG_FILE, RunLog
+
+
+@pytest.fixture(autouse=True)
+def loggers_that_emit():
+    """Olive sets its logger's severity when a workflow runs (an earlier test's): these tests log warnings."""
+    saved = {name: (logging.getLogger(name).level, logging.getLogger(name).disabled) for name in ("olive", "ray")}
+    for name in saved:
+        logging.getLogger(name).setLevel(logging.INFO)
+        logging.getLogger(name).disabled = False
+    yield
+    for name, (level, disabled) in saved.items():
+        logging.getLogger(name).setLevel(level)
+        logging.getLogger(name).disabled = disabled
+
 
 #: Imports the libraries first (each gives its logger its own handler: stderr, Olive's stdout), then logs from
 #: each while the run evaluates a model, and raises a warning from a file of transformers' package.
