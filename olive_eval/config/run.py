@@ -307,8 +307,13 @@ class RunConfig(StrictModel):
             if len(subs) == 1:
                 subs[0][1].priority = 1
                 return
+            first = next(i for i, metric in enumerate(self.all_metrics) if metric.sub_types)
+            names = ", ".join(joint_key(m, s) for m, s in subs)
             raise nested_error(
-                self._metrics_key, "priority must be set when there is more than one sub-type (1 = most important)"
+                f"{self._metrics_key}[{first}].sub_types[0].priority",
+                f"none of the {len(subs)} sub-types ({names}) has a priority; with more than one, rank at least one: "
+                '"priority": 1 for the most important (then 2, 3... for others you rank; -1 or none: measured, '
+                "not ranked)",
             )
         by_priority: dict[int, list[str]] = {}
         for metric, sub in ranked:
