@@ -122,3 +122,18 @@ def test_data_without_references_is_a_config_error_before_any_model_loads(run, t
         "accuracy sub-type 'bert_score_f1' reads references, which data config 'd' does not give"
     )
     assert not (tmp_path / "loaded").exists()
+
+
+def test_num_layers_past_the_models_layers_is_one_line_before_any_model_loads(run, tmp_path):
+    """MiniLM's config.json says 6 layers: num_layers 99 is refused from the config, not after loading the model
+    (which also took embedding_similarity, the sub-type beside it, down)."""
+    _, _, config = run
+    subs = _subs(seed=1)[:2]
+    subs[1]["metric_config"] = {"model_path": MODEL, "num_layers": 99}
+    done = _cli(tmp_path, config(subs))
+    line = (
+        "metrics[0].sub_types[1].metric_config.num_layers: num_layers 99 is more than the 6 layers of the model in "
+        f"{MODEL} (its config.json); give 0 to 6"
+    )
+    assert (done.returncode, done.stderr.strip()) == (2, f"olive-eval: config error: {tmp_path / 'run.json'}: {line}")
+    assert not (tmp_path / "loaded").exists()
