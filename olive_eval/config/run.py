@@ -106,11 +106,17 @@ class RunConfig(StrictModel):
         "process per model: a crash fails only that model) or 'ray' (Ray workers).",
     )
     _source_dir: Path | None = PrivateAttr(None)
+    _source: str = PrivateAttr("<config>")
 
     @property
     def source_dir(self) -> Path | None:
         """The folder relative paths were resolved against (the config file's, when loaded from one)."""
         return self._source_dir
+
+    @property
+    def source(self) -> str:
+        """The config file's path (``<config>`` for a dict), which errors found when the run is planned name."""
+        return self._source
 
     @field_validator("executor", mode="before")
     @classmethod
@@ -336,8 +342,9 @@ class RunConfig(StrictModel):
             )
 
     # ---------------------------------------------------------------- paths
-    def resolve_paths(self, base_dir: Path) -> RunConfig:
-        """Make every relative path absolute against the config file's directory (in place)."""
+    def resolve_paths(self, base_dir: Path, source: str | None = None) -> RunConfig:
+        """Make every relative path absolute against the config file's directory (in place); ``source`` names
+        the config in the errors found later, when the run is planned."""
 
         def fix(path: Path | None) -> Path | None:
             return path if path is None or path.is_absolute() else (base_dir / path)
@@ -355,6 +362,8 @@ class RunConfig(StrictModel):
                 metric.metric_config = metric.metric_type.options.resolve_paths(metric.metric_config, base_dir)
         self.output_dir = fix(self.output_dir)
         self._source_dir = base_dir
+        if source is not None:
+            self._source = source
         return self
 
 
