@@ -34,6 +34,16 @@ class LmEvalGeneration(StrictModel):
     def _one_stop(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
+    @field_validator("temperature")
+    @classmethod
+    def _samples_warm(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if info.data.get("do_sample") and not value:
+            raise ValueError(
+                "do_sample true needs a temperature above 0 (lm-eval's default 0 means greedy: a transformers model "
+                "refuses it and lm-eval's GenAI backend decodes greedily); give one, or leave do_sample out"
+            )
+        return value
+
     @field_validator("max_new_tokens")
     @classmethod
     def _one_length(cls, value: int | None, info: ValidationInfo) -> int | None:

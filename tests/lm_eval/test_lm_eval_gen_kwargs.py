@@ -42,6 +42,8 @@ def genai_folder(tmp_path: Path) -> Path:
         ({"until": ["\n", 2]}, "gen_kwargs.until[1]", "expected a string"),
         ({"max_gen_toks": 8, "max_new_tokens": 8}, "gen_kwargs.max_new_tokens", "give one"),
         ({"num_beamz": 2}, "gen_kwargs.num_beamz", "unknown key"),
+        ({"do_sample": True}, "gen_kwargs.temperature", "needs a temperature above 0"),
+        ({"do_sample": True, "temperature": 0}, "gen_kwargs.temperature", "needs a temperature above 0"),
     ],
 )
 @pytest.mark.parametrize("model_type", ["HfModel", "GenAIModel"])
