@@ -137,3 +137,23 @@ def test_num_layers_past_the_models_layers_is_one_line_before_any_model_loads(ru
     )
     assert (done.returncode, done.stderr.strip()) == (2, f"olive-eval: config error: {tmp_path / 'run.json'}: {line}")
     assert not (tmp_path / "loaded").exists()
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_a_sub_type_that_fails_to_load_its_model_leaves_its_neighbours_measured(run, tmp_path, shards):
+    """A transformers folder whose config.json does not say its depth and whose weights are missing: bert_score
+    fails when it loads, in the pass; embedding_similarity beside it in the same metric keeps its value."""
+    preds, refs, config = run
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
+    subs = _subs(seed=1)[:2]
+    subs[1]["metric_config"] = {"model_path": str(broken)}
+    cfg = config(subs)
+    cfg["executor"] = {"type": "local", "shards": shards}
+    model = evaluate(cfg).models["m"]
+    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
+    assert model.status == "partial"
+    assert model.metrics["emb-embedding_similarity"].value == pytest.approx(cosine.mean(), abs=1e-6)
+    failed = model.metrics["emb-bert_score_f1"]
+    assert failed.value is None and f"could not load the transformers model in {broken}" in failed.error
