@@ -149,24 +149,40 @@ class Registry(Generic[T]):
                 import_package(self._packages.pop(0))
 
     def entry_points(self) -> dict[str, EntryPoint]:
-        """This registry's entry points by name, found again whenever ``sys.path`` has changed. A plugin
-        cannot take a name olive-eval (or a user script) has: that is an error naming both."""
+        """This registry's entry points by name, found again whenever ``sys.path`` has changed, less those that
+        claim a name olive-eval (or a user script) has: only that name is refused, when it is looked up."""
         if self.group is None:
             return {}
         with self._lock:
-            if self._plugins_seen_on != tuple(sys.path):
-                from importlib.metadata import entry_points
+            self._load_lazy()
+            return {name: ep for name, ep in self._found().items() if not self._claims_taken(name)}
 
-                self._load_lazy()
-                found = {ep.name: ep for ep in entry_points(group=self.group)}
-                for name, ep in found.items():
-                    if name in self._entries and name not in self._from_plugins:
-                        raise RegistryError(
-                            f"{describe_entry_point(ep)} registers {self.kind} '{name}', which "
-                            f"{self._origins[name]} registered already; rename it"
-                        )
-                self._plugins, self._plugins_seen_on = found, tuple(sys.path)
-            return self._plugins
+    def _found(self) -> dict[str, EntryPoint]:
+        """Every entry point of the group by name (not loaded), cached until ``sys.path`` changes."""
+        if self._plugins_seen_on != tuple(sys.path):
+            from importlib.metadata import entry_points
+
+            found = {ep.name: ep for ep in entry_points(group=self.group)} if self.group is not None else {}
+            self._plugins, self._plugins_seen_on = found, tuple(sys.path)
+        return self._plugins
+
+    def _claims_taken(self, name: str) -> bool:
+        """Whether an entry point names ``name`` while something else registered it (a built-in, a user script)."""
+        return name in self._entries and name not in self._from_plugins and name in self._found()
+
+    def _refuse_claimed(self, name: str) -> None:
+        """RegistryError naming both definitions of ``name`` when a plugin's entry point claims it too."""
+        if self.group is None or not self._claims_taken(name):
+            return
+        module = self.modules.get(name)
+        builtin = f"module {module} ({self._origins[name]})" if module else self._origins[name]
+        ep = self._found()[name]
+        dist = getattr(ep, "dist", None)
+        fix = f"uninstall '{dist.name}'" if dist is not None else "remove it"
+        raise RegistryError(
+            f"{self.kind} '{name}' is defined twice: in {builtin}, and by {describe_entry_point(ep)}; "
+            f"rename the entry point or {fix}"
+        )
 
     def _load_plugin(self, name: str) -> None:
         """Load the entry point of ``name``, if there is one: it registers through ``adopt``, or its module's
@@ -198,6 +214,9 @@ class Registry(Generic[T]):
         self._load_builtin(name)
         if name not in self._entries:
             self._load_plugin(name)
+        else:
+            with self._lock:
+                self._refuse_claimed(name)
         try:
             return self._entries[name]
         except KeyError:

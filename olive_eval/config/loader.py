@@ -170,7 +170,7 @@ def load_run_config(
         run = RunConfig.model_validate(data)
     except ValidationError as exc:
         raise from_validation_error(exc, source) from None
-    run.resolve_paths(base_dir)
+    run.resolve_paths(base_dir, source)
     if check_files:
         try:
             check_references(run)

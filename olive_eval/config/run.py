@@ -109,11 +109,17 @@ class RunConfig(StrictModel):
         "process per model: a crash fails only that model) or 'ray' (Ray workers).",
     )
     _source_dir: Path | None = PrivateAttr(None)
+    _source: str = PrivateAttr("<config>")
 
     @property
     def source_dir(self) -> Path | None:
         """The folder relative paths were resolved against (the config file's, when loaded from one)."""
         return self._source_dir
+
+    @property
+    def source(self) -> str:
+        """The config file's path (``<config>`` for a dict), which errors found when the run is planned name."""
+        return self._source
 
     @field_validator("executor", mode="before")
     @classmethod
@@ -311,8 +317,13 @@ class RunConfig(StrictModel):
             if len(subs) == 1:
                 subs[0][1].priority = 1
                 return
+            first = next(i for i, metric in enumerate(self.all_metrics) if metric.sub_types)
+            names = ", ".join(joint_key(m, s) for m, s in subs)
             raise nested_error(
-                self._metrics_key, "priority must be set when there is more than one sub-type (1 = most important)"
+                f"{self._metrics_key}[{first}].sub_types[0].priority",
+                f"none of the {len(subs)} sub-types ({names}) has a priority; with more than one, rank at least one: "
+                '"priority": 1 for the most important (then 2, 3... for others you rank; -1 or none: measured, '
+                "not ranked)",
             )
         by_priority: dict[int, list[str]] = {}
         for metric, sub in ranked:
@@ -335,8 +346,9 @@ class RunConfig(StrictModel):
             )
 
     # ---------------------------------------------------------------- paths
-    def resolve_paths(self, base_dir: Path) -> RunConfig:
-        """Make every relative path absolute against the config file's directory (in place)."""
+    def resolve_paths(self, base_dir: Path, source: str | None = None) -> RunConfig:
+        """Make every relative path absolute against the config file's directory (in place); ``source`` names
+        the config in the errors found later, when the run is planned."""
 
         def fix(path: Path | None) -> Path | None:
             return path if path is None or path.is_absolute() else (base_dir / path)
@@ -354,6 +366,8 @@ class RunConfig(StrictModel):
                 metric.metric_config = metric.metric_type.options.resolve_paths(metric.metric_config, base_dir)
         self.output_dir = fix(self.output_dir)
         self._source_dir = base_dir
+        if source is not None:
+            self._source = source
         return self
 
 

@@ -323,6 +323,9 @@ class ModelEvaluator:
                 continue
             try:
                 for scored in consumer.finish():
+                    if scored.error is not None:  # that sub-type alone
+                        self._fail(ctx, [(metric, scored.sub)], _scoring_error(metric, scored.error))
+                        continue
                     self._record(ctx, metric, scored.sub, scored.score, scored.evidence)
             except Exception as exc:
                 self._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))

@@ -21,7 +21,7 @@ from olive_eval.engine.chunks import Chunker
 from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.repeats import check_reduced, first_samples, flatten
-from olive_eval.errors import EvaluationError
+from olive_eval.errors import EvaluationError, first_line
 from olive_eval.instances import HeldRecords, HeldSink, InstanceWriter, RecordSink
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
@@ -37,6 +37,8 @@ class Scored:
     sub: SubType
     score: Score
     evidence: Evidence | None = None
+    #: Why this sub-type has no score (its neighbours in the metric may have theirs).
+    error: Exception | None = None
 
 
 @dataclass
@@ -45,6 +47,7 @@ class _Sub:
     metric: Any
     rows: list[np.ndarray] = field(default_factory=list)
     fields: list[tuple[Column, ...]] = field(default_factory=list)
+    error: Exception | None = None
 
 
 class MetricScorer:
@@ -101,33 +104,52 @@ class MetricScorer:
         scores: dict[str, np.ndarray] = {}
         details: dict[str, list[Any]] = {}
         for s in self._subs:
-            columns = tuple(view[name] for name in s.metric.reads)
-            counts = None
-            if self._reduce_scores is not None:
-                columns, counts = flatten(view, s.metric.reads)
-            if not s.metric.decomposes:
-                s.fields.append(columns)
+            if s.error is not None:
                 continue
-            key = s.metric.shared_key()
-            filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
-            cache_key = (start, n, filtered, s.metric.reads, key)
-            cached = cache.get(cache_key) if key is not None else None
-            if cached is None:
-                stats = s.metric.statistics(*columns)
-                details.update(s.metric.instance_details(self._instances is not None) or {})
-                if counts is not None:
-                    stats = self._reduce_scores.reduce(s.metric.instance_scores(stats), counts)
-                if key is not None:
-                    cache[cache_key] = (stats, s.metric)
-            else:
-                stats, producer = cached
-                s.metric.adopt(producer)
-            s.rows.append(stats)
-            if self._instances is not None:
-                per_example = s.metric.instance_scores(stats)
-                if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
-                    scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
+            try:
+                self._score_sub(s, view, start, n, cache, scores, details)
+            except Exception as exc:  # this sub-type fails; its neighbours go on, unless none is left
+                s.error, s.rows, s.fields = exc, [], []
+                if all(other.error is not None for other in self._subs):
+                    raise
         self._write(view, start, n, {**scores, **details})
+
+    def _score_sub(
+        self,
+        s: _Sub,
+        view: Fields,
+        start: int,
+        n: int,
+        cache: dict[Any, Any],
+        scores: dict[str, np.ndarray],
+        details: dict[str, list[Any]],
+    ) -> None:
+        columns = tuple(view[name] for name in s.metric.reads)
+        counts = None
+        if self._reduce_scores is not None:
+            columns, counts = flatten(view, s.metric.reads)
+        if not s.metric.decomposes:
+            s.fields.append(columns)
+            return
+        key = s.metric.shared_key()
+        filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
+        cache_key = (start, n, filtered, s.metric.reads, key)
+        cached = cache.get(cache_key) if key is not None else None
+        if cached is None:
+            stats = s.metric.statistics(*columns)
+            details.update(s.metric.instance_details(self._instances is not None) or {})
+            if counts is not None:
+                stats = self._reduce_scores.reduce(s.metric.instance_scores(stats), counts)
+            if key is not None:
+                cache[cache_key] = (stats, s.metric)
+        else:
+            stats, producer = cached
+            s.metric.adopt(producer)
+        s.rows.append(stats)
+        if self._instances is not None:
+            per_example = s.metric.instance_scores(stats)
+            if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
+                scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
 
     def _filtered(self, fields: Fields) -> Fields:
         """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
@@ -156,12 +178,17 @@ class MetricScorer:
         learnt), its statistics rows and its global metric's fields, in example order."""
         self._score({})
         self.close()
-        return [(s.metric, s.rows, s.fields) for s in self._subs]
+        # a failed sub-type's error in place of its metric, as its message (its class may not unpickle elsewhere)
+        return [
+            (s.metric if s.error is None else EvaluationError(first_line(s.error)), s.rows, s.fields)
+            for s in self._subs
+        ]
 
     def finish_shards(self, shards: list[list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]]) -> list[Scored]:
         """Finish on the shards' held rows (in example order), as if this scorer had seen every batch."""
         for i, s in enumerate(self._subs):
-            s.metric = shards[0][i][0]
+            s.error = next((shard[i][0] for shard in shards if isinstance(shard[i][0], Exception)), None)
+            s.metric = shards[0][i][0] if s.error is None else s.metric
             s.rows = [row for shard in shards for row in shard[i][1]]
             s.fields = [part for shard in shards for part in shard[i][2]]
         return self.finish()
@@ -174,7 +201,9 @@ class MetricScorer:
             raise
         out = []
         for s in self._subs:
-            if s.metric.decomposes:
+            if s.error is not None:
+                out.append(Scored(s.sub, Score(float("nan")), error=s.error))
+            elif s.metric.decomposes:
                 stats = s.metric.concat_statistics(s.rows)
                 score = s.metric.reduce(stats)
                 out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))

@@ -109,7 +109,10 @@ class Evaluation:
             for note in notes:
                 warn(note)
         folder = None if cache is False else ResultCache.default_folder() if cache is True else Path(cache)
-        self._run = Run(run, out_dir, progress, env, chosen, cache=ResultCache(folder, warn=warn), kept=kept)
+        try:
+            self._run = Run(run, out_dir, progress, env, chosen, cache=ResultCache(folder, warn=warn), kept=kept)
+        except ConfigError as exc:  # found by the planner, which does not know the config's name
+            raise _named(exc, run) from None
         self._owns_executor = not isinstance(executor, Executor)
         self._baseline_done = False
         self._held = OutputDir(out_dir)
@@ -134,10 +137,9 @@ class Evaluation:
                     raise
                 raise self._run.interrupted() from None
             except ConfigError as exc:  # a check of the config against its data: named where it was given
-                given = str(config) if isinstance(config, (str, Path)) else None
-                if exc.path.startswith("executor") and chosen is not run.executor:
-                    given = "<executor>"  # an executor handed over from Python, not the config's
-                raise (exc.with_source(given) if given and not exc.source else exc) from None
+                if exc.path.startswith("executor") and chosen is not run.executor and exc.source is None:
+                    exc = exc.with_source("<executor>")  # an executor handed over from Python, not the config's
+                raise _named(exc, run) from None
         except BaseException:
             self.close()
             raise
@@ -346,6 +348,11 @@ class Evaluation:
             raise exc.with_source(_CANDIDATE) from None
         check_outputs(run, [p.data_config for p in self._run.plan.passes], [("candidate", model)])
         return model
+
+
+def _named(exc: ConfigError, run: RunConfig) -> ConfigError:
+    """``exc`` naming the config it is about (the planner raises it with the JSON path only)."""
+    return exc if exc.source is not None else exc.with_source(run.source)
 
 
 def _executor(

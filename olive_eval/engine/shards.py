@@ -306,6 +306,9 @@ def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
             if evaluator.writer is not None:  # a metric that failed to score has no file, as in one pass
                 write_records(evaluator.writer, folder, metric, parts)
             for item in scored:
+                if item.error is not None:  # that sub-type alone
+                    evaluator._fail(ctx, [(metric, item.sub)], _scoring_error(metric, item.error))
+                    continue
                 evaluator._record(ctx, metric, item.sub, item.score, item.evidence)
         except Exception as exc:
             evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))

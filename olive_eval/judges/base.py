@@ -31,6 +31,7 @@ __all__ = [
     "JudgeFailure",
     "JudgeSource",
     "JudgeSpec",
+    "JudgeSpecError",
     "judge_source_registry",
     "resolve_judge",
 ]
@@ -44,6 +45,15 @@ class JudgeFailure:
     """Why the judge gave no text for a prompt: it raised, timed out, or returned something else."""
 
     message: str
+
+
+class JudgeSpecError(ValueError):
+    """A judge spec is wrong at ``key``, a JSON path below ``judge`` (``model.type``), so the config error can
+    name the full path."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key, self.message = key, message
+        super().__init__(f"judge.{key}: {message}")
 
 
 class JudgeSpec(StrictModel):

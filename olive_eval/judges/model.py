@@ -12,7 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
-from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, OneCall, judge_source_registry
+from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, JudgeSpecError, OneCall, judge_source_registry
 
 __all__ = ["ModelJudgeSpec"]
 
@@ -34,7 +34,7 @@ def _model_config(raw: dict[str, Any]) -> Any:
     from olive_eval.runtimes.base import runtime_registry
 
     if "type" not in raw:
-        raise ValueError("judge.model needs a type (HfModel, GenAIModel...)")
+        raise JudgeSpecError("model.type", "missing required key: a judge model needs a type (HfModel, GenAIModel...)")
     config = runtime_registry.get(raw["type"]).Config.model_validate(raw)
     config.resolve_paths(Path.cwd())
     return config
@@ -49,7 +49,26 @@ class ModelSource(JudgeSource):
         config = _model_config(spec.model)
         problem = config.path_problem(False)
         if problem is not None:
-            raise ValueError(f"judge.model.{problem[0]}: {problem[1]}")
+            raise JudgeSpecError(f"model.{problem[0]}", problem[1])
+        cls._check_generates(config)
+
+    @staticmethod
+    def _check_generates(config: Any) -> None:
+        """A model whose type (or task) cannot generate text cannot judge: refused with the plan, not when the run
+        builds the judge. A model that only knows once loaded (a Python model) is checked then."""
+        from olive_eval.lm_eval.adapters import GENERATE
+        from olive_eval.runtimes.base import runtime_registry
+
+        served = runtime_registry.get(config.type).lm_eval_requests(config)
+        if served is None or GENERATE in served:
+            return
+        task = getattr(config, "task", None)
+        key, what = ("task", f"{config.type} with task {task} does") if task else ("type", f"{config.type} models do")
+        raise JudgeSpecError(
+            f"model.{key}",
+            f"{what} not generate text; a judge model must generate text "
+            "(an HfModel of task text-generation, a GenAIModel, a PythonModel)",
+        )
 
     @classmethod
     def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:

@@ -92,7 +92,7 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
             apply_chat_template=options.apply_chat_template,
             fewshot_as_multiturn=options.fewshot_as_multiturn,
             system_instruction=options.system_instruction,
-            gen_kwargs=options.gen_kwargs,
+            gen_kwargs=options.gen_kwargs.for_lm_eval() if options.gen_kwargs is not None else None,
             **options.seeds(),
         )
     if results is None:

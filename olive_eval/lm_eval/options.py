@@ -6,13 +6,57 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from olive_eval.strict_model import LaxPath, StrictModel
 
 #: lm-eval's own seeds (``lm_eval.defaults``): python's ``random``, then numpy, torch and the few-shot sampler.
 LM_EVAL_RANDOM_SEED = 0
 LM_EVAL_OTHER_SEED = 1234
+
+
+class LmEvalGeneration(StrictModel):
+    """``gen_kwargs``: the generation keys every model type honours, checked before any model loads.
+
+    lm-eval hands a transformers model every key (an unknown one fails inside ``generate()``, after the load)
+    while its GenAI backend reads only these and ignores the rest; so any other key is refused, for both."""
+
+    until: list[str] | None = Field(None, description="Stop sequences (or one, as a string).")
+    max_gen_toks: int | None = Field(None, gt=0, description="Tokens to generate.")
+    max_new_tokens: int | None = Field(None, gt=0, description="transformers' name of max_gen_toks.")
+    do_sample: bool | None = None
+    temperature: float | None = Field(None, ge=0, description="0: greedy.")
+    top_p: float | None = Field(None, gt=0, le=1)
+    top_k: int | None = Field(None, ge=0)
+
+    @field_validator("until", mode="before")
+    @classmethod
+    def _one_stop(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("temperature")
+    @classmethod
+    def _samples_warm(cls, value: float | None, info: ValidationInfo) -> float | None:
+        if info.data.get("do_sample") and not value:
+            raise ValueError(
+                "do_sample true needs a temperature above 0 (lm-eval's default 0 means greedy: a transformers model "
+                "refuses it and lm-eval's GenAI backend decodes greedily); give one, or leave do_sample out"
+            )
+        return value
+
+    @field_validator("max_new_tokens")
+    @classmethod
+    def _one_length(cls, value: int | None, info: ValidationInfo) -> int | None:
+        if value is not None and info.data.get("max_gen_toks") is not None:
+            raise ValueError("max_new_tokens is another name of max_gen_toks; give one")
+        return value
+
+    def for_lm_eval(self) -> dict[str, Any]:
+        """The keys as every lm-eval backend reads them: the length as ``max_gen_toks``."""
+        out = self.model_dump(exclude_none=True)
+        if "max_new_tokens" in out:
+            out["max_gen_toks"] = out.pop("max_new_tokens")
+        return out
 
 
 class LmEvalOptions(StrictModel):
@@ -36,7 +80,9 @@ class LmEvalOptions(StrictModel):
         True, description="lm-eval's default: few-shot examples as chat turns (with a chat template)."
     )
     system_instruction: str | None = None
-    gen_kwargs: dict[str, Any] | None = Field(None, description="Overrides every generate_until task's generation.")
+    gen_kwargs: LmEvalGeneration | None = Field(
+        None, description="Overrides every generate_until task's generation (the keys every model type honours)."
+    )
     seed: int | None = Field(
         None,
         description=f"Every lm-eval seed (python, numpy, torch, few-shot); default: lm-eval's "

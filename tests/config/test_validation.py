@@ -185,7 +185,11 @@ def test_lone_sub_type_gets_priority_one_and_many_unranked_fail(base):
     )
     assert load_run_config(config).all_metrics[0].sub_types[0].priority == 1
     config["metrics"][0]["sub_types"].append({"name": "max"})
-    assert "priority must be set" in error_of(config)
+    assert error_of(config) == (
+        "<config>: metrics[0].sub_types[0].priority: none of the 2 sub-types (lat-avg, lat-max) has a priority; with "
+        'more than one, rank at least one: "priority": 1 for the most important (then 2, 3... for others you '
+        "rank; -1 or none: measured, not ranked)"
+    )
 
 
 def test_undefined_data_config_lists_defined(base):

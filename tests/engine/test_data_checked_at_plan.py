@@ -183,7 +183,7 @@ def test_gpu_without_cuda(tmp_path, capsys, monkeypatch):
     code, err = olive_eval(tmp_path, config, capsys)
     assert code == 2
     assert err == (
-        "olive-eval: config error: device: 'gpu' is asked for, but model 'base' (ONNXModel) cannot run there: "
+        f"olive-eval: config error: {tmp_path / 'run.json'}: device: 'gpu' is asked for, but model 'base' (ONNXModel) cannot run there: "
         "execution provider 'CUDAExecutionProvider' is not in this onnxruntime build (it has CPUExecutionProvider); "
         'run on a machine with a GPU, or set "device": "cpu"\n'
     )

@@ -21,7 +21,6 @@ from olive_eval.data.filters import filter_registry
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry
 from olive_eval.metrics.aggregations import aggregation_registry
-from olive_eval.registry import Registry, RegistryError
 from olive_eval.runtimes.base import runtime_registry
 
 PLUGIN = textwrap.dedent(
@@ -364,23 +363,6 @@ def test_the_cli_names_a_bad_entry_point_in_one_line_and_exits_2(toy, plugin, tm
     assert len(err) == 1
     assert "metrics[0].sub_types[0].name" in err[0] and "'olive-eval-toy-plugin 0.3'" in err[0]
     assert "is not a Metric subclass" in err[0]
-
-
-def test_a_plugin_cannot_take_a_built_in_name(tmp_path, monkeypatch):
-    site = tmp_path / "site"
-    info = site / "clash-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: clash\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[olive_eval.test_clash]\nsame = clash_module:Thing\n")
-    monkeypatch.syspath_prepend(str(site))
-    registry: Registry[object] = Registry("thing", group="olive_eval.test_clash")
-    registry.register("same", object(), origin="olive_eval/things.py:1")
-    with pytest.raises(RegistryError) as err:
-        registry.get("other")
-    assert str(err.value) == (
-        "entry point 'same = clash_module:Thing' (group olive_eval.test_clash) of distribution 'clash 1.0' "
-        "registers thing 'same', which olive_eval/things.py:1 registered already; rename it"
-    )
 
 
 def test_the_schema_lists_the_plugins_model_types(plugin):

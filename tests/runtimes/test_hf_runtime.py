@@ -811,7 +811,7 @@ def test_gpu_without_cuda_is_refused(tmp_path, bert, monkeypatch):
             "gpu",
         )
     assert str(error.value) == (
-        "device: 'gpu' is asked for, but model 'hf' (HfModel) cannot run there: torch has no CUDA device; run on a "
+        "<config>: device: 'gpu' is asked for, but model 'hf' (HfModel) cannot run there: torch has no CUDA device; run on a "
         'machine with a GPU, or set "device": "cpu"'
     )
     with pytest.raises(EvaluationError, match=r"^device gpu was requested but torch has no CUDA device$"):

@@ -145,7 +145,8 @@ def test_decoding_a_classifier_s_generations_is_exit_2_naming_the_post_process(t
     assert main(["--config", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
-        "olive-eval: config error: data_configs[0].post_process_data_config.type: post-process 'decode' of data config 'd' decodes generated "
+        f"olive-eval: config error: {path}: data_configs[0].post_process_data_config.type: post-process 'decode' of "
+        "data config 'd' decodes generated "
         "tokens, but model 'bert' (input_model): task 'text-classification' does not generate (its model is called "
         "forward), so there are no generated tokens to decode"
     )

@@ -7,13 +7,14 @@ sentence-transformers wraps with mean pooling); a transformers folder for BERTSc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["BertEncoder", "folder_problem", "load_sentence_transformer"]
+__all__ = ["BertEncoder", "config_layers", "folder_problem", "load_sentence_transformer"]
 
 HINT = (
     "pass metric_config.model_path pointing at a local {kind} model folder "
@@ -32,6 +33,26 @@ def folder_problem(folder: str | Path | None, kind: str, markers: tuple[str, ...
     if not any((path / marker).is_file() for marker in markers):
         return f"{folder} is not a {kind} model folder (it has no {' or '.join(markers)}); {hint}"
     return None
+
+
+#: ``config.json`` keys holding the depth of the stack bert-score cuts: the encoder's of an encoder-decoder model
+#: (BART's ``encoder_layers``, T5's ``num_layers``), else the model's (BERT, GPT-2, DistilBERT...).
+_ENCODER_DEPTH_KEYS = ("encoder_layers", "num_layers")
+_DEPTH_KEYS = ("num_hidden_layers", "n_layer", "n_layers", "num_layers")
+
+
+def config_layers(folder: str | Path | None) -> int | None:
+    """The layer count ``folder``'s ``config.json`` gives (read as JSON, no weights, no transformers), or None
+    when it cannot say: the count is then checked when the model loads."""
+    try:
+        config = json.loads((Path(folder) / "config.json").read_text()) if folder else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    keys = _ENCODER_DEPTH_KEYS if config.get("is_encoder_decoder") else _DEPTH_KEYS
+    depth = next((config[k] for k in keys if k in config), None)
+    return depth if isinstance(depth, int) and not isinstance(depth, bool) and depth > 0 else None
 
 
 def _one_line(exc: BaseException, folder: str, kind: str) -> ValueError:

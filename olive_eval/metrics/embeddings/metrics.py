@@ -20,12 +20,17 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.embeddings.kernels import cosine_rows, greedy_match
-from olive_eval.metrics.embeddings.loading import BertEncoder, folder_problem, load_sentence_transformer
+from olive_eval.metrics.embeddings.loading import (
+    BertEncoder,
+    config_layers,
+    folder_problem,
+    load_sentence_transformer,
+)
 from olive_eval.metrics.registry import register_metric
 from olive_eval.metrics.text_overlap.references import pair_up
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -66,9 +71,18 @@ class BertScoreConfig(_ModelConfig):
 
     @field_validator("num_layers")
     @classmethod
-    def _not_negative(cls, value: int | None) -> int | None:
+    def _within_the_model(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """0 or more, and no more than the model's layers when its config.json says how many (checked with the
+        config, not after the model loads and fails the pass)."""
         if value is not None and value < 0:
             raise ValueError(f"num_layers must be 0 or more, got {value}")
+        folder = info.data.get("model_path")
+        depth = config_layers(folder)
+        if value is not None and depth is not None and value > depth:
+            raise ValueError(
+                f"num_layers {value} is more than the {depth} layers of the model in {folder} (its config.json); "
+                f"give 0 to {depth}"
+            )
         return value
 
 

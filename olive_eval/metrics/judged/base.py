@@ -18,8 +18,9 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
-from olive_eval.judges.base import Judge, JudgeFailure, parse_spec, resolve_judge
+from olive_eval.judges.base import Judge, JudgeFailure, JudgeSpecError, parse_spec, resolve_judge
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.judged.parsing import Unparseable, parse_items, parse_verdicts
 from olive_eval.metrics.judged.prompts import PROMPTS_VERSION, TEMPLATES, check_overrides, digest
@@ -59,6 +60,8 @@ class JudgedConfig(StrictModel):
             parse_spec(value)
         except RegistryError as exc:
             raise ValueError(f"judge.type: {exc}") from None
+        except JudgeSpecError as exc:  # located below judge: the config error names the full JSON path
+            raise PydanticCustomError("nested", "{message}", {"subpath": exc.key, "message": exc.message}) from None
         return value
 
     @field_validator("prompts")

@@ -206,8 +206,35 @@ def test_a_prediction_that_is_not_text_or_missing_references_is_one_line(name):
         m.statistics(["a"], [[]])
 
 
-def test_num_layers_outside_the_model_is_one_line():
-    with pytest.raises(ValueError, match=r"^bert_score: num_layers 7 is outside 0\.\.6, the layers of the model in "):
-        metric("bert_score_f1", num_layers=7).statistics(["a"], ["b"])
+def test_num_layers_outside_the_model_is_one_line(monkeypatch):
+    with pytest.raises(
+        ValidationError, match=r"num_layers 7 is more than the 6 layers of the model in .*; give 0 to 6"
+    ):
+        metric("bert_score_f1", num_layers=7)
+    metric("bert_score_f1", num_layers=6)  # the last layer is one
     with pytest.raises(ValidationError, match="num_layers must be 0 or more, got -1"):
         metric("bert_score_f1", num_layers=-1)
+    # a config.json that does not say its depth: the load still refuses it, in one line
+    monkeypatch.setattr(module, "config_layers", lambda folder: None)
+    with pytest.raises(ValueError, match=r"^bert_score: num_layers 7 is outside 0\.\.6, the layers of the model in "):
+        metric("bert_score_f1", num_layers=7).statistics(["a"], ["b"])
+
+
+@pytest.mark.parametrize(
+    ("config", "depth"),
+    [
+        ({"num_hidden_layers": 6}, 6),
+        ({"n_layer": 12}, 12),
+        ({"n_layers": 6}, 6),
+        ({"is_encoder_decoder": True, "encoder_layers": 3, "decoder_layers": 9, "num_hidden_layers": 3}, 3),
+        ({"is_encoder_decoder": True, "num_layers": 4, "num_decoder_layers": 8}, 4),
+        ({"hidden_size": 8}, None),
+        ({"num_hidden_layers": "6"}, None),
+    ],
+)
+def test_the_layer_count_read_from_config_json(tmp_path, config, depth):
+    from olive_eval.metrics.embeddings.loading import config_layers
+
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    assert config_layers(tmp_path) == depth
+    assert config_layers(tmp_path / "missing") is None

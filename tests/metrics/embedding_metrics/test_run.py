@@ -136,3 +136,38 @@ def test_a_data_file_with_a_string_in_one_row_and_a_list_in_another_is_refused_b
         "string at line 1; a column holds one type in every row (for several answers, a list in every row)"
     )
     assert not (tmp_path / "loaded").exists()
+
+
+def test_num_layers_past_the_models_layers_is_one_line_before_any_model_loads(run, tmp_path):
+    """MiniLM's config.json says 6 layers: num_layers 99 is refused from the config, not after loading the model
+    (which also took embedding_similarity, the sub-type beside it, down)."""
+    _, _, config = run
+    subs = _subs(seed=1)[:2]
+    subs[1]["metric_config"] = {"model_path": MODEL, "num_layers": 99}
+    done = _cli(tmp_path, config(subs))
+    line = (
+        "metrics[0].sub_types[1].metric_config.num_layers: num_layers 99 is more than the 6 layers of the model in "
+        f"{MODEL} (its config.json); give 0 to 6"
+    )
+    assert (done.returncode, done.stderr.strip()) == (2, f"olive-eval: config error: {tmp_path / 'run.json'}: {line}")
+    assert not (tmp_path / "loaded").exists()
+
+
+@pytest.mark.parametrize("shards", [1, 2])
+def test_a_sub_type_that_fails_to_load_its_model_leaves_its_neighbours_measured(run, tmp_path, shards):
+    """A transformers folder whose config.json does not say its depth and whose weights are missing: bert_score
+    fails when it loads, in the pass; embedding_similarity beside it in the same metric keeps its value."""
+    preds, refs, config = run
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
+    subs = _subs(seed=1)[:2]
+    subs[1]["metric_config"] = {"model_path": str(broken)}
+    cfg = config(subs)
+    cfg["executor"] = {"type": "local", "shards": shards}
+    model = evaluate(cfg).models["m"]
+    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
+    assert model.status == "partial"
+    assert model.metrics["emb-embedding_similarity"].value == pytest.approx(cosine.mean(), abs=1e-6)
+    failed = model.metrics["emb-bert_score_f1"]
+    assert failed.value is None and f"could not load the transformers model in {broken}" in failed.error

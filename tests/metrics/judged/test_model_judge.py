@@ -41,5 +41,44 @@ def test_a_model_judge_whose_folder_is_missing_is_a_config_error(tmp_path):
     from pydantic import ValidationError
 
     spec = {"type": "model", "model": {"type": "HfModel", "model_path": str(tmp_path / "nope")}}
-    with pytest.raises(ValidationError, match=r"judge\.model\.model_path"):
+    with pytest.raises(ValidationError) as err:
         get_metric("bias", {"judge": spec})
+    assert err.value.errors()[0]["ctx"]["subpath"] == "model.model_path"
+    assert "folder not found" in err.value.errors()[0]["ctx"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("model", "key", "says"),
+    [
+        ({"type": "ONNXModel"}, "type", "ONNXModel models do not generate text"),
+        ({"type": "HfModel", "task": "text-classification"}, "task", "task text-classification does not generate"),
+    ],
+)
+def test_a_judge_model_that_cannot_generate_is_refused_before_the_run(tmp_path, capsys, model, key, says):
+    """Before, an ONNX classifier as the judge passed the config and failed when the run built the judge."""
+    import json
+
+    import numpy as np
+
+    from olive_eval.cli import main
+    from tests.helpers import linear_onnx
+    from tests.metrics.judged.test_run import config
+
+    onnx_file = linear_onnx(tmp_path / "classifier.onnx", np.eye(3, dtype=np.float32))
+    folder = tmp_path / "hf_classifier"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    judge = {
+        "type": "model",
+        "model": {**model, "model_path": str(onnx_file if model["type"] == "ONNXModel" else folder)},
+    }
+    run = config(tmp_path, [{"name": "bias", "metric_config": {"judge": judge}}])
+    file = tmp_path / "run.json"
+    file.write_text(json.dumps(run))
+    code = main(["--config", str(file), "--quiet", "--no-cache"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2, err
+    assert err.count("\n") == 0
+    assert f"{file}: metrics[0].sub_types[0].metric_config.judge.model.{key}: " in err
+    assert says in err and "a judge model must generate text" in err
+    assert not (tmp_path / "out" / "results.json").exists()
