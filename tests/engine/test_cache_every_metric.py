@@ -28,6 +28,7 @@ from olive_eval.metrics import get_metric
 from olive_eval.metrics.base import Metric, metric_registry
 from olive_eval.metrics.huggingface import HuggingFaceMetric
 from olive_eval.metrics.resampling import ExampleStats
+from tests.metrics.detection.scenes import random_mask_scene, random_scene
 from tests.metrics.judged import scripted
 from tests.metrics.test_huggingface_backend import TOY_METRIC, hf_home  # noqa: F401  (a fixture)
 
@@ -50,12 +51,7 @@ class Case:
 
 
 #: Built-in metrics this test does not score, with the reason.
-DETECTION = ("map", "map_50", "map_75", "map_large", "map_medium", "map_small")
-DETECTION += ("mar", "mar_1", "mar_10", "mar_100", "mar_large", "mar_medium", "mar_small")
-NOT_COVERED: dict[str, str] = {
-    name: "its per-image statistics (a PerImage table) have no stored form yet: a model scored by it is not cached"
-    for name in DETECTION
-}
+NOT_COVERED: dict[str, str] = {}
 
 LABELS = np.array([0, 1, 2, 1, 0, 2])
 TARGETS = np.array([0, 1, 1, 1, 0, 2])
@@ -142,6 +138,16 @@ def _violations() -> list[Case]:
     return [Case(name, None, (preds, truth, [text, "Short."])) for name in names]
 
 
+def _detection() -> list[Case]:
+    preds, refs = random_scene(3, n_images=5)
+    names = ["map", "map_50", "map_75", "map_large", "map_medium", "map_small"]
+    names += ["mar", "mar_1", "mar_10", "mar_100", "mar_large", "mar_medium", "mar_small"]
+    cases = [Case(name, None, (preds, refs)) for name in names]
+    cases.append(Case("map", {"convention": "valor"}, (preds, refs)))
+    cases.append(Case("map", {"iou_type": "segm"}, random_mask_scene(4, n_images=4)))
+    return cases
+
+
 def _segmentation() -> list[Case]:
     rng = np.random.default_rng(0)
     refs = rng.integers(0, 3, (3, 4, 5)).astype(np.uint8)
@@ -173,6 +179,7 @@ CASES = [
     *_speech(),
     *_judged(),
     *_violations(),
+    *_detection(),
     *_segmentation(),
     *_language_modeling(),
     *_embeddings(),

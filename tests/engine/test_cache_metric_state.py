@@ -15,6 +15,7 @@ from olive_eval.metrics import get_metric
 from olive_eval.metrics.resampling import ExampleStats
 from tests.engine.test_cache_run import cli, evaluated, write
 from tests.helpers import python_model_run, write_jsonl
+from tests.metrics.detection.scenes import random_scene, replay_run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 VIOLATIONS = ROOT / "examples" / "violations"
@@ -117,3 +118,19 @@ def test_an_answer_metric_with_a_normalizer_is_served_from_the_cache(tmp_path, c
     assert metrics["em-exact_match"]["value"] == 0.75 and metrics["em-word_sort_ratio"]["value"] == 0.75
     assert metrics["em-exact_match"]["ci_low"] < 0.75 < metrics["em-exact_match"]["ci_high"]
     assert second["models"]["m"]["metrics"] == metrics
+
+
+def test_detection_metrics_are_served_from_the_cache(tmp_path, capsys):
+    """Detection's evidence is a table of per-image statistics: stored as its arrays, it comes back whole, so a
+    rerun gives the same mAP, intervals and paired goal."""
+    preds, refs = random_scene(5, n_images=12)
+    worse = [{**p, "scores": p["scores"][::-1].copy()} for p in preds]
+    interval = {"n_resamples": 200}
+    goal = {"type": "max-degradation", "value": 0.05, "confidence": 0.9, "n_resamples": 200}
+    subs = [{"name": "map", "priority": 1, "confidence_interval": interval, "goal": goal}, {"name": "mar_100"}]
+    config = replay_run_config(tmp_path, {"base": preds, "worse": worse}, refs, subs)
+    first, second = run_twice(write(tmp_path / "run.json", config), capsys, ["base", "worse"])
+    assert first["models"]["base"]["metrics"]["det-map"]["ci_low"] is not None
+    for name, model in first["models"].items():
+        assert second["models"][name]["metrics"] == model["metrics"], name
+        assert second["models"][name]["goals_met"] == model["goals_met"], name
