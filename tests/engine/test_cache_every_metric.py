@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import evaluate  # noqa: F401  (plainly: the huggingface backend's test module, imported below, skips without it)
 import numpy as np
 import pytest
 
 from olive_eval.engine import evidence_store
 from olive_eval.engine.evidence import Evidence
 from olive_eval.judges import forget_judges, register_judge
-from olive_eval.lm_eval.evidence import SampleMetric
+from olive_eval.lm_eval.evidence import SampleMetric, sample_evidence
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.base import Metric, metric_registry
 from olive_eval.metrics.huggingface import HuggingFaceMetric
@@ -274,12 +275,29 @@ def test_a_huggingface_metric_is_stored_without_its_module(hf_home, tmp_path):  
         check_round_trip(build, ([0, 1, 2, 1], [0, 1, 1, 1]))
 
 
-@pytest.mark.parametrize("aggregation", ["mean", "perplexity", "bits_per_byte"])
+LM_EVAL_ITEMS = {
+    "mean": [0.0, 1.0, 1.0, 0.0],
+    "perplexity": [-1.2, -0.4, -2.0, -0.1],
+    "bits_per_byte": [(-3.0, 4), (-1.5, 2), (-2.0, 5), (-0.5, 1)],
+    "f1": [(1, 1), (0, 1), (1, 0), (1, 1)],  # (gold, prediction), as lm-eval's process_results gives them
+    "brier_score": [
+        (0, np.array([0.8, 0.2])),
+        (1, np.array([0.3, 0.7])),
+        (1, np.array([0.6, 0.4])),
+        (0, np.array([1.0, 0.0])),
+    ],
+}
+
+
+@pytest.mark.parametrize("aggregation", list(LM_EVAL_ITEMS))
 def test_an_lm_eval_sample_metric_is_stored_with_its_aggregation(aggregation):
-    items = [0.0, 1.0, 1.0] if aggregation == "mean" else [[-3.0, 4.0], [-1.5, 2.0], [-2.0, 5.0]]
-    if aggregation == "perplexity":
-        items = [-1.2, -0.4, -2.0]
-    check_round_trip(lambda: SampleMetric(aggregation), (items,))
+    """The cache builds lm-eval's metric bare (``evidence_metric``) and restores its aggregation; a global
+    aggregation's items (tuples, arrays) are stored as the lists they are resampled as."""
+    original = sample_evidence(aggregation, LM_EVAL_ITEMS[aggregation])
+    restored = as_stored(original, SampleMetric)
+    assert restored.metric.lm_eval_aggregation == aggregation
+    for idx in (np.arange(4), np.array([0, 0, 1, 3]), np.array([3, 2, 0, 0])):
+        assert same(restored.value_on(idx), original.value_on(idx))
 
 
 def test_a_round_trip_compares_what_it_should():
