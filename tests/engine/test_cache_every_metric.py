@@ -242,10 +242,14 @@ def _plain(value: Any) -> Any:
 
 
 def check_round_trip(build: Callable[[], Metric], columns: tuple[Any, ...]) -> None:
+    """The metric ``build`` makes scores ``columns``; its evidence, stored and restored onto another metric
+    ``build`` makes, gives the same value and resample, and that metric scores the columns alike."""
     original, score = scored(build(), columns)
     restored = as_stored(original, build)
-    again = restored.metric.reduce(restored.statistics) if restored.metric.decomposes else None
-    again = again or restored.metric.compute(*restored.fields)
+    if restored.metric.decomposes:
+        again = restored.metric.reduce(restored.statistics)
+    else:
+        again = restored.metric.compute(*restored.fields)
     assert same(again.value, score.value) and same(again.details, score.details)
     assert same(again.per_class, score.per_class)
     resample = np.array([0, 0, 1, len(original) - 1])
