@@ -3,8 +3,8 @@
 A prediction metric's evidence is its per-example statistics or the columns it read, plus the state the
 metric learnt while scoring (e.g. the classification task it inferred); the metric object itself, and the
 working objects it names ``transient`` (a loaded model, a matching), are built again from the run's config. A timing metric's evidence is its timed runs. Columns are numeric or string
-arrays, lists of JSON values, or lists of arrays (ragged rows); anything else cannot be stored without
-pickle, and :class:`Unstorable` says so.
+arrays, lists of JSON values, lists of arrays (ragged rows) or detection's per-image tables; anything else
+cannot be stored without pickle, and :class:`Unstorable` says so.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.engine.evidence import Evidence
+from olive_eval.metrics.detection.per_image import PerImage, Table
 from olive_eval.metrics.performance import TimingSample
 from olive_eval.metrics.resampling import ExampleStats
 
@@ -62,6 +63,15 @@ class _Writer:
         if isinstance(value, list) and _plain(value):
             text = json.dumps(value, allow_nan=True)
             return {"json": self.array(np.frombuffer(text.encode(), dtype=np.uint8), what)}
+        if isinstance(value, PerImage):  # detection's per-image tables: arrays all the way down
+            tables = {
+                name: {
+                    "offsets": self.array(table.offsets, what),
+                    "columns": {column: self.array(v, what) for column, v in table.columns.items()},
+                }
+                for name, table in value.tables.items()
+            }
+            return {"per_image": self.array(value.category_ids, what), "tables": tables}
         raise Unstorable(f"{what} is a {type(value).__name__} that only pickle could store")
 
 
@@ -116,6 +126,12 @@ def _column(spec: dict[str, Any], arrays: Any) -> Any:
         sizes = [int(np.prod(shape)) for shape in shapes]
         bounds = np.cumsum([0, *sizes])
         return [flat[bounds[i] : bounds[i + 1]].reshape(tuple(shape)) for i, shape in enumerate(shapes)]
+    if "per_image" in spec:
+        tables = {
+            name: Table(arrays[t["offsets"]], {column: arrays[a] for column, a in t["columns"].items()})
+            for name, t in spec["tables"].items()
+        }
+        return PerImage(arrays[spec["per_image"]], tables)
     return json.loads(arrays[spec["json"]].tobytes().decode())
 
 

@@ -67,9 +67,20 @@ class SampleMetric(Metric):
         return np.array([[float(ll), float(w)] for ll, w in items], dtype=np.float64).reshape(-1, 2)
 
 
+def _as_data(item: Any) -> Any:
+    """An item as JSON data (tuples and arrays as lists), so that the results cache stores it as it is resampled."""
+    if isinstance(item, (tuple, list)):
+        return [_as_data(v) for v in item]
+    if isinstance(item, (np.ndarray, np.generic)):
+        return item.tolist()
+    return item
+
+
 def sample_evidence(aggregation: str, items: list[Any]) -> ExampleStats:
-    """Per-document evidence for a value lm-eval aggregated by ``aggregation`` (its registered name)."""
+    """Per-document evidence for a value lm-eval aggregated by ``aggregation`` (its registered name). The items a
+    global aggregation reads (``f1``'s ``(gold, prediction)`` pairs) are kept as lists, which lm-eval's
+    aggregations take as they take tuples."""
     metric = SampleMetric(aggregation)
     if metric.kind is Kind.GLOBAL:
-        return ExampleStats(metric, fields=(list(items),))
+        return ExampleStats(metric, fields=([_as_data(item) for item in items],))
     return ExampleStats(metric, statistics=metric.statistics(items))

@@ -93,6 +93,9 @@ class HuggingFaceMetric(Metric):
     Config: ClassVar[type[StrictModel]] = HuggingFaceMetricConfig
     requires: ClassVar[tuple[str, ...]] = ("evaluate",)
     extra: ClassVar[str | None] = "hf"
+    #: The loaded module, and the folder names resolve against: the run's config gives both again, so the
+    #: result cache leaves them out of the metric's state.
+    transient = ("_module", "base_dir")
 
     config: HuggingFaceMetricConfig
 

@@ -15,6 +15,7 @@ from olive_eval.metrics import get_metric
 from olive_eval.metrics.resampling import ExampleStats
 from tests.engine.test_cache_run import cli, evaluated, write
 from tests.helpers import python_model_run, write_jsonl
+from tests.metrics.detection.scenes import random_scene, replay_run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 VIOLATIONS = ROOT / "examples" / "violations"
@@ -87,3 +88,49 @@ def test_embedding_metrics_are_served_from_the_cache(tmp_path, capsys, monkeypat
     assert metrics["emb-embedding_similarity"]["ci_low"] < metrics["emb-embedding_similarity"]["value"]
     assert metrics["emb-bert_score_f1"]["ci_low"] < metrics["emb-bert_score_f1"]["value"]
     assert second["models"]["m"]["metrics"] == metrics
+
+
+SHOUTING_SCRIPT = textwrap.dedent(
+    """
+    def load(model_path):
+        return lambda batch: [s + "!" for s in batch["source"]]
+    """
+)
+
+
+def test_an_answer_metric_with_a_normalizer_is_served_from_the_cache(tmp_path, capsys):
+    """exact_match keeps its normalizer (a transform object) while it scores: the cache stores its data, and
+    the rerun gives the same values and intervals without evaluating or warning."""
+    (tmp_path / "models.py").write_text(SHOUTING_SCRIPT)
+    (tmp_path / "loaded").write_text("")
+    rows = [{"source": f"answer {i}", "target": f"answer {i}" if i % 4 else "zzz"} for i in range(12)]
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    interval = {"n_resamples": 200}
+    normalized = {"normalizer": "remove_punctuation"}
+    subs = [
+        {"name": "exact_match", "priority": 1, "metric_config": normalized, "confidence_interval": interval},
+        {"name": "word_sort_ratio", "metric_config": {**normalized, "method": "token_sort_ratio"}},
+    ]
+    config = python_model_run(tmp_path, {"name": "em", "sub_types": subs})
+    first, second = run_twice(write(tmp_path / "run.json", config), capsys, ["m"])
+    metrics = first["models"]["m"]["metrics"]
+    # "answer i!" is "answer i" once punctuation is removed: 9 of the 12 examples (those with i % 4 != 0) match
+    assert metrics["em-exact_match"]["value"] == 0.75 and metrics["em-word_sort_ratio"]["value"] == 0.75
+    assert metrics["em-exact_match"]["ci_low"] < 0.75 < metrics["em-exact_match"]["ci_high"]
+    assert second["models"]["m"]["metrics"] == metrics
+
+
+def test_detection_metrics_are_served_from_the_cache(tmp_path, capsys):
+    """Detection's evidence is a table of per-image statistics: stored as its arrays, it comes back whole, so a
+    rerun gives the same mAP, intervals and paired goal."""
+    preds, refs = random_scene(5, n_images=12)
+    worse = [{**p, "scores": p["scores"][::-1].copy()} for p in preds]
+    interval = {"n_resamples": 200}
+    goal = {"type": "max-degradation", "value": 0.05, "confidence": 0.9, "n_resamples": 200}
+    subs = [{"name": "map", "priority": 1, "confidence_interval": interval, "goal": goal}, {"name": "mar_100"}]
+    config = replay_run_config(tmp_path, {"base": preds, "worse": worse}, refs, subs)
+    first, second = run_twice(write(tmp_path / "run.json", config), capsys, ["base", "worse"])
+    assert first["models"]["base"]["metrics"]["det-map"]["ci_low"] is not None
+    for name, model in first["models"].items():
+        assert second["models"][name]["metrics"] == model["metrics"], name
+        assert second["models"][name]["goals_met"] == model["goals_met"], name

@@ -62,6 +62,7 @@ class AnswerMetric(Metric):
     higher_is_better = True
     kind = Kind.INSTANCE
     reads = ("prediction", "references")
+    transient = ("_normalize",)  # built from the config's normalizer; the result cache keeps data only
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
