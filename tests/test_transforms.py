@@ -164,6 +164,8 @@ def test_the_transform_registry_sits_below_data_and_metrics():
         "olive_eval.registry",
         "olive_eval.registry.Registry",
         "olive_eval.registry.RegistryError",
+        "olive_eval.registry_spec",
+        "olive_eval.registry_spec.SpecForm",
         "olive_eval.strict_model",
         "olive_eval.strict_model.StrictModel",
         "olive_eval.strict_model.shown_json",
