@@ -24,10 +24,9 @@ import re  # noqa: F401  (tests patch ``filters.re.compile`` to prove the regex 
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import ValidationError
-
-from olive_eval.registry import Registry, RegistryError
-from olive_eval.strict_model import EXPECTED_JSON, StrictModel, shown_json, unknown_choice_hint
+from olive_eval.registry import Registry
+from olive_eval.registry_spec import SpecForm
+from olive_eval.strict_model import StrictModel, shown_json
 from olive_eval.transforms import RegexParams, TextTransform, TransformParams, build_transform, transform_registry
 
 
@@ -104,7 +103,15 @@ class StringFilter(PredictionFilter):
 # --------------------------------------------------------------------------------------------- registry
 
 filter_registry: Registry[Any] = Registry(
-    "filter type", group="olive_eval.filters", adopt=lambda name, obj, origin: register_filter(name)(obj)
+    "filter type",
+    group="olive_eval.filters",
+    adopt=lambda name, obj, origin: register_filter(name)(obj),
+    form=SpecForm(
+        built=Filter,
+        missing="missing required key 'type'; registered: {names}",
+        unknown="unknown {kind} '{name}'{hint}{listed}",
+        other=lambda data, path: _as_transform(data, path),
+    ),
 )
 """Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function; other packages add
 either through the entry-point group ``olive_eval.filters``."""
@@ -278,28 +285,12 @@ class MajorityVoteFilter(Filter):
 # --------------------------------------------------------------------------------------------- building
 
 
-def _error_message(err: Any, params_keys: set[str]) -> tuple[str, str]:
-    """(JSON path below the filter's object, message) for the first pydantic error."""
-    loc = [str(part) for part in err["loc"]]
-    kind = err["type"]
-    if kind == "unknown_key":
-        loc, message = [err["ctx"]["key"]], err["msg"]
-    elif kind == "missing":
-        message = "missing required key"
-    elif kind in EXPECTED_JSON:
-        message = f"expected {EXPECTED_JSON[kind]}, got {shown_json(err['input'])}"
-    else:
-        message = err["msg"].removeprefix("Value error, ")
-    if loc and loc[0] in params_keys:
-        loc = ["params", *loc]
-    return ".".join(loc), message
-
-
-def _type_error(name: str) -> str:
-    names = filter_registry.names()
-    hint = unknown_choice_hint(name, names)
-    listed = f" Registered: {', '.join(names)}" if hint.startswith("; did you mean") else ""
-    return f"unknown filter type '{name}'{hint}{listed}"
+def _as_transform(data: dict[str, Any], path: str) -> Filter | None:
+    """A filter ``type`` that names no filter but a registered text transform: that transform on every prediction."""
+    if data["type"] not in transform_registry:
+        return None
+    text = build_transform(data, path)
+    return TransformFilter(text.params, text)
 
 
 def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Filter:
@@ -307,40 +298,7 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
 
     Raises ValueError as ``"<path>.<key>: what is wrong"``.
     """
-    if isinstance(spec, Filter):
-        return spec
-    if not isinstance(spec, dict):
-        raise ValueError(f"{path}: expected an object with a 'type', got {shown_json(spec)}")
-    data = {k: v for k, v in spec.items() if k != "params"}
-    params_keys: set[str] = set()
-    if "params" in spec:
-        if not isinstance(spec["params"], dict):
-            raise ValueError(f"{path}.params: expected an object, got {shown_json(spec['params'])}")
-        for key, value in spec["params"].items():
-            if key in data:
-                raise ValueError(f"{path}.params.{key}: '{key}' is given both inline and under 'params'")
-            data[key] = value
-            params_keys.add(key)
-    name = data.get("type")
-    if name is None:
-        raise ValueError(f"{path}.type: missing required key 'type'; registered: {', '.join(filter_registry.names())}")
-    if not isinstance(name, str):
-        raise ValueError(f"{path}.type: expected a string, got {shown_json(name)}")
-    if name not in filter_registry:
-        if name in transform_registry:  # a text transform is a filter of every prediction
-            text = build_transform(data, path)
-            return TransformFilter(text.params, text)
-        raise ValueError(f"{path}.type: {_type_error(name)}")
-    try:
-        entry = filter_registry.get(name)  # a plugin's filter loads here
-    except RegistryError as exc:
-        raise ValueError(f"{path}.type: {exc}") from None
-    try:
-        params = entry.Params.model_validate(data)
-    except ValidationError as exc:
-        where, message = _error_message(exc.errors()[0], params_keys)
-        raise ValueError(f"{path}.{where}: {message}" if where else f"{path}: {message}") from None
-    return entry(params)
+    return filter_registry.build(spec, path)  # type: ignore[no-any-return]
 
 
 def build_filters(specs: Sequence[dict[str, Any] | Filter] | None, path: str = "filters") -> list[Filter]:
