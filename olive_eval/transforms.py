@@ -28,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 from pydantic import field_validator
 
 from olive_eval.registry import Registry
+from olive_eval.registry_function import FunctionStep, register_step
 from olive_eval.registry_spec import SpecForm
 from olive_eval.strict_model import StrictModel
 
@@ -61,28 +62,11 @@ class TextTransform:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in keys.items())})"
 
 
-class FunctionTransform(TextTransform):
+class FunctionTransform(FunctionStep, TextTransform):
     """A registered ``f(text) -> text``; pickles by reference to ``f``."""
 
-    def __init__(self, params: TransformParams, func: Callable[[str], str]) -> None:
-        super().__init__(params)
-        self.name = params.type
-        self.func = func
-
     def __call__(self, text: str) -> str:
-        return self.func(text)
-
-
-class FunctionEntry:
-    """What the registry holds for a function: called with the params as a transform class is."""
-
-    Params: ClassVar[type[TransformParams]] = TransformParams
-
-    def __init__(self, name: str, func: Callable[[str], str]) -> None:
-        self.name, self.func = name, func
-
-    def __call__(self, params: TransformParams) -> FunctionTransform:
-        return FunctionTransform(params, self.func)
+        return self.func(text)  # type: ignore[no-any-return]
 
 
 class Chain(TextTransform):
@@ -119,7 +103,8 @@ transform_registry: Registry[Any] = Registry(
         not_text="expected a transform name, got {got}",
     ),
 )
-"""Name → a :class:`TextTransform` subclass, or a :class:`FunctionEntry` for a registered function."""
+"""Name → a :class:`TextTransform` subclass, or a :class:`~olive_eval.registry_function.FunctionEntry` for a
+registered function."""
 
 T = TypeVar("T")
 
@@ -129,19 +114,7 @@ def register_transform(name: str) -> Callable[[T], T]:
     a plain function ``f(text) -> text`` without parameters. Returns what it decorates unchanged."""
 
     def wrap(obj: T) -> T:
-        if isinstance(obj, type):
-            if not issubclass(obj, TextTransform):
-                raise TypeError(f"@register_transform('{name}') needs a TextTransform subclass or a function")
-            if not issubclass(obj.Params, TransformParams):
-                raise TypeError(f"@register_transform('{name}'): {obj.__name__}.Params must subclass TransformParams")
-            obj.name = name
-            transform_registry.register(name, obj)
-        elif callable(obj):
-            code = getattr(obj, "__code__", None)
-            origin = f"{code.co_filename}:{code.co_firstlineno}" if code else str(getattr(obj, "__module__", "?"))
-            transform_registry.register(name, FunctionEntry(name, obj), origin=origin)  # type: ignore[arg-type]
-        else:
-            raise TypeError(f"@register_transform('{name}') needs a TextTransform subclass or a function, got {obj!r}")
+        register_step(transform_registry, name, obj, TextTransform, FunctionTransform, "register_transform")
         return obj
 
     return wrap

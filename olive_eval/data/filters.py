@@ -25,6 +25,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from olive_eval.registry import Registry
+from olive_eval.registry_function import FunctionStep, register_step
 from olive_eval.registry_spec import SpecForm
 from olive_eval.strict_model import StrictModel, shown_json
 from olive_eval.transforms import RegexParams, TextTransform, TransformParams, build_transform, transform_registry
@@ -113,35 +114,17 @@ filter_registry: Registry[Any] = Registry(
         other=lambda data, path: _as_transform(data, path),
     ),
 )
-"""Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function; other packages add
-either through the entry-point group ``olive_eval.filters``."""
+"""Name → a Filter subclass, or a :class:`~olive_eval.registry_function.FunctionEntry` for a registered
+function; other packages add either through the entry-point group ``olive_eval.filters``."""
 
 F = TypeVar("F")
 
 
-class FunctionFilter(PredictionFilter):
+class FunctionFilter(FunctionStep, PredictionFilter):
     """A user's ``f(prediction) -> prediction`` applied to every prediction. Pickles by reference to ``f``."""
-
-    def __init__(self, params: FilterParams, func: Callable[[Any], Any]) -> None:
-        super().__init__(params)
-        self.name = params.type
-        self.func = func
 
     def transform(self, prediction: Any) -> Any:
         return self.func(prediction)
-
-
-class FunctionFilterEntry:
-    """What the registry holds for a function: called with the params like a Filter class is."""
-
-    Params: ClassVar[type[FilterParams]] = FilterParams
-
-    def __init__(self, name: str, func: Callable[[Any], Any]) -> None:
-        self.name = name
-        self.func = func
-
-    def __call__(self, params: FilterParams) -> FunctionFilter:
-        return FunctionFilter(params, self.func)
 
 
 def register_filter(name: str) -> Callable[[F], F]:
@@ -153,19 +136,7 @@ def register_filter(name: str) -> Callable[[F], F]:
     """
 
     def wrap(obj: F) -> F:
-        if isinstance(obj, type):
-            if not issubclass(obj, Filter):
-                raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
-            if not issubclass(obj.Params, FilterParams):
-                raise TypeError(f"@register_filter('{name}'): {obj.__name__}.Params must subclass FilterParams")
-            obj.name = name
-            filter_registry.register(name, obj)
-        elif callable(obj):
-            code = getattr(obj, "__code__", None)
-            origin = f"{code.co_filename}:{code.co_firstlineno}" if code else str(getattr(obj, "__module__", "?"))
-            filter_registry.register(name, FunctionFilterEntry(name, obj), origin=origin)
-        else:
-            raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
+        register_step(filter_registry, name, obj, Filter, FunctionFilter, "register_filter")
         return obj
 
     return wrap
