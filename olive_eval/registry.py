@@ -89,13 +89,13 @@ class Registry(Generic[T]):
         form: SpecForm | None = None,
     ) -> None:
         self.kind = kind
-        #: How this registry's ``{"type": ...}`` specs read in a config (:meth:`build`).
-        self.form = form or SpecForm()
         self.group = group
         self._base = base
         self._adopt = adopt
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
+        #: How this registry's ``{"type": ...}`` specs read in a config (:meth:`build`).
+        self.form = form if form is not None else SpecForm()
         self.packages: tuple[str, ...] = packages
         self._packages = list(packages)  # those not imported whole yet
         #: name → the module whose top-level code registered it, for a registry with packages (the index's source).
