@@ -7,8 +7,12 @@ The model is lm-evaluation-harness's ``filter_list``. A metric config lists
 Data shape: ``predictions`` holds one entry per example. An entry is one prediction (usually a string), or a
 :class:`Repeats` holding several predictions of that example (several generations, for pass@k and maj@k).
 Per-prediction filters (``regex``, ``lowercase``, ``uppercase``, ``strip``, ``remove_punctuation``, ``map``,
-user functions, and any text transform of :mod:`olive_eval.transforms` by its name) apply to every prediction inside a Repeats and keep its length; ``take_first`` and
-``majority_vote`` turn a Repeats into one prediction and leave a single prediction as it is.
+user functions, and any text transform of :mod:`olive_eval.transforms` by its name) apply to every prediction
+inside a Repeats and keep its length; ``take_first`` and ``majority_vote`` turn a Repeats into one prediction and
+leave a single prediction as it is.
+
+This module is the interface, the registry, the adapters (a user's function, a text transform) and the builder;
+the built-in filters are :mod:`olive_eval.data.builtin_filters`, imported when one is looked up.
 
 Where olive-eval differs from lm-evaluation-harness, on purpose:
 - ``regex`` with a ``group_select`` beyond the matches found gives ``fallback`` (lm-eval raises IndexError);
@@ -21,14 +25,14 @@ Where olive-eval differs from lm-evaluation-harness, on purpose:
 from __future__ import annotations
 
 import re  # noqa: F401  (tests patch ``filters.re.compile`` to prove the regex is compiled at build time)
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from olive_eval.registry import Registry
 from olive_eval.registry_function import FunctionStep, register_step
 from olive_eval.registry_spec import SpecForm
 from olive_eval.strict_model import StrictModel, shown_json
-from olive_eval.transforms import RegexParams, TextTransform, TransformParams, build_transform, transform_registry
+from olive_eval.transforms import TextTransform, TransformParams, build_transform, transform_registry
 
 
 class Repeats(list):  # type: ignore[type-arg]
@@ -64,7 +68,8 @@ class Filter:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in keys.items())})"
 
 
-def _where(index: int, repeat: int | None) -> str:
+def example_where(index: int, repeat: int | None) -> str:
+    """``example 3`` or ``example 3 (repeat 1)``, for a filter's error about one prediction."""
     return f"example {index}" if repeat is None else f"example {index} (repeat {repeat})"
 
 
@@ -91,7 +96,7 @@ class PredictionFilter(Filter):
     def _one(self, prediction: Any, index: int, repeat: int | None) -> Any:
         if self.expects is not None and not isinstance(prediction, self.expects[0]):
             raise TypeError(
-                f"filter '{self.name}': the prediction of {_where(index, repeat)} is of type "
+                f"filter '{self.name}': the prediction of {example_where(index, repeat)} is of type "
                 f"{type(prediction).__name__}, not {self.expects[1]}"
             )
         return self.transform(prediction)
@@ -105,6 +110,7 @@ class StringFilter(PredictionFilter):
 
 filter_registry: Registry[Any] = Registry(
     "filter type",
+    ("olive_eval.data.builtin_filters",),
     group="olive_eval.filters",
     adopt=lambda name, obj, origin: register_filter(name)(obj),
     form=SpecForm(
@@ -142,7 +148,7 @@ def register_filter(name: str) -> Callable[[F], F]:
     return wrap
 
 
-# --------------------------------------------------------------------------------------------- built-ins
+# --------------------------------------------------------------------------------------------- adapters
 
 
 class TransformFilter(StringFilter):
@@ -157,100 +163,6 @@ class TransformFilter(StringFilter):
 
     def transform(self, prediction: str) -> str:
         return self._text(prediction)
-
-
-@register_filter("regex")
-class RegexFilter(TransformFilter):
-    """The transform ``regex`` (:class:`olive_eval.transforms.Regex`): lm-eval's regex filter."""
-
-    class Params(FilterParams, RegexParams):
-        pass
-
-    params: Params
-
-
-@register_filter("lowercase")
-class LowercaseFilter(TransformFilter):
-    pass
-
-
-@register_filter("uppercase")
-class UppercaseFilter(TransformFilter):
-    pass
-
-
-@register_filter("strip")
-class StripFilter(TransformFilter):
-    pass
-
-
-@register_filter("remove_punctuation")
-class RemovePunctuationFilter(TransformFilter):
-    pass
-
-
-@register_filter("map")
-class MapFilter(PredictionFilter):
-    """``mapping[prediction]``; a prediction not in the mapping gives ``default``, or itself when ``default``
-    is null. Keys are compared as they are: JSON keys are strings, so ``{"0": ...}`` does not match the int 0."""
-
-    expects = (Hashable, "a hashable value")
-
-    class Params(FilterParams):
-        mapping: dict[Any, Any]
-        default: Any = None
-
-    params: Params
-
-    def transform(self, prediction: Any) -> Any:
-        if prediction in self.params.mapping:
-            return self.params.mapping[prediction]
-        return prediction if self.params.default is None else self.params.default
-
-
-def _each_repeats(
-    flt: Filter, predictions: list[Any], reduce: Callable[[Repeats, int], Any]
-) -> list[Any]:  # one prediction out of each Repeats; a single prediction stays as it is
-    out: list[Any] = []
-    for index, entry in enumerate(predictions):
-        if isinstance(entry, Repeats):
-            if not entry:
-                raise ValueError(f"filter '{flt.name}': example {index} has no predictions (an empty Repeats)")
-            out.append(reduce(entry, index))
-        else:
-            out.append(entry)
-    return out
-
-
-@register_filter("take_first")
-class TakeFirstFilter(Filter):
-    """The first prediction of each Repeats."""
-
-    reduces_repeats = True
-
-    def apply(self, predictions: list[Any]) -> list[Any]:
-        return _each_repeats(self, predictions, lambda repeats, _: repeats[0])
-
-
-@register_filter("majority_vote")
-class MajorityVoteFilter(Filter):
-    """The most common prediction of each Repeats; on a tie, the one that appears first."""
-
-    reduces_repeats = True
-
-    def apply(self, predictions: list[Any]) -> list[Any]:
-        return _each_repeats(self, predictions, self._vote)
-
-    def _vote(self, repeats: Repeats, index: int) -> Any:
-        counts: dict[Any, int] = {}
-        for r, prediction in enumerate(repeats):
-            if not isinstance(prediction, Hashable):
-                raise TypeError(
-                    f"filter '{self.name}': the prediction of {_where(index, r)} is of type "
-                    f"{type(prediction).__name__}, not a hashable value"
-                )
-            counts[prediction] = counts.get(prediction, 0) + 1
-        return max(counts, key=counts.__getitem__)  # max keeps the first of equal counts: first seen wins
 
 
 # --------------------------------------------------------------------------------------------- building
