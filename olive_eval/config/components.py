@@ -10,6 +10,7 @@ for, user scripts' components included.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
@@ -17,7 +18,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from olive_eval.config.errors import describe_error, json_path
 from olive_eval.registry import Registry, RegistryError
-from olive_eval.registry_spec import SpecError, SpecForm, merge_params, params_model
+from olive_eval.registry_spec import SpecError, merge_params
 
 
 def nested_error(subpath: str, message: str) -> PydanticCustomError:
@@ -51,9 +52,9 @@ def reraise_nested(exc: ValidationError, prefix: str = "") -> PydanticCustomErro
 class Registered:
     """Validates a ``{type, ...params}`` object with the model of the registered class named by ``type``.
 
-    ``model_of(entry)`` gives the pydantic model that validates an entry's config (default: the entry
-    itself when it is a model, else its ``Params``). ``default_type`` is used when ``type`` is missing;
-    ``what`` names the type in errors (default: the registry's kind). The validated value is that model's
+    ``model_of(entry)`` gives the pydantic model that validates an entry's config, ``default_type`` is used when
+    ``type`` is missing and ``what`` names the type in errors; each defaults to the registry's :class:`SpecForm`
+    (the entry itself when it is a model, else its ``Params``; no default; the registry's kind). The validated value is that model's
     instance, which keeps its ``type``: :meth:`Registry.build` with a form that keeps the validated keys.
     """
 
@@ -66,13 +67,17 @@ class Registered:
         what: str | None = None,
     ) -> None:
         self.registry = registry
-        self.form = SpecForm(
+        self.form = replace(  # the registry's own words for an unknown type, the rest as config fields read
+            registry.form,
+            built=(),
+            names=False,
+            other=None,
             params=False,  # merged first by inline_params, which leaves a params that is not an object alone
-            default=default_type,
-            kind=what,
+            default=default_type or registry.form.default,
+            kind=what or registry.form.kind,
             missing="missing required key 'type' (a {kind})",
             not_text="expected a string, got {name!r}",
-            model=model_of or params_model,
+            model=model_of or registry.form.model,
             make=lambda entry, params: params,
             explain=located,
         )
