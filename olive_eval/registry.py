@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from olive_eval.errors import OliveEvalError
+from olive_eval.registry_spec import SpecError, SpecForm, read_spec, type_problem, validate_spec
 from olive_eval.strict_model import unknown_choice_hint
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class Registry(Generic[T]):
         group: str | None = None,
         base: type | None = None,
         adopt: Adopt | None = None,
+        form: SpecForm | None = None,
     ) -> None:
         self.kind = kind
         self.group = group
@@ -92,6 +94,8 @@ class Registry(Generic[T]):
         self._adopt = adopt
         self._entries: dict[str, T] = {}
         self._origins: dict[str, str] = {}
+        #: How this registry's ``{"type": ...}`` specs read in a config (:meth:`build`).
+        self.form = form if form is not None else SpecForm()
         self.packages: tuple[str, ...] = packages
         self._packages = list(packages)  # those not imported whole yet
         #: name → the module whose top-level code registered it, for a registry with packages (the index's source).
@@ -247,6 +251,27 @@ class Registry(Generic[T]):
             self._origins.pop(name, None)
             self.modules.pop(name, None)
             self._from_plugins.discard(name)
+
+    def build(self, spec: Any, path: str = "", form: SpecForm | None = None) -> Any:
+        """The object a config's ``{"type": name, ...keys}`` (or ``params`` form, or bare name) describes: the type
+        looked up here, the other keys validated by the entry's model, the object built by the entry. ``form``
+        (default: this registry's) says how specs read; a bad one is a :class:`SpecError`,
+        ``"<path>.<key>: what is wrong"``."""
+        form = form or self.form
+        if form.built and isinstance(spec, form.built):
+            return spec
+        data, from_params = read_spec(spec, path, form)
+        name = data.get("type")
+        if not isinstance(name, str) or name not in self:
+            built = form.other(data, path) if isinstance(name, str) and form.other is not None else None
+            if built is None:
+                raise SpecError(path, "type", type_problem(form, self.kind, name, self.names))
+            return built
+        try:
+            entry = self.get(name)  # a plugin's entry loads here
+        except RegistryError as exc:
+            raise SpecError(path, "type", str(exc)) from None
+        return form.make(entry, validate_spec(form, entry, data, path, from_params))
 
     def decorator(self, name: str) -> Callable[[T], T]:
         def wrap(obj: T) -> T:

@@ -32,6 +32,16 @@ MODULES: dict[str, dict[str, str]] = {
         "process": "olive_eval.engine.executors.process",
         "ray": "olive_eval.engine.executors.ray_executor",
     },
+    "filter type": {
+        "lowercase": "olive_eval.data.builtin_filters",
+        "majority_vote": "olive_eval.data.builtin_filters",
+        "map": "olive_eval.data.builtin_filters",
+        "regex": "olive_eval.data.builtin_filters",
+        "remove_punctuation": "olive_eval.data.builtin_filters",
+        "strip": "olive_eval.data.builtin_filters",
+        "take_first": "olive_eval.data.builtin_filters",
+        "uppercase": "olive_eval.data.builtin_filters",
+    },
     "judge source": {
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",

@@ -25,10 +25,12 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import ValidationError, field_validator
+from pydantic import field_validator
 
-from olive_eval.registry import Registry, RegistryError
-from olive_eval.strict_model import StrictModel, shown_json, unknown_choice_hint
+from olive_eval.registry import Registry
+from olive_eval.registry_function import FunctionStep, register_step
+from olive_eval.registry_spec import SpecForm
+from olive_eval.strict_model import StrictModel
 
 #: What a config may give as a transform: a name, ``{"type": name, ...params}``, or a list of either.
 TransformSpec = str | dict[str, Any] | list[Any]
@@ -60,28 +62,11 @@ class TextTransform:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in keys.items())})"
 
 
-class FunctionTransform(TextTransform):
+class FunctionTransform(FunctionStep, TextTransform):
     """A registered ``f(text) -> text``; pickles by reference to ``f``."""
 
-    def __init__(self, params: TransformParams, func: Callable[[str], str]) -> None:
-        super().__init__(params)
-        self.name = params.type
-        self.func = func
-
     def __call__(self, text: str) -> str:
-        return self.func(text)
-
-
-class FunctionEntry:
-    """What the registry holds for a function: called with the params as a transform class is."""
-
-    Params: ClassVar[type[TransformParams]] = TransformParams
-
-    def __init__(self, name: str, func: Callable[[str], str]) -> None:
-        self.name, self.func = name, func
-
-    def __call__(self, params: TransformParams) -> FunctionTransform:
-        return FunctionTransform(params, self.func)
+        return self.func(text)  # type: ignore[no-any-return]
 
 
 class Chain(TextTransform):
@@ -110,8 +95,16 @@ transform_registry: Registry[Any] = Registry(
     ("olive_eval.transforms", "olive_eval.metrics.speech.normalize"),
     group="olive_eval.transforms",
     adopt=lambda name, obj, origin: register_transform(name)(obj),
+    form=SpecForm(
+        built=TextTransform,
+        names=True,
+        not_object="expected a transform name, an object with a 'type' or a list, got {got}",
+        missing="expected a transform name, got {got}",
+        not_text="expected a transform name, got {got}",
+    ),
 )
-"""Name → a :class:`TextTransform` subclass, or a :class:`FunctionEntry` for a registered function."""
+"""Name → a :class:`TextTransform` subclass, or a :class:`~olive_eval.registry_function.FunctionEntry` for a
+registered function."""
 
 T = TypeVar("T")
 
@@ -121,69 +114,17 @@ def register_transform(name: str) -> Callable[[T], T]:
     a plain function ``f(text) -> text`` without parameters. Returns what it decorates unchanged."""
 
     def wrap(obj: T) -> T:
-        if isinstance(obj, type):
-            if not issubclass(obj, TextTransform):
-                raise TypeError(f"@register_transform('{name}') needs a TextTransform subclass or a function")
-            if not issubclass(obj.Params, TransformParams):
-                raise TypeError(f"@register_transform('{name}'): {obj.__name__}.Params must subclass TransformParams")
-            obj.name = name
-            transform_registry.register(name, obj)
-        elif callable(obj):
-            code = getattr(obj, "__code__", None)
-            origin = f"{code.co_filename}:{code.co_firstlineno}" if code else str(getattr(obj, "__module__", "?"))
-            transform_registry.register(name, FunctionEntry(name, obj), origin=origin)  # type: ignore[arg-type]
-        else:
-            raise TypeError(f"@register_transform('{name}') needs a TextTransform subclass or a function, got {obj!r}")
+        register_step(transform_registry, name, obj, TextTransform, FunctionTransform, "register_transform")
         return obj
 
     return wrap
 
 
-def _message(err: Any) -> tuple[str, str]:
-    loc = ".".join(str(part) for part in err["loc"])
-    if err["type"] == "unknown_key":
-        return err["ctx"]["key"], err["msg"]
-    if err["type"] == "missing":
-        return loc, "missing required key"
-    return loc, err["msg"].removeprefix("Value error, ")
-
-
 def build_transform(spec: TransformSpec | TextTransform, path: str = "normalizer") -> TextTransform:
-    """The transform a spec names; ValueError as ``"<path>[.key]: what is wrong"`` for a bad one."""
-    if isinstance(spec, TextTransform):
-        return spec
+    """The transform a spec names (a list: a :class:`Chain`); ValueError as ``"<path>[.key]: what is wrong"``."""
     if isinstance(spec, list):
         return Chain([build_transform(step, f"{path}[{i}]") for i, step in enumerate(spec)])
-    if isinstance(spec, str):
-        spec = {"type": spec}
-    if not isinstance(spec, dict):
-        raise ValueError(
-            f"{path}: expected a transform name, an object with a 'type' or a list, got {shown_json(spec)}"
-        )
-    data = {k: v for k, v in spec.items() if k != "params"}
-    params = spec.get("params", {})
-    if not isinstance(params, dict):
-        raise ValueError(f"{path}.params: expected an object, got {shown_json(params)}")
-    for key, value in params.items():
-        if key in data:
-            raise ValueError(f"{path}.params.{key}: '{key}' is given both inline and under 'params'")
-        data[key] = value
-    name = data.get("type")
-    if not isinstance(name, str):
-        raise ValueError(f"{path}.type: expected a transform name, got {shown_json(name)}")
-    if name not in transform_registry:
-        names = transform_registry.names()
-        raise ValueError(f"{path}.type: unknown text transform '{name}'{unknown_choice_hint(name, names)}")
-    try:
-        entry = transform_registry.get(name)  # a plugin's transform loads here
-    except RegistryError as exc:
-        raise ValueError(f"{path}.type: {exc}") from None
-    try:
-        parsed = entry.Params.model_validate(data)
-    except ValidationError as exc:
-        where, message = _message(exc.errors()[0])
-        raise ValueError(f"{path}.{where}: {message}" if where else f"{path}: {message}") from None
-    return entry(parsed)
+    return transform_registry.build(spec, path)  # type: ignore[no-any-return]
 
 
 def spec_key(spec: TransformSpec | None) -> str:

@@ -10,6 +10,7 @@ for, user scripts' components included.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel, GetCoreSchemaHandler, GetJsonSchemaHandler, ValidationError
@@ -17,6 +18,7 @@ from pydantic_core import PydanticCustomError, core_schema
 
 from olive_eval.config.errors import describe_error, json_path
 from olive_eval.registry import Registry, RegistryError
+from olive_eval.registry_spec import SpecError, merge_params
 
 
 def nested_error(subpath: str, message: str) -> PydanticCustomError:
@@ -25,45 +27,60 @@ def nested_error(subpath: str, message: str) -> PydanticCustomError:
 
 
 def inline_params(data: dict[str, Any]) -> dict[str, Any]:
-    """Olive's ``{"type": t, "params": {...}}`` as ``{"type": t, ...}`` (a key given both ways is an error)."""
+    """Olive's ``{"type": t, "params": {...}}`` as ``{"type": t, ...}`` (a key given both ways is an error); a
+    ``params`` that is not an object stays a key of its own, for the component's model to judge."""
     if not isinstance(data.get("params"), dict):
         return data
-    merged = {k: v for k, v in data.items() if k != "params"}
-    for key, value in data["params"].items():
-        if key in merged:
-            raise nested_error(f"params.{key}", f"'{key}' is given both inline and under 'params'")
-        merged[key] = value
-    return merged
+    try:
+        return merge_params(data)[0]
+    except SpecError as exc:
+        raise nested_error(exc.key, exc.message) from None
+
+
+def located(err: Any) -> tuple[str, str]:
+    """(JSON path below the validated model, message) for one pydantic error."""
+    extra, message = describe_error(err)
+    return ".".join(p for p in (json_path(err["loc"]), extra) if p), message
 
 
 def reraise_nested(exc: ValidationError, prefix: str = "") -> PydanticCustomError:
     """A ValidationError from a nested model, as one error whose path continues below this field."""
-    err = exc.errors()[0]
-    extra, message = describe_error(err)
-    path = ".".join(p for p in (prefix, json_path(err["loc"]), extra) if p)
-    return nested_error(path, message)
+    path, message = located(exc.errors()[0])
+    return nested_error(".".join(p for p in (prefix, path) if p), message)
 
 
 class Registered:
     """Validates a ``{type, ...params}`` object with the model of the registered class named by ``type``.
 
-    ``model_of(entry)`` gives the pydantic model that validates an entry's config (default: the entry
-    itself when it is a model, else its ``Params``). ``default_type`` is used when ``type`` is missing.
-    The validated value is that model's instance, which keeps its ``type``.
+    ``model_of(entry)`` gives the pydantic model that validates an entry's config, ``default_type`` is used when
+    ``type`` is missing and ``what`` names the type in errors; each defaults to the registry's :class:`SpecForm`
+    (the entry itself when it is a model, else its ``Params``; no default; the registry's kind). The validated value is that model's
+    instance, which keeps its ``type``: :meth:`Registry.build` with a form that keeps the validated keys.
     """
 
     def __init__(
         self,
         registry: Registry[Any],
         *,
-        default_type: str | Callable[[dict[str, Any]], str | None] | None = None,
+        default_type: str | None = None,
         model_of: Callable[[Any], type[BaseModel]] | None = None,
         what: str | None = None,
     ) -> None:
         self.registry = registry
-        self.default_type = default_type
-        self.model_of = model_of or _default_model_of
-        self.what = what or registry.kind
+        self.form = replace(  # the registry's own words for an unknown type, the rest as config fields read
+            registry.form,
+            built=(),
+            names=False,
+            other=None,
+            params=False,  # merged first by inline_params, which leaves a params that is not an object alone
+            default=default_type or registry.form.default,
+            kind=what or registry.form.kind,
+            missing="missing required key 'type' (a {kind})",
+            not_text="expected a string, got {name!r}",
+            model=model_of or registry.form.model,
+            make=lambda entry, params: params,
+            explain=located,
+        )
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
         return core_schema.no_info_plain_validator_function(self.validate)
@@ -72,41 +89,19 @@ class Registered:
         options = []
         for name in self.registry.names():
             try:
-                model = self.model_of(self.registry.get(name))
+                model = self.form.model(self.registry.get(name))
             except (RegistryError, ImportError):  # a component whose optional dependency is missing
                 continue
             options.append(handler(model.__pydantic_core_schema__))
-        return {"oneOf": options, "description": f"A {self.what}: its 'type' and its parameters."}
+        what = self.form.kind or self.registry.kind
+        return {"oneOf": options, "description": f"A {what}: its 'type' and its parameters."}
 
     def validate(self, value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value
         if not isinstance(value, dict):
             raise PydanticCustomError("dict_type", "expected an object, got {given}", {"given": repr(value)})
-        data = inline_params(value)
-        name = data.get("type")
-        if name is None:
-            default = self.default_type(data) if callable(self.default_type) else self.default_type
-            if default is None:
-                raise nested_error("type", f"missing required key 'type' (a {self.what})")
-            name = default
-            data = {**data, "type": name}
-        if not isinstance(name, str):
-            raise nested_error("type", f"expected a string, got {name!r}")
         try:
-            entry = self.registry.get(name)
-        except RegistryError as exc:
-            raise nested_error(
-                "type", str(exc).replace(f"unknown {self.registry.kind}", f"unknown {self.what}")
-            ) from None
-        model = self.model_of(entry)
-        try:
-            return model.model_validate(data)
-        except ValidationError as exc:
-            raise reraise_nested(exc) from None
-
-
-def _default_model_of(entry: Any) -> type[BaseModel]:
-    if isinstance(entry, type) and issubclass(entry, BaseModel):
-        return entry
-    return entry.Params
+            return self.registry.build(inline_params(value), form=self.form)
+        except SpecError as exc:
+            raise nested_error(exc.key, exc.message) from None

@@ -7,8 +7,12 @@ The model is lm-evaluation-harness's ``filter_list``. A metric config lists
 Data shape: ``predictions`` holds one entry per example. An entry is one prediction (usually a string), or a
 :class:`Repeats` holding several predictions of that example (several generations, for pass@k and maj@k).
 Per-prediction filters (``regex``, ``lowercase``, ``uppercase``, ``strip``, ``remove_punctuation``, ``map``,
-user functions, and any text transform of :mod:`olive_eval.transforms` by its name) apply to every prediction inside a Repeats and keep its length; ``take_first`` and
-``majority_vote`` turn a Repeats into one prediction and leave a single prediction as it is.
+user functions, and any text transform of :mod:`olive_eval.transforms` by its name) apply to every prediction
+inside a Repeats and keep its length; ``take_first`` and ``majority_vote`` turn a Repeats into one prediction and
+leave a single prediction as it is.
+
+This module is the interface, the registry, the adapters (a user's function, a text transform) and the builder;
+the built-in filters are :mod:`olive_eval.data.builtin_filters`, imported when one is looked up.
 
 Where olive-eval differs from lm-evaluation-harness, on purpose:
 - ``regex`` with a ``group_select`` beyond the matches found gives ``fallback`` (lm-eval raises IndexError);
@@ -21,14 +25,14 @@ Where olive-eval differs from lm-evaluation-harness, on purpose:
 from __future__ import annotations
 
 import re  # noqa: F401  (tests patch ``filters.re.compile`` to prove the regex is compiled at build time)
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import ValidationError
-
-from olive_eval.registry import Registry, RegistryError
-from olive_eval.strict_model import EXPECTED_JSON, StrictModel, shown_json, unknown_choice_hint
-from olive_eval.transforms import RegexParams, TextTransform, TransformParams, build_transform, transform_registry
+from olive_eval.registry import Registry
+from olive_eval.registry_function import FunctionStep, register_step
+from olive_eval.registry_spec import SpecForm
+from olive_eval.strict_model import StrictModel, shown_json
+from olive_eval.transforms import TextTransform, TransformParams, build_transform, transform_registry
 
 
 class Repeats(list):  # type: ignore[type-arg]
@@ -64,7 +68,8 @@ class Filter:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in keys.items())})"
 
 
-def _where(index: int, repeat: int | None) -> str:
+def example_where(index: int, repeat: int | None) -> str:
+    """``example 3`` or ``example 3 (repeat 1)``, for a filter's error about one prediction."""
     return f"example {index}" if repeat is None else f"example {index} (repeat {repeat})"
 
 
@@ -91,7 +96,7 @@ class PredictionFilter(Filter):
     def _one(self, prediction: Any, index: int, repeat: int | None) -> Any:
         if self.expects is not None and not isinstance(prediction, self.expects[0]):
             raise TypeError(
-                f"filter '{self.name}': the prediction of {_where(index, repeat)} is of type "
+                f"filter '{self.name}': the prediction of {example_where(index, repeat)} is of type "
                 f"{type(prediction).__name__}, not {self.expects[1]}"
             )
         return self.transform(prediction)
@@ -104,37 +109,28 @@ class StringFilter(PredictionFilter):
 # --------------------------------------------------------------------------------------------- registry
 
 filter_registry: Registry[Any] = Registry(
-    "filter type", group="olive_eval.filters", adopt=lambda name, obj, origin: register_filter(name)(obj)
+    "filter type",
+    ("olive_eval.data.builtin_filters",),
+    group="olive_eval.filters",
+    adopt=lambda name, obj, origin: register_filter(name)(obj),
+    form=SpecForm(
+        built=Filter,
+        missing="missing required key 'type'; registered: {names}",
+        unknown="unknown {kind} '{name}'{hint}{listed}",
+        other=lambda data, path: _as_transform(data, path),
+    ),
 )
-"""Name → a Filter subclass, or a :class:`FunctionFilterEntry` for a registered function; other packages add
-either through the entry-point group ``olive_eval.filters``."""
+"""Name → a Filter subclass, or a :class:`~olive_eval.registry_function.FunctionEntry` for a registered
+function; other packages add either through the entry-point group ``olive_eval.filters``."""
 
 F = TypeVar("F")
 
 
-class FunctionFilter(PredictionFilter):
+class FunctionFilter(FunctionStep, PredictionFilter):
     """A user's ``f(prediction) -> prediction`` applied to every prediction. Pickles by reference to ``f``."""
-
-    def __init__(self, params: FilterParams, func: Callable[[Any], Any]) -> None:
-        super().__init__(params)
-        self.name = params.type
-        self.func = func
 
     def transform(self, prediction: Any) -> Any:
         return self.func(prediction)
-
-
-class FunctionFilterEntry:
-    """What the registry holds for a function: called with the params like a Filter class is."""
-
-    Params: ClassVar[type[FilterParams]] = FilterParams
-
-    def __init__(self, name: str, func: Callable[[Any], Any]) -> None:
-        self.name = name
-        self.func = func
-
-    def __call__(self, params: FilterParams) -> FunctionFilter:
-        return FunctionFilter(params, self.func)
 
 
 def register_filter(name: str) -> Callable[[F], F]:
@@ -146,25 +142,13 @@ def register_filter(name: str) -> Callable[[F], F]:
     """
 
     def wrap(obj: F) -> F:
-        if isinstance(obj, type):
-            if not issubclass(obj, Filter):
-                raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
-            if not issubclass(obj.Params, FilterParams):
-                raise TypeError(f"@register_filter('{name}'): {obj.__name__}.Params must subclass FilterParams")
-            obj.name = name
-            filter_registry.register(name, obj)
-        elif callable(obj):
-            code = getattr(obj, "__code__", None)
-            origin = f"{code.co_filename}:{code.co_firstlineno}" if code else str(getattr(obj, "__module__", "?"))
-            filter_registry.register(name, FunctionFilterEntry(name, obj), origin=origin)
-        else:
-            raise TypeError(f"@register_filter('{name}') needs a Filter subclass or a function, got {obj!r}")
+        register_step(filter_registry, name, obj, Filter, FunctionFilter, "register_filter")
         return obj
 
     return wrap
 
 
-# --------------------------------------------------------------------------------------------- built-ins
+# --------------------------------------------------------------------------------------------- adapters
 
 
 class TransformFilter(StringFilter):
@@ -181,125 +165,15 @@ class TransformFilter(StringFilter):
         return self._text(prediction)
 
 
-@register_filter("regex")
-class RegexFilter(TransformFilter):
-    """The transform ``regex`` (:class:`olive_eval.transforms.Regex`): lm-eval's regex filter."""
-
-    class Params(FilterParams, RegexParams):
-        pass
-
-    params: Params
-
-
-@register_filter("lowercase")
-class LowercaseFilter(TransformFilter):
-    pass
-
-
-@register_filter("uppercase")
-class UppercaseFilter(TransformFilter):
-    pass
-
-
-@register_filter("strip")
-class StripFilter(TransformFilter):
-    pass
-
-
-@register_filter("remove_punctuation")
-class RemovePunctuationFilter(TransformFilter):
-    pass
-
-
-@register_filter("map")
-class MapFilter(PredictionFilter):
-    """``mapping[prediction]``; a prediction not in the mapping gives ``default``, or itself when ``default``
-    is null. Keys are compared as they are: JSON keys are strings, so ``{"0": ...}`` does not match the int 0."""
-
-    expects = (Hashable, "a hashable value")
-
-    class Params(FilterParams):
-        mapping: dict[Any, Any]
-        default: Any = None
-
-    params: Params
-
-    def transform(self, prediction: Any) -> Any:
-        if prediction in self.params.mapping:
-            return self.params.mapping[prediction]
-        return prediction if self.params.default is None else self.params.default
-
-
-def _each_repeats(
-    flt: Filter, predictions: list[Any], reduce: Callable[[Repeats, int], Any]
-) -> list[Any]:  # one prediction out of each Repeats; a single prediction stays as it is
-    out: list[Any] = []
-    for index, entry in enumerate(predictions):
-        if isinstance(entry, Repeats):
-            if not entry:
-                raise ValueError(f"filter '{flt.name}': example {index} has no predictions (an empty Repeats)")
-            out.append(reduce(entry, index))
-        else:
-            out.append(entry)
-    return out
-
-
-@register_filter("take_first")
-class TakeFirstFilter(Filter):
-    """The first prediction of each Repeats."""
-
-    reduces_repeats = True
-
-    def apply(self, predictions: list[Any]) -> list[Any]:
-        return _each_repeats(self, predictions, lambda repeats, _: repeats[0])
-
-
-@register_filter("majority_vote")
-class MajorityVoteFilter(Filter):
-    """The most common prediction of each Repeats; on a tie, the one that appears first."""
-
-    reduces_repeats = True
-
-    def apply(self, predictions: list[Any]) -> list[Any]:
-        return _each_repeats(self, predictions, self._vote)
-
-    def _vote(self, repeats: Repeats, index: int) -> Any:
-        counts: dict[Any, int] = {}
-        for r, prediction in enumerate(repeats):
-            if not isinstance(prediction, Hashable):
-                raise TypeError(
-                    f"filter '{self.name}': the prediction of {_where(index, r)} is of type "
-                    f"{type(prediction).__name__}, not a hashable value"
-                )
-            counts[prediction] = counts.get(prediction, 0) + 1
-        return max(counts, key=counts.__getitem__)  # max keeps the first of equal counts: first seen wins
-
-
 # --------------------------------------------------------------------------------------------- building
 
 
-def _error_message(err: Any, params_keys: set[str]) -> tuple[str, str]:
-    """(JSON path below the filter's object, message) for the first pydantic error."""
-    loc = [str(part) for part in err["loc"]]
-    kind = err["type"]
-    if kind == "unknown_key":
-        loc, message = [err["ctx"]["key"]], err["msg"]
-    elif kind == "missing":
-        message = "missing required key"
-    elif kind in EXPECTED_JSON:
-        message = f"expected {EXPECTED_JSON[kind]}, got {shown_json(err['input'])}"
-    else:
-        message = err["msg"].removeprefix("Value error, ")
-    if loc and loc[0] in params_keys:
-        loc = ["params", *loc]
-    return ".".join(loc), message
-
-
-def _type_error(name: str) -> str:
-    names = filter_registry.names()
-    hint = unknown_choice_hint(name, names)
-    listed = f" Registered: {', '.join(names)}" if hint.startswith("; did you mean") else ""
-    return f"unknown filter type '{name}'{hint}{listed}"
+def _as_transform(data: dict[str, Any], path: str) -> Filter | None:
+    """A filter ``type`` that names no filter but a registered text transform: that transform on every prediction."""
+    if data["type"] not in transform_registry:
+        return None
+    text = build_transform(data, path)
+    return TransformFilter(text.params, text)
 
 
 def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Filter:
@@ -307,40 +181,7 @@ def build_filter(spec: dict[str, Any] | Filter, path: str = "filters[0]") -> Fil
 
     Raises ValueError as ``"<path>.<key>: what is wrong"``.
     """
-    if isinstance(spec, Filter):
-        return spec
-    if not isinstance(spec, dict):
-        raise ValueError(f"{path}: expected an object with a 'type', got {shown_json(spec)}")
-    data = {k: v for k, v in spec.items() if k != "params"}
-    params_keys: set[str] = set()
-    if "params" in spec:
-        if not isinstance(spec["params"], dict):
-            raise ValueError(f"{path}.params: expected an object, got {shown_json(spec['params'])}")
-        for key, value in spec["params"].items():
-            if key in data:
-                raise ValueError(f"{path}.params.{key}: '{key}' is given both inline and under 'params'")
-            data[key] = value
-            params_keys.add(key)
-    name = data.get("type")
-    if name is None:
-        raise ValueError(f"{path}.type: missing required key 'type'; registered: {', '.join(filter_registry.names())}")
-    if not isinstance(name, str):
-        raise ValueError(f"{path}.type: expected a string, got {shown_json(name)}")
-    if name not in filter_registry:
-        if name in transform_registry:  # a text transform is a filter of every prediction
-            text = build_transform(data, path)
-            return TransformFilter(text.params, text)
-        raise ValueError(f"{path}.type: {_type_error(name)}")
-    try:
-        entry = filter_registry.get(name)  # a plugin's filter loads here
-    except RegistryError as exc:
-        raise ValueError(f"{path}.type: {exc}") from None
-    try:
-        params = entry.Params.model_validate(data)
-    except ValidationError as exc:
-        where, message = _error_message(exc.errors()[0], params_keys)
-        raise ValueError(f"{path}.{where}: {message}" if where else f"{path}: {message}") from None
-    return entry(params)
+    return filter_registry.build(spec, path)  # type: ignore[no-any-return]
 
 
 def build_filters(specs: Sequence[dict[str, Any] | Filter] | None, path: str = "filters") -> list[Filter]:

@@ -24,6 +24,7 @@ from pydantic import Field
 
 from olive_eval.errors import first_line
 from olive_eval.registry import Registry
+from olive_eval.registry_spec import SpecError, SpecForm
 from olive_eval.strict_model import StrictModel
 
 __all__ = [
@@ -47,13 +48,12 @@ class JudgeFailure:
     message: str
 
 
-class JudgeSpecError(ValueError):
+class JudgeSpecError(SpecError):
     """A judge spec is wrong at ``key``, a JSON path below ``judge`` (``model.type``), so the config error can
     name the full path."""
 
     def __init__(self, key: str, message: str) -> None:
-        self.key, self.message = key, message
-        super().__init__(f"judge.{key}: {message}")
+        super().__init__("judge", key, message)
 
 
 class JudgeSpec(StrictModel):
@@ -82,19 +82,25 @@ class JudgeSource:
         raise NotImplementedError
 
 
-#: Judge sources by ``type``: each module of :mod:`olive_eval.judges` registers its own.
+def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
+    source.check(spec)
+    return spec
+
+
+#: Judge sources by ``type``: each module of :mod:`olive_eval.judges` registers its own. A spec is validated by
+#: its source's ``Spec`` and checked by the source; pydantic's own errors go up, for the judged metric's config
+#: (a pydantic model) to locate below ``judge``.
 judge_source_registry: Registry[type[JudgeSource]] = Registry(
-    "judge source", packages=("olive_eval.judges",), base=JudgeSource
+    "judge source",
+    packages=("olive_eval.judges",),
+    base=JudgeSource,
+    form=SpecForm(default="function", params=False, model=lambda source: source.Spec, make=_checked, explain=None),
 )
 
 
 def parse_spec(raw: dict[str, Any]) -> JudgeSpec:
-    """The spec validated by its source's ``Spec`` (ValueError naming the source for an unknown ``type``)."""
-    kind = raw.get("type", "function")
-    source = judge_source_registry.get(kind)
-    spec = source.Spec.model_validate(raw)
-    source.check(spec)
-    return spec
+    """The spec validated by its source's ``Spec`` (ValueError ``judge.type: ...`` for an unknown ``type``)."""
+    return judge_source_registry.build(raw, "judge")  # type: ignore[no-any-return]
 
 
 @dataclass

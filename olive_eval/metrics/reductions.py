@@ -20,10 +20,11 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from olive_eval.registry import Registry, RegistryError
-from olive_eval.strict_model import StrictModel, shown_json, unknown_choice_hint
+from olive_eval.registry import Registry
+from olive_eval.registry_spec import SpecForm
+from olive_eval.strict_model import StrictModel
 
 # --------------------------------------------------------------------------------------------- kernels
 
@@ -115,6 +116,15 @@ reduction_registry: Registry[type[Reduction]] = Registry(
     group="olive_eval.reductions",
     base=Reduction,
     adopt=lambda name, obj, origin: register_reduction(name)(obj),
+    form=SpecForm(
+        built=Reduction,
+        names=True,
+        params=False,
+        not_object="expected a reduction name or an object with a 'type', got {got}",
+        missing="unknown {kind} {got}; valid: {names}",
+        not_text="unknown {kind} {got}; valid: {names}",
+        unknown="unknown {kind} {got}{hint}",
+    ),
 )
 
 R = TypeVar("R", bound=type[Reduction])
@@ -175,25 +185,4 @@ class PassAtK(Reduction):
 
 def build_reduction(spec: str | dict[str, Any] | Reduction, path: str = "reduction") -> Reduction:
     """A reduction from its name or ``{"type": name, ...params}``; ValueError as ``"<path>[.key]: message"``."""
-    if isinstance(spec, Reduction):
-        return spec
-    data = {"type": spec} if isinstance(spec, str) else spec
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a reduction name or an object with a 'type', got {shown_json(spec)}")
-    name = data.get("type")
-    if not isinstance(name, str) or name not in reduction_registry:
-        names = reduction_registry.names()
-        hint = unknown_choice_hint(str(name), names) if isinstance(name, str) else f"; valid: {', '.join(names)}"
-        raise ValueError(f"{path}.type: unknown reduction {shown_json(name)}{hint}")
-    try:
-        cls = reduction_registry.get(name)  # a plugin's reduction loads here
-    except RegistryError as exc:
-        raise ValueError(f"{path}.type: {exc}") from None
-    try:
-        params = cls.Params.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        key = err["ctx"]["key"] if err["type"] == "unknown_key" else ".".join(map(str, err["loc"]))
-        message = "missing required key" if err["type"] == "missing" else err["msg"]
-        raise ValueError(f"{path}.{key}: {message}") from None
-    return cls(params)
+    return reduction_registry.build(spec, path)  # type: ignore[no-any-return]

@@ -19,11 +19,11 @@ import pytest
 import regex as regex_module
 
 from olive_eval.data import filters as filters_module
+from olive_eval.data.builtin_filters import RegexFilter
 from olive_eval.data.filters import (
     Filter,
     FilterParams,
     PredictionFilter,
-    RegexFilter,
     Repeats,
     apply_filters,
     build_filters,
