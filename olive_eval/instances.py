@@ -24,7 +24,7 @@ import numpy as np
 
 from olive_eval.output_dir import folder_names
 from olive_eval.output_manifest import may_replace, record_written
-from olive_eval.results import file_mode
+from olive_eval.records.results import file_mode
 
 #: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
 MAX_VALUES_PER_RECORD = 256

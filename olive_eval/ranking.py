@@ -16,7 +16,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 T = TypeVar("T", float, np.ndarray)
 

@@ -35,7 +35,7 @@ from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.output_dir import folder_names
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
-from olive_eval.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
 from olive_eval.runtimes.base import ModelConfig
 
 
@@ -326,7 +326,7 @@ class Run:
 
     def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
-        ``durable=False`` for the intermediate writes: no fsync (see :func:`olive_eval.results.atomic_write_text`).
+        ``durable=False`` for the intermediate writes: no fsync (see :func:`olive_eval.records.results.atomic_write_text`).
 
         The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
         current; the record writer's first failure is kept beside it.

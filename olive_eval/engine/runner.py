@@ -38,7 +38,7 @@ from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.progress import start_task
-from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
+from olive_eval.records.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
 from olive_eval.runtimes.base import Runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)

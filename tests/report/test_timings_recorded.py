@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from olive_eval.results import ModelResult, RunResult, SubMetricResult, TimedRuns, compact_number_lists
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns, compact_number_lists
 from olive_eval.results_load import read_results
 
 
