@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.output_dir import folder_names
-from olive_eval.output_manifest import may_replace, record_written
+from olive_eval.records.output_manifest import may_replace, record_written
 from olive_eval.records.results import file_mode
 
 #: Predictions with more values than this per example (e.g. LM logits) are written as their shape only.
