@@ -22,7 +22,7 @@ from types import TracebackType
 from olive_eval.errors import UsageError
 from olive_eval.records.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
 from olive_eval.records.results import RESULTS_FILE, atomic_write_text
-from olive_eval.run_log import LOG_FILE, RunLog
+from olive_eval.records.run_log import LOG_FILE, RunLog
 
 LOCK_FILE = ".olive-eval.lock"
 #: What a run writes at the top of its output directory.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from olive_eval.run_log import LOG_FILE, RunLog
+from olive_eval.records.run_log import LOG_FILE, RunLog
 
 
 @pytest.fixture(autouse=True)
