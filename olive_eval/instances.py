@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.output_dir import folder_names
+from olive_eval.records.output_dir import folder_names
 from olive_eval.records.output_manifest import may_replace, record_written
 from olive_eval.records.results import file_mode
 
@@ -224,7 +224,7 @@ class RecordSink:
 class InstanceWriter:
     """Opens the per-example files of a run's output directory.
 
-    ``model_folder`` arguments are the folders :func:`olive_eval.output_dir.folder_names` gave each
+    ``model_folder`` arguments are the folders :func:`olive_eval.records.output_dir.folder_names` gave each
     model; metric files are named the same way, so no two models or metrics ever share a file. The first
     file that cannot be written is kept in :attr:`errors` (one is enough to tell a full disk); the run
     goes on without the files.

@@ -15,7 +15,7 @@ from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
 from olive_eval.instance_table import read_records
-from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
+from olive_eval.records.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
 
 
 def accuracy_with_instances() -> list[dict]:
@@ -81,7 +81,7 @@ def test_a_second_run_into_a_busy_output_dir_fails_at_once(toy, tmp_path):
             [
                 sys.executable,
                 "-c",
-                f"from olive_eval.output_dir import OutputDir; OutputDir(__import__('pathlib').Path({str(out)!r})).open()",
+                f"from olive_eval.records.output_dir import OutputDir; OutputDir(__import__('pathlib').Path({str(out)!r})).open()",
             ],
             capture_output=True,
             text=True,

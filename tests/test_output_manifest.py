@@ -8,7 +8,7 @@ from pathlib import Path
 
 from olive_eval.cli import main
 from olive_eval.instance_table import read_records
-from olive_eval.output_dir import MARKER_FILE
+from olive_eval.records.output_dir import MARKER_FILE
 from olive_eval.records.output_manifest import record_written
 
 
