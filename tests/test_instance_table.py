@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from olive_eval.instance_table import ParquetSink, main, read_records
-from olive_eval.instances import MAX_VALUES_PER_RECORD, jsonable
+from olive_eval.records.writer import MAX_VALUES_PER_RECORD, jsonable
 
 N = 4
 COLUMNS = {

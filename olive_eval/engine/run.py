@@ -31,11 +31,11 @@ from olive_eval.engine.shards import check_shards
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
-from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
 
