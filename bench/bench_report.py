@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from olive_eval.instance_table import ParquetSink
+from olive_eval.records.parquet import ParquetSink
 from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns
 from olive_eval.report.html import write_report
 

@@ -14,8 +14,8 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
-from olive_eval.instance_table import read_records
 from olive_eval.records.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
+from olive_eval.records.parquet import read_records
 
 
 def accuracy_with_instances() -> list[dict]:

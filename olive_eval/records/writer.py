@@ -1,4 +1,4 @@
-"""Per-example records: ``instances/<model>/<metric>.parquet`` (:mod:`olive_eval.instance_table`) and Olive's
+"""Per-example records: ``instances/<model>/<metric>.parquet`` (:mod:`olive_eval.records.parquet`) and Olive's
 ``sample_log_num`` sample log (JSON lines, this module).
 
 Records are written a chunk of batches at a time as a pass goes (memory does not grow with the dataset), each
@@ -251,8 +251,8 @@ class InstanceWriter:
         return root / model_folder / f"{self._file(metric)}_samples.jsonl"
 
     def instances(self, model_folder: str, metric: str) -> RecordSink:
-        """A Parquet file (:mod:`olive_eval.instance_table`, imported here: pyarrow only when records are written)."""
-        from olive_eval.instance_table import ParquetSink
+        """A Parquet file (:mod:`olive_eval.records.parquet`, imported here: pyarrow only when records are written)."""
+        from olive_eval.records.parquet import ParquetSink
 
         return ParquetSink(self.instances_path(model_folder, metric), self._failed, out_dir=self.output_dir)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from olive_eval.instance_table import ParquetSink
+from olive_eval.records.parquet import ParquetSink
 from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult, TimedRuns
 
 

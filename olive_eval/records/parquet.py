@@ -6,7 +6,7 @@ strings a string column; anything else (dicts, mixed lists, images), and a predi
 :data:`~olive_eval.records.writer.MAX_VALUES_PER_RECORD` values (written as ``{"shape": [...]}``), a string column
 of JSON text that :func:`read_records` decodes (its field metadata says so).
 
-Read one: ``python -m olive_eval.instance_table PATH`` (JSON lines) or ``pandas.read_parquet(PATH)``.
+Read one: ``python -m olive_eval.records.parquet PATH`` (JSON lines) or ``pandas.read_parquet(PATH)``.
 """
 
 from __future__ import annotations
@@ -142,9 +142,9 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m olive_eval.instance_table PATH``: the records as JSON lines on stdout."""
+    """``python -m olive_eval.records.parquet PATH``: the records as JSON lines on stdout."""
     if len(argv) != 1:
-        print("usage: python -m olive_eval.instance_table PATH", file=sys.stderr)
+        print("usage: python -m olive_eval.records.parquet PATH", file=sys.stderr)
         return 2
     try:
         for record in read_records(argv[0]):
