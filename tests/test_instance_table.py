@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from olive_eval.records.json_text import MAX_VALUES_PER_RECORD, jsonable
 from olive_eval.records.parquet import ParquetSink, main, read_records
-from olive_eval.records.writer import MAX_VALUES_PER_RECORD, jsonable
 
 N = 4
 COLUMNS = {

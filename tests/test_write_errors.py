@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 import olive_eval.records.results
-import olive_eval.records.writer
+import olive_eval.records.sinks
 from olive_eval.cli import main
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -76,7 +76,7 @@ class _FullFile:
 def test_a_full_disk_while_writing_instance_records_is_reported_once_and_costs_no_metric(toy, capsys, monkeypatch):
     full_os = types.SimpleNamespace(**vars(os))
     full_os.fdopen = lambda fd, *args, **kwargs: _FullFile(os.fdopen(fd, *args, **kwargs))
-    monkeypatch.setattr(olive_eval.records.writer, "os", full_os)  # only the record writer's files are on the full disk
+    monkeypatch.setattr(olive_eval.records.sinks, "os", full_os)  # only the record writer's files are on the full disk
     assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
     captured = capsys.readouterr()
     out = toy.root / "out"

@@ -326,7 +326,8 @@ class Run:
 
     def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
-        ``durable=False`` for the intermediate writes: no fsync (see :func:`olive_eval.records.results.atomic_write_text`).
+        ``durable=False`` for the intermediate writes: no fsync (see
+        :func:`olive_eval.records.results.atomic_write_text`).
 
         The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
         current; the record writer's first failure is kept beside it.

@@ -25,7 +25,8 @@ from olive_eval.errors import EvaluationError, first_line
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
-from olive_eval.records.writer import HeldRecords, HeldSink, InstanceWriter, RecordSink
+from olive_eval.records.sinks import HeldSink, RecordSink
+from olive_eval.records.writer import HeldRecords, InstanceWriter
 
 Fields = dict[str, Column]
 

@@ -21,8 +21,9 @@ from olive_eval.lm_eval.options import LmEvalOptions
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.lm_eval.tasks import quiet_lm_eval
 from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.records.json_text import jsonable
 from olive_eval.records.results import ConfidenceInterval, SubMetricResult
-from olive_eval.records.writer import InstanceWriter, jsonable
+from olive_eval.records.writer import InstanceWriter
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Parquet, not JSON lines: formatting each example's logits as text cost 12-20% of a run on a small model; an
 Arrow column is built from the arrays as they are. Number arrays become number and list columns; a list of
 strings a string column; anything else (dicts, mixed lists, images), and a prediction of more than
-:data:`~olive_eval.records.writer.MAX_VALUES_PER_RECORD` values (written as ``{"shape": [...]}``), a string column
+:data:`~olive_eval.records.json_text.MAX_VALUES_PER_RECORD` values (written as ``{"shape": [...]}``), a string column
 of JSON text that :func:`read_records` decodes (its field metadata says so).
 
 Read one: ``python -m olive_eval.records.parquet PATH`` (JSON lines) or ``pandas.read_parquet(PATH)``.
@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from olive_eval.records.writer import MAX_VALUES_PER_RECORD, OnWriteError, RecordSink, json_texts, jsonable
+from olive_eval.records.json_text import MAX_VALUES_PER_RECORD, json_texts, jsonable
+from olive_eval.records.sinks import OnWriteError, RecordSink
 
 #: Field metadata marking a string column of JSON text (values Arrow has no column type for).
 JSON_FIELD = {b"olive_eval.encoding": b"json"}
