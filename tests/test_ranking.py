@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from olive_eval.ranking import Objective, apply_goals, mark_pareto, meets, rank, ranking_key, resolve_threshold
+from olive_eval.decide.ranking import Objective, apply_goals, mark_pareto, meets, rank, ranking_key, resolve_threshold
 from olive_eval.records.results import ModelResult, RunResult, SubMetricResult
 
 

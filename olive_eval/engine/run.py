@@ -17,6 +17,7 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.run import joint_key
+from olive_eval.decide.ranking import Objective, apply_goals, mark_pareto, rank
 from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
@@ -32,7 +33,6 @@ from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 from olive_eval.metrics.performance import SPREAD_STATISTICS
-from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
 from olive_eval.records.writer import InstanceWriter

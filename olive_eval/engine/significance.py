@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from olive_eval.config.metric import Goal
+from olive_eval.decide.ranking import threshold_from
 from olive_eval.engine.evidence import Evidence, paired_distribution
-from olive_eval.ranking import threshold_from
 from olive_eval.records.results import GoalResult
 
 
