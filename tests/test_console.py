@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from olive_eval.decide.ranking import Objective, apply_goals, rank
+from olive_eval.decide.goals import apply_goals
+from olive_eval.decide.ranking import Objective, rank
 from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 from olive_eval.report.console import NO_GOALS, render
 

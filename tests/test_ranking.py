@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from olive_eval.decide.ranking import Objective, apply_goals, mark_pareto, meets, rank, ranking_key, resolve_threshold
+from olive_eval.decide.goals import apply_goals, meets, resolve_threshold
+from olive_eval.decide.pareto import mark_pareto
+from olive_eval.decide.ranking import Objective, rank, ranking_key
 from olive_eval.records.results import ModelResult, RunResult, SubMetricResult
 
 

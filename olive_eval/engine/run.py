@@ -17,7 +17,9 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.run import joint_key
-from olive_eval.decide.ranking import Objective, apply_goals, mark_pareto, rank
+from olive_eval.decide.goals import apply_goals
+from olive_eval.decide.pareto import mark_pareto
+from olive_eval.decide.ranking import Objective, rank
 from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext

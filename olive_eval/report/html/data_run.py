@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from olive_eval.decide.ranking import dominates
+from olive_eval.decide.pareto import dominates
 from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
 
 
