@@ -98,7 +98,7 @@ def test_a_later_run_does_not_leave_stale_model_folders(toy, tmp_path):
     out = tmp_path / "out"
     evaluate(toy.config({"old_candidate": 0.1}, accuracy_with_instances()), output_dir=out)
     assert (out / "instances" / "old_candidate").is_dir()
-    # a user's own files there are kept: tests/test_output_manifest.py
+    # a user's own files there are kept: tests/records/test_output_manifest.py
     (out / "notes.txt").write_text("the user's own file")
     evaluate(toy.config({"new": 0.1}, accuracy_with_instances()), output_dir=out)
     assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "new"]
