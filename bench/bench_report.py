@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from olive_eval.instance_table import ParquetSink
+from olive_eval.records.parquet import ParquetSink
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns
 from olive_eval.report.html import write_report
-from olive_eval.results import ModelResult, RunResult, SubMetricResult, TimedRuns
 
 MODELS, METRICS, EXAMPLES, BUDGET_S = 20, 10, 10_000, 3.0
 

@@ -31,7 +31,7 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.session import Evaluation
-from olive_eval.instances import InstanceWriter
+from olive_eval.records.writer import InstanceWriter
 
 SIZES = [256, 512, 512, 10]
 ROUNDS = 7

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _models import classification_parquet, mlp_onnx
 
-import olive_eval.instance_table
+import olive_eval.records.parquet
 from olive_eval import evaluate
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,7 +120,7 @@ def ours(run: dict) -> tuple[float, float, dict[str, float]]:
 
 def without_records(run: dict) -> float:
     """evaluate() seconds with the instance-record writer doing nothing (what the records cost is the rest)."""
-    sink = olive_eval.instance_table.ParquetSink
+    sink = olive_eval.records.parquet.ParquetSink
     write = sink.write
     sink.write = lambda *args: None  # type: ignore[method-assign]
     try:

@@ -17,7 +17,7 @@ _SOURCES = {
     "Metric": "olive_eval.metrics",
     "MetricValue": "olive_eval.metrics.compute",
     "RunConfig": "olive_eval.config",
-    "RunResult": "olive_eval.results",
+    "RunResult": "olive_eval.records.results",
     "compute_metric": "olive_eval.api",
     "evaluate": "olive_eval.api",
     "load_run_config": "olive_eval.config",

@@ -15,7 +15,7 @@ from olive_eval.engine.run import RunInterrupted
 from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.engine.session import Evaluation
 from olive_eval.metrics.compute import compute_metric
-from olive_eval.results import RunResult
+from olive_eval.records.results import RunResult
 
 __all__ = ["Evaluation", "RunInterrupted", "compute_metric", "evaluate"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from olive_eval import Evaluation
 from olive_eval.cli import main
-from olive_eval.output_dir import REPORT_GENERATOR
+from olive_eval.records.output_dir import REPORT_GENERATOR
 
 
 def accuracy() -> list[dict]:

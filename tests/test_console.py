@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from olive_eval.ranking import Objective, apply_goals, rank
+from olive_eval.decide.goals import apply_goals
+from olive_eval.decide.ranking import Objective, rank
+from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 from olive_eval.report.console import NO_GOALS, render
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 
 def run_of(values: dict[str, float | None], goals: dict[str, tuple[str, float]], higher_is_better=True) -> RunResult:

@@ -33,6 +33,25 @@ def test_the_data_floor_imports_nothing_above_it():
     assert {path: names for path, names in offending.items() if names} == {}
 
 
+def test_records_and_decisions_import_only_the_base_below_them():
+    """records/ (results.json, per-example records, the output folder) and decide/ (goals, ranking, Pareto) sit
+    under the engine, config and metrics: each imports its own floor and the base (errors, the package's
+    version), and decide/ the records it decides on."""
+    version = {"olive_eval", "olive_eval.__version__"}
+    allowed = {
+        "records": ("olive_eval.errors", "olive_eval.records"),
+        "decide": ("olive_eval.errors", "olive_eval.records", "olive_eval.decide"),
+    }
+    offending = {
+        str(path.relative_to(ROOT)): sorted(
+            name for name in imports_of(path) if name not in version and not name.startswith(allowed[floor])
+        )
+        for floor in allowed
+        for path in sorted((ROOT / floor).glob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}
+
+
 def test_function_metrics_do_not_import_the_registration_module_back():
     assert "olive_eval.metrics.function_metric" in imports_of(ROOT / "metrics" / "registry.py")
     assert not imports_of(ROOT / "metrics" / "function_metric.py") & {

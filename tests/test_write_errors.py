@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-import olive_eval.instances
-import olive_eval.results
+import olive_eval.records.results
+import olive_eval.records.sinks
 from olive_eval.cli import main
 
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -43,14 +43,14 @@ def assert_both_models_were_evaluated(stdout: str) -> None:
 
 
 def test_a_full_disk_while_writing_results_json_is_one_line_and_the_run_goes_on(toy, capsys, monkeypatch):
-    real = olive_eval.results.atomic_write_text
+    real = olive_eval.records.results.atomic_write_text
 
     def full_disk(target: Path, text: str, durable: bool = True) -> Path:
         if target.name == "results.json":
             raise ENOSPC
         return real(target, text, durable)
 
-    monkeypatch.setattr(olive_eval.results, "atomic_write_text", full_disk)
+    monkeypatch.setattr(olive_eval.records.results, "atomic_write_text", full_disk)
     assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
     captured = capsys.readouterr()
     out = toy.root / "out"
@@ -76,7 +76,7 @@ class _FullFile:
 def test_a_full_disk_while_writing_instance_records_is_reported_once_and_costs_no_metric(toy, capsys, monkeypatch):
     full_os = types.SimpleNamespace(**vars(os))
     full_os.fdopen = lambda fd, *args, **kwargs: _FullFile(os.fdopen(fd, *args, **kwargs))
-    monkeypatch.setattr(olive_eval.instances, "os", full_os)  # only the record writer's files are on the full disk
+    monkeypatch.setattr(olive_eval.records.sinks, "os", full_os)  # only the record writer's files are on the full disk
     assert main(["--config", str(write_config(toy)), "--quiet"]) == 1
     captured = capsys.readouterr()
     out = toy.root / "out"
@@ -146,7 +146,7 @@ def test_a_real_write_error_from_the_kernel(toy, full_disk):
 
 def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_that_died(toy, capsys, monkeypatch):
     """results.json still says 'base' is running, but the run ended properly: the next run says nothing."""
-    real = olive_eval.results.atomic_write_text
+    real = olive_eval.records.results.atomic_write_text
     writes = []
 
     def fills_up(target: Path, text: str, durable: bool = True) -> Path:
@@ -155,13 +155,13 @@ def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_t
             raise ENOSPC
         return real(target, text, durable)
 
-    monkeypatch.setattr(olive_eval.results, "atomic_write_text", fills_up)
+    monkeypatch.setattr(olive_eval.records.results, "atomic_write_text", fills_up)
     path = write_config(toy)
     assert main(["--config", str(path)]) == 1
     out = toy.root / "out"
     assert json.loads((out / "results.json").read_text())["models"]["base"]["status"] == "running"
     capsys.readouterr()
-    monkeypatch.setattr(olive_eval.results, "atomic_write_text", real)
+    monkeypatch.setattr(olive_eval.records.results, "atomic_write_text", real)
     assert main(["--config", str(path)]) == 0
     assert "previous run" not in capsys.readouterr().err
 
@@ -169,7 +169,7 @@ def test_a_run_that_could_not_write_its_last_results_json_is_not_taken_for_one_t
 def test_only_results_json_s_final_writes_wait_for_the_disk(toy, monkeypatch):
     """The 'pending' and 'running' writes rename into place without fsync (a crash of the process keeps them);
     the write after the last model and the run's last write are fsynced."""
-    real = olive_eval.results.atomic_write_text
+    real = olive_eval.records.results.atomic_write_text
     writes: list[tuple[dict[str, Any], bool]] = []
 
     def recorded(target: Path, text: str, durable: bool = True) -> Path:
@@ -177,7 +177,7 @@ def test_only_results_json_s_final_writes_wait_for_the_disk(toy, monkeypatch):
             writes.append((json.loads(text), durable))
         return real(target, text, durable)
 
-    monkeypatch.setattr(olive_eval.results, "atomic_write_text", recorded)
+    monkeypatch.setattr(olive_eval.records.results, "atomic_write_text", recorded)
     assert main(["--config", str(write_config(toy)), "--quiet"]) == 0
     running = [durable for data, durable in writes if any(m["status"] == "running" for m in data["models"].values())]
     pending = [durable for data, durable in writes if all(m["status"] == "pending" for m in data["models"].values())]
@@ -187,8 +187,8 @@ def test_only_results_json_s_final_writes_wait_for_the_disk(toy, monkeypatch):
 
 def test_a_durable_write_is_fsynced_and_an_intermediate_one_is_not(tmp_path, monkeypatch):
     synced: list[int] = []
-    monkeypatch.setattr(olive_eval.results.os, "fsync", synced.append)
-    olive_eval.results.atomic_write_text(tmp_path / "a.json", "{}\n", durable=False)
+    monkeypatch.setattr(olive_eval.records.results.os, "fsync", synced.append)
+    olive_eval.records.results.atomic_write_text(tmp_path / "a.json", "{}\n", durable=False)
     assert synced == [] and (tmp_path / "a.json").read_text() == "{}\n"
-    olive_eval.results.atomic_write_text(tmp_path / "a.json", "[]\n")
+    olive_eval.records.results.atomic_write_text(tmp_path / "a.json", "[]\n")
     assert len(synced) == 1 and (tmp_path / "a.json").read_text() == "[]\n"

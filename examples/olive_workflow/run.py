@@ -19,8 +19,8 @@ os.environ.setdefault("OLIVE_DISABLE_TELEMETRY", "1")  # before Olive is importe
 
 from olive.workflows import run as olive_run
 
+from olive_eval.records.results_load import read_results
 from olive_eval.report.console import render
-from olive_eval.results_load import read_results
 
 
 def olive_history(output_dir: Path) -> str:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(HERE))
 import quantize  # noqa: E402  (beside this file)
 
 import olive_eval  # noqa: E402
-from olive_eval.results import ModelResult, RunResult  # noqa: E402
+from olive_eval.records.results import ModelResult, RunResult  # noqa: E402
 
 CONFIG = HERE.parents[1] / "configs" / "quantization_sweep.json"
 AUROC, P50, SIZE = "similarity-cosine_auroc", "latency-p50", "size-bytes"

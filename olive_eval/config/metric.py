@@ -12,10 +12,10 @@ from olive_eval.config.errors import describe_error, json_path
 from olive_eval.config.olive_metric_options import drop_no_op_options, fold_olive_kwargs
 from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
+from olive_eval.decide.goals import GoalType
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.stats import Method
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
-from olive_eval.ranking import GoalType
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
 

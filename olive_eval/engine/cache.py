@@ -29,8 +29,8 @@ from olive_eval.config.run import RunConfig, joint_key
 from olive_eval.engine import evidence_store, record_files
 from olive_eval.engine.cache_key import CACHE_FORMAT, digest, key_payload, olive_eval_version
 from olive_eval.engine.unit import ModelEvaluation
-from olive_eval.results import atomic_write_text, file_mode
-from olive_eval.results_load import model_result_from_dict
+from olive_eval.records.results import atomic_write_text, file_mode
+from olive_eval.records.results_load import model_result_from_dict
 from olive_eval.runtimes.base import ModelConfig
 
 #: Errors that make an entry unusable (bad JSON, a cut-short or foreign npz, a malformed manifest).

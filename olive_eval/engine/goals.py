@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.decide.goals import GoalCheck, apply_goals
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.significance import confident_goal
 from olive_eval.metrics.types import Need
-from olive_eval.ranking import GoalCheck, apply_goals
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 
 def goal_check(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from olive_eval.config import RunConfig
-from olive_eval.instances import InstanceWriter
+from olive_eval.records.writer import InstanceWriter
 
 #: The kinds of record file, as the names in a cache entry start.
 KINDS = ("instances", "samples")

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from olive_eval.results import RESULTS_FILE, RunResult
-from olive_eval.results_load import read_results
+from olive_eval.records.results import RESULTS_FILE, RunResult
+from olive_eval.records.results_load import read_results
 
 
 @dataclass

@@ -16,7 +16,7 @@ from olive_eval.config import RunConfig
 from olive_eval.engine.cache_key import digest, key_payload
 from olive_eval.engine.resume import config_changes, previous_run
 from olive_eval.errors import UsageError
-from olive_eval.results import ModelResult
+from olive_eval.records.results import ModelResult
 
 #: Changed paths named in the note before "and N more".
 _SHOWN = 8

@@ -17,6 +17,9 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.run import joint_key
+from olive_eval.decide.goals import apply_goals
+from olive_eval.decide.pareto import mark_pareto
+from olive_eval.decide.ranking import Objective, rank
 from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
@@ -31,11 +34,10 @@ from olive_eval.engine.shards import check_shards
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
-from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
-from olive_eval.output_dir import folder_names
-from olive_eval.ranking import Objective, apply_goals, mark_pareto, rank
-from olive_eval.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.output_dir import folder_names
+from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
 
@@ -326,7 +328,8 @@ class Run:
 
     def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
-        ``durable=False`` for the intermediate writes: no fsync (see :func:`olive_eval.results.atomic_write_text`).
+        ``durable=False`` for the intermediate writes: no fsync (see
+        :func:`olive_eval.records.results.atomic_write_text`).
 
         The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
         current; the record writer's first failure is kept beside it.

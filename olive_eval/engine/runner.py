@@ -33,12 +33,12 @@ from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
-from olive_eval.instances import InstanceWriter
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.progress import start_task
-from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
+from olive_eval.records.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
+from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import Runtime
 
 Progress = Callable[[str, str], None]  # (model name, message)

@@ -22,10 +22,11 @@ from olive_eval.engine.custom import ModelOutput, call_user_function
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError, first_line
-from olive_eval.instances import HeldRecords, HeldSink, InstanceWriter, RecordSink
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.records.sinks import HeldSink, RecordSink
+from olive_eval.records.writer import HeldRecords, InstanceWriter
 
 Fields = dict[str, Column]
 

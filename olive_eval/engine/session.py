@@ -30,9 +30,9 @@ from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
 from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.errors import ConfigError, UsageError
-from olive_eval.output_dir import OutputDir
-from olive_eval.provenance import environment
-from olive_eval.results import ModelResult, RunResult, SubMetricResult
+from olive_eval.records.output_dir import OutputDir
+from olive_eval.records.provenance import environment
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult
 from olive_eval.runtimes.base import ModelConfig, check_name
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")

@@ -7,7 +7,7 @@ pass uses: the reduction, the confidence intervals and the paired goals see arra
 so every value is bit-identical. A batch belongs to the shard its first example falls in; shard bounds are
 rounded to whole batches, so no batch is split.
 
-Per-example records (instance files, sample logs) are held by each shard (:class:`~olive_eval.instances.HeldSink`)
+Per-example records (instance files, sample logs) are held by each shard (:class:`~olive_eval.records.sinks.HeldSink`)
 and written by the driver, shard after shard, into the files a one-process pass writes. A metric that fails in a
 shard fails alone, as in one process: the shard hands back its error in place of its rows.
 """
@@ -34,7 +34,8 @@ from olive_eval.engine.plan import Settings
 from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.errors import ConfigError, EvaluationError
-from olive_eval.instances import HeldRecords, HeldSink, InstanceWriter
+from olive_eval.records.sinks import HeldSink
+from olive_eval.records.writer import HeldRecords, InstanceWriter
 
 #: Maps the shard function over the shards' work, in order (``map``, a pool's ``map``, an executor's).
 Mapper = Callable[[Callable[["ShardWork"], "ShardPart"], list["ShardWork"]], Iterable["ShardPart"]]

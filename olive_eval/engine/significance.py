@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from olive_eval.config.metric import Goal
+from olive_eval.decide.goals import threshold_from
 from olive_eval.engine.evidence import Evidence, paired_distribution
-from olive_eval.ranking import threshold_from
-from olive_eval.results import GoalResult
+from olive_eval.records.results import GoalResult
 
 
 def thresholds(goal_type: str, value: float, baseline: np.ndarray, higher_is_better: bool) -> np.ndarray:

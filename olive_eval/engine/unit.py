@@ -21,9 +21,9 @@ from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.goals import goal_check, stopping_goal
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
-from olive_eval.instances import InstanceWriter
-from olive_eval.output_dir import folder_names
-from olive_eval.results import ModelResult
+from olive_eval.records.output_dir import folder_names
+from olive_eval.records.results import ModelResult
+from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
 

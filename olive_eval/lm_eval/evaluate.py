@@ -13,7 +13,6 @@ from typing import Any
 
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
-from olive_eval.instances import InstanceWriter, jsonable
 from olive_eval.lm_eval import lm_eval_package
 from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
@@ -22,7 +21,9 @@ from olive_eval.lm_eval.options import LmEvalOptions
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.lm_eval.tasks import quiet_lm_eval
 from olive_eval.metrics.resampling import ExampleStats
-from olive_eval.results import ConfidenceInterval, SubMetricResult
+from olive_eval.records.json_text import jsonable
+from olive_eval.records.results import ConfidenceInterval, SubMetricResult
+from olive_eval.records.writer import InstanceWriter
 
 
 @dataclass

@@ -17,7 +17,7 @@ from typing import Any
 
 from olive_eval.errors import ConfigError, EvaluationError
 from olive_eval.olive.data_configs import FillIn, data_config
-from olive_eval.results import ModelResult
+from olive_eval.records.results import ModelResult
 
 _SOURCE = "<olive evaluator>"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
-from olive_eval.results import GoalResult, RunResult, SubMetricResult
+from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
 
 
 def format_value(value: float) -> str:

@@ -15,7 +15,7 @@ import onnxruntime as ort
 
 from olive_eval.data.batch import Batch, Columns
 from olive_eval.errors import EvaluationError, first_line
-from olive_eval.provenance import physical_cores
+from olive_eval.records.provenance import physical_cores
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Outputs, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import cast_input
 from olive_eval.runtimes.onnx_config import ONNXModelConfig, OnnxSettings, SessionOptions

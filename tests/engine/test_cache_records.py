@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from olive_eval.instance_table import read_records
+from olive_eval.records.parquet import read_records
 from tests.engine.test_cache_run import cli, evaluated, write
 
 METRICS = [

@@ -11,7 +11,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.engine import chunks
 from olive_eval.engine.chunks import Chunker
-from olive_eval.instance_table import read_records
+from olive_eval.records.parquet import read_records
 
 
 def fields(n: int, width: int = 3, dtype=np.float32, start: int = 0) -> dict:

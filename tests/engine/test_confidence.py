@@ -17,8 +17,8 @@ from olive_eval.errors import ConfigError
 from olive_eval.metrics import resampling
 from olive_eval.metrics.registry import get_metric
 from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.records.results import GoalResult
 from olive_eval.report.console import format_value, render
-from olive_eval.results import GoalResult
 from tests.helpers import write_jsonl
 
 N = 1000

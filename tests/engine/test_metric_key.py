@@ -6,7 +6,7 @@ from __future__ import annotations
 from olive_eval import evaluate
 from olive_eval.config.metric_key import MetricKey, metric_keys
 from olive_eval.engine.runner import settle_status
-from olive_eval.results import ModelResult, SubMetricResult
+from olive_eval.records.results import ModelResult, SubMetricResult
 
 
 def test_a_metric_key_labels_the_pair_and_maps_back_without_splitting():

@@ -12,8 +12,8 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
-from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
+from olive_eval.records.parquet import read_records
 from tests.helpers import write_jsonl
 
 PYTHON_MODELS = textwrap.dedent(

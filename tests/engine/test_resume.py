@@ -9,7 +9,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.engine.resume import config_changes, previous_run
-from olive_eval.results_load import read_results
+from olive_eval.records.results_load import read_results
 
 METRICS = [
     {

@@ -18,8 +18,8 @@ import soxr
 
 from olive_eval import evaluate
 from olive_eval.errors import ConfigError, DataError
-from olive_eval.instance_table import read_records
 from olive_eval.metrics.speech.normalize import olive_normalize
+from olive_eval.records.parquet import read_records
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.helpers import write_jsonl
 from tests.runtimes import hf_models

@@ -15,7 +15,7 @@ from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.config.metric import MetricConfig
 from olive_eval.errors import DataError
-from olive_eval.instance_table import read_records
+from olive_eval.records.parquet import read_records
 from tests.config.test_olive_examples import _seed_file, json_blocks
 from tests.metrics.answers.test_kernels import ref_exact, ref_relaxed, ref_word_sort
 

@@ -11,9 +11,9 @@ import scipy.stats
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError, EvaluationError
-from olive_eval.instance_table import read_records
 from olive_eval.metrics import get_metric, metric_registry, register_metric
 from olive_eval.metrics.aggregations import aggregation_registry, register_aggregation
+from olive_eval.records.parquet import read_records
 from olive_eval.registry import RegistryError
 from olive_eval.testing import check_metric
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from olive_eval.instance_table import ParquetSink
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult, TimedRuns
+from olive_eval.records.parquet import ParquetSink
+from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult, TimedRuns
 
 
 def sub(value: float | None, priority: int = -1, higher: bool = True, **kwargs: object) -> SubMetricResult:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from olive_eval.records.results import ModelResult
 from olive_eval.report.html import write_report
-from olive_eval.results import ModelResult
 
 from .conftest import report, script_json
 from .helpers import curves_run, instances, lm_eval_instances, model, small_run, sub, trade_off_run

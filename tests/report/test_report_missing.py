@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from olive_eval.results import ModelResult
+from olive_eval.records.results import ModelResult
 
 from .conftest import report
 from .helpers import failed_and_untimed_run, instances, model, small_run, sub

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from olive_eval.results import ModelResult, RunResult, SubMetricResult, TimedRuns, compact_number_lists
-from olive_eval.results_load import read_results
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns, compact_number_lists
+from olive_eval.records.results_load import read_results
 
 
 def test_a_run_records_every_timed_run_by_round(quickstart_run: Path) -> None:

@@ -16,7 +16,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.data.batch import Batch
 from olive_eval.errors import ConfigError
-from olive_eval.instance_table import read_records
+from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.genai import GenAIModelConfig
 from tests.runtimes import llm_models

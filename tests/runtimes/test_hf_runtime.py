@@ -39,8 +39,8 @@ from olive_eval.data.prepared import PrepareContext
 from olive_eval.data.preprocess import HuggingfacePreProcess
 from olive_eval.engine.data_store import DataStore
 from olive_eval.errors import ConfigError, DataError, EvaluationError
-from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
+from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.hf import HfModelConfig
 from tests.helpers import write_jsonl

@@ -15,8 +15,8 @@ from sklearn.metrics import accuracy_score
 
 from olive_eval import evaluate
 from olive_eval.errors import DataError
-from olive_eval.instance_table import read_records
 from olive_eval.metrics import metric_registry
+from olive_eval.records.parquet import read_records
 from tests.helpers import write_jsonl
 
 N = 10

@@ -119,6 +119,6 @@ def executor_config(value: Any) -> ExecutorConfig:
 def failed_evaluation(unit: ModelUnit, error: str) -> ModelEvaluation:
     """A model that did not come back (its process died, it ran past its timeout): failed, with ``error``."""
     from olive_eval.engine.unit import ModelEvaluation
-    from olive_eval.results import ModelResult
+    from olive_eval.records.results import ModelResult
 
     return ModelEvaluation(ModelResult(status="failed", error=error, folder=unit.folder), {})

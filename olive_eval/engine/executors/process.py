@@ -322,7 +322,7 @@ def _engine_modules() -> set[str]:
     return loaded | {
         "olive_eval.engine.executors.worker",
         "olive_eval.engine.shards",
-        "olive_eval.instance_table",
+        "olive_eval.records.parquet",
         "olive_eval.data.collate",
     }
 

@@ -20,7 +20,7 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
-from olive_eval.instances import InstanceWriter
+from olive_eval.records.writer import InstanceWriter
 
 
 @dataclass

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from olive_eval.records.results import RunResult
 from olive_eval.report.html.data_run import finite, metric_keys
-from olive_eval.results import RunResult
 
 
 @dataclass

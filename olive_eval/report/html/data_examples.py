@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.output_dir import folder_names
+from olive_eval.records.output_dir import folder_names
+from olive_eval.records.results import RunResult
 from olive_eval.report.html.data_run import metric_keys
 from olive_eval.report.html.instance_files import InstanceFiles
-from olive_eval.results import RunResult
 
 #: Examples shown per candidate and score column, and the most over the whole page (the page stays small).
 TOP = 10

@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from olive_eval.ranking import dominates
-from olive_eval.results import GoalResult, RunResult, SubMetricResult
+from olive_eval.decide.pareto import dominates
+from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
 
 
 def model_order(result: RunResult) -> list[str]:

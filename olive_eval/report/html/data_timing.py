@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from olive_eval.results import RunResult, TimedRuns
+from olive_eval.records.results import RunResult, TimedRuns
 
 #: Most run values the page carries over every timing chart (SVG points: more slow the browser down): past it
 #: each round keeps every k-th run (the percentiles are still of every run). 50k values are about 0.4 MB of JSON.

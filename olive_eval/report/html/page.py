@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval import __version__
-from olive_eval.output_dir import REPORT_GENERATOR
+from olive_eval.records.output_dir import REPORT_GENERATOR
+from olive_eval.records.results import RunResult, atomic_write_text
 from olive_eval.report.html import bundle
 from olive_eval.report.html.charts import Chart, ChartIds
 from olive_eval.report.html.data_details import structured
@@ -32,7 +33,6 @@ from olive_eval.report.html.tables import (
     ranking_table,
     values_table,
 )
-from olive_eval.results import RunResult, atomic_write_text
 
 REPORT_FILE = "report.html"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from olive_eval.errors import UsageError
-from olive_eval.results import RESULTS_FILE, RunResult
-from olive_eval.results_load import read_results
+from olive_eval.records.results import RESULTS_FILE, RunResult
+from olive_eval.records.results_load import read_results
 
 
 def load_run(output_dir: Path) -> RunResult:

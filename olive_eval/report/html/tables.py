@@ -7,11 +7,11 @@ import json
 from html import escape
 from typing import Any
 
+from olive_eval.records.results import RunResult, SubMetricResult
 from olive_eval.report.console import format_value
 from olive_eval.report.html.data_details import PerClass
 from olive_eval.report.html.data_examples import Examples, WorstExamples
 from olive_eval.report.html.data_run import RankingRow, metric_keys
-from olive_eval.results import RunResult, SubMetricResult
 
 
 def fmt(value: float | None) -> str:

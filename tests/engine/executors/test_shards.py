@@ -18,7 +18,7 @@ from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator, _Context
 from olive_eval.engine.shards import RowRange, run_sharded, shard_ranges
 from olive_eval.errors import ConfigError
-from olive_eval.results import ModelResult
+from olive_eval.records.results import ModelResult
 
 CI = {"method": "percentile", "n_resamples": 200, "seed": 3}
 METRICS = [

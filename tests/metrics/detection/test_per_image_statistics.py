@@ -13,11 +13,11 @@ import pytest
 
 import olive_eval
 from olive_eval import evaluate
-from olive_eval.instance_table import read_records
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.detection.matching import match_coco
 from olive_eval.metrics.detection.metrics import KEYS, compute_all
 from olive_eval.metrics.resampling import ExampleStats, paired_distribution
+from olive_eval.records.parquet import read_records
 
 from .scenes import (
     mask_scene_to_coco,

@@ -91,7 +91,7 @@ def test_the_shipped_config_runs_and_agrees_with_the_kernels(tmp_path) -> None:
                 assert [got[f"std-std_{k}"]["value"] for k in ("tp", "fp", "fn")] == [tp, fp, fn]
     assert result is not None
     # per-document scores in the instance records
-    from olive_eval.instance_table import read_records
+    from olive_eval.records.parquet import read_records
 
     records = list(read_records(tmp_path / "out" / "instances" / "keyword_checker" / "ha.parquet"))
     assert len(records) == len(rows) and {"ha_f1", "ha_precision", "prediction", "references"} <= set(records[0])

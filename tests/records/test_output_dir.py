@@ -14,8 +14,8 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.errors import UsageError
-from olive_eval.instance_table import read_records
-from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
+from olive_eval.records.output_dir import LOCK_FILE, MARKER_FILE, REPORT_FILE, REPORT_GENERATOR, OutputDir, folder_names
+from olive_eval.records.parquet import read_records
 
 
 def accuracy_with_instances() -> list[dict]:
@@ -81,7 +81,7 @@ def test_a_second_run_into_a_busy_output_dir_fails_at_once(toy, tmp_path):
             [
                 sys.executable,
                 "-c",
-                f"from olive_eval.output_dir import OutputDir; OutputDir(__import__('pathlib').Path({str(out)!r})).open()",
+                f"from olive_eval.records.output_dir import OutputDir; OutputDir(__import__('pathlib').Path({str(out)!r})).open()",
             ],
             capture_output=True,
             text=True,
@@ -98,7 +98,7 @@ def test_a_later_run_does_not_leave_stale_model_folders(toy, tmp_path):
     out = tmp_path / "out"
     evaluate(toy.config({"old_candidate": 0.1}, accuracy_with_instances()), output_dir=out)
     assert (out / "instances" / "old_candidate").is_dir()
-    # a user's own files there are kept: tests/test_output_manifest.py
+    # a user's own files there are kept: tests/records/test_output_manifest.py
     (out / "notes.txt").write_text("the user's own file")
     evaluate(toy.config({"new": 0.1}, accuracy_with_instances()), output_dir=out)
     assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "new"]

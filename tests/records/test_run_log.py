@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from olive_eval.run_log import LOG_FILE, RunLog
+from olive_eval.records.run_log import LOG_FILE, RunLog
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +55,7 @@ def test_third_party_log_lines_and_warnings_go_to_the_log_file_not_the_terminal(
     metrics = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}]}]
     config.write_text(json.dumps(toy.config({"cand": 0.1}, metrics)))
     out = tmp_path / "out"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     child = subprocess.run(
         [sys.executable, "-c", CHILD, str(config), str(out)], capture_output=True, text=True, env=env, timeout=300
     )

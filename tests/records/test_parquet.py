@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from olive_eval.instance_table import ParquetSink, main, read_records
-from olive_eval.instances import MAX_VALUES_PER_RECORD, jsonable
+from olive_eval.records.json_text import MAX_VALUES_PER_RECORD, jsonable
+from olive_eval.records.parquet import ParquetSink, main, read_records
 
 N = 4
 COLUMNS = {
@@ -94,7 +94,7 @@ def test_the_file_appears_only_when_closed_and_a_run_with_no_example_still_write
 def test_the_command_prints_json_lines(tmp_path: Path):
     write(tmp_path / "m.parquet", [(COLUMNS, N)])
     done = subprocess.run(
-        [sys.executable, "-m", "olive_eval.instance_table", str(tmp_path / "m.parquet")],
+        [sys.executable, "-m", "olive_eval.records.parquet", str(tmp_path / "m.parquet")],
         capture_output=True,
         text=True,
         check=False,
@@ -106,8 +106,8 @@ def test_the_command_prints_json_lines(tmp_path: Path):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "usage: python -m olive_eval.instance_table PATH\n"),
-        (["a", "b"], "usage: python -m olive_eval.instance_table PATH\n"),
+        ([], "usage: python -m olive_eval.records.parquet PATH\n"),
+        (["a", "b"], "usage: python -m olive_eval.records.parquet PATH\n"),
     ],
 )
 def test_the_command_without_one_path_prints_its_usage(argv, message, capsys):

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from olive_eval.cli import main
-from olive_eval.output_dir import LOCK_FILE, MARKER_FILE, OutputDir
-from olive_eval.run_log import LOG_FILE
+from olive_eval.records.output_dir import LOCK_FILE, MARKER_FILE, OutputDir
+from olive_eval.records.run_log import LOG_FILE
 
 
 def snapshot(folder: Path) -> dict[str, object]:

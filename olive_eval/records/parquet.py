@@ -3,10 +3,10 @@
 Parquet, not JSON lines: formatting each example's logits as text cost 12-20% of a run on a small model; an
 Arrow column is built from the arrays as they are. Number arrays become number and list columns; a list of
 strings a string column; anything else (dicts, mixed lists, images), and a prediction of more than
-:data:`~olive_eval.instances.MAX_VALUES_PER_RECORD` values (written as ``{"shape": [...]}``), a string column
+:data:`~olive_eval.records.json_text.MAX_VALUES_PER_RECORD` values (written as ``{"shape": [...]}``), a string column
 of JSON text that :func:`read_records` decodes (its field metadata says so).
 
-Read one: ``python -m olive_eval.instance_table PATH`` (JSON lines) or ``pandas.read_parquet(PATH)``.
+Read one: ``python -m olive_eval.records.parquet PATH`` (JSON lines) or ``pandas.read_parquet(PATH)``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from olive_eval.instances import MAX_VALUES_PER_RECORD, OnWriteError, RecordSink, json_texts, jsonable
+from olive_eval.records.json_text import MAX_VALUES_PER_RECORD, json_texts, jsonable
+from olive_eval.records.sinks import OnWriteError, RecordSink
 
 #: Field metadata marking a string column of JSON text (values Arrow has no column type for).
 JSON_FIELD = {b"olive_eval.encoding": b"json"}
@@ -142,9 +143,9 @@ def read_records(path: Path | str) -> Iterator[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m olive_eval.instance_table PATH``: the records as JSON lines on stdout."""
+    """``python -m olive_eval.records.parquet PATH``: the records as JSON lines on stdout."""
     if len(argv) != 1:
-        print("usage: python -m olive_eval.instance_table PATH", file=sys.stderr)
+        print("usage: python -m olive_eval.records.parquet PATH", file=sys.stderr)
         return 2
     try:
         for record in read_records(argv[0]):

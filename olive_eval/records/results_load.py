@@ -18,8 +18,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from olive_eval import results
-from olive_eval.results import RESULTS_FILE, ModelResult, RunResult
+from olive_eval.records import results
+from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult
 
 NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from olive_eval.instances import ARROW_MIN_VALUES, MAX_VALUES_PER_RECORD, RecordSink, json_lines, jsonable
+from olive_eval.records.json_text import ARROW_MIN_VALUES, MAX_VALUES_PER_RECORD, json_lines, jsonable
+from olive_eval.records.sinks import RecordSink
 
 N = 5
 COLUMNS = {

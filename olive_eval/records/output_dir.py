@@ -6,7 +6,7 @@ at once instead of mixing its models into the first run's results.json and ``ins
 
 A folder is olive-eval's once a run has written its marker (:data:`MARKER_FILE`) there. Only then are an
 earlier run's files removed, and only those olive-eval wrote: the per-example files its mark lists
-(:mod:`olive_eval.output_manifest`), unchanged since; a user's own results.json, or any other file in
+(:mod:`olive_eval.records.output_manifest`), unchanged since; a user's own results.json, or any other file in
 ``instances/`` and ``samples/``, is never deleted. Links where olive-eval writes are refused at
 the top and removed (never followed) below, so a run never writes out of its folder.
 """
@@ -20,9 +20,9 @@ from pathlib import Path
 from types import TracebackType
 
 from olive_eval.errors import UsageError
-from olive_eval.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
-from olive_eval.results import RESULTS_FILE, atomic_write_text
-from olive_eval.run_log import LOG_FILE, RunLog
+from olive_eval.records.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
+from olive_eval.records.results import RESULTS_FILE, atomic_write_text
+from olive_eval.records.run_log import LOG_FILE, RunLog
 
 LOCK_FILE = ".olive-eval.lock"
 #: What a run writes at the top of its output directory.

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from olive_eval.cli import main
-from olive_eval.instance_table import read_records
-from olive_eval.output_dir import MARKER_FILE
-from olive_eval.output_manifest import record_written
+from olive_eval.records.output_dir import MARKER_FILE
+from olive_eval.records.output_manifest import record_written
+from olive_eval.records.parquet import read_records
 
 
 def metrics() -> list[dict]:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from olive_eval.ranking import Objective, apply_goals, mark_pareto, meets, rank, ranking_key, resolve_threshold
-from olive_eval.results import ModelResult, RunResult, SubMetricResult
+from olive_eval.decide.goals import apply_goals, meets, resolve_threshold
+from olive_eval.decide.pareto import mark_pareto
+from olive_eval.decide.ranking import Objective, rank, ranking_key
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult
 
 
 def model(**values: float) -> ModelResult:

@@ -1,22 +1,19 @@
-"""Goals resolved against the baseline, lexicographic ranking by priority, and the Pareto front.
+"""Goals resolved against the baseline: Olive's goal formulas, and each candidate's goal results.
 
 Differences from Olive, on purpose:
 * threshold-only goals are honoured (Olive drops every goal when no relative goal needs a baseline);
-* goals on unranked sub-types are checked too (Olive ignores them silently);
-* a candidate missing a ranked metric sorts last whatever the metric's direction (Olive sorts a
-  missing lower-is-better metric first).
+* goals on unranked sub-types are checked too (Olive ignores them silently).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Literal, TypeVar
 
 import numpy as np
 
-from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
 
 T = TypeVar("T", float, np.ndarray)
 
@@ -24,13 +21,6 @@ T = TypeVar("T", float, np.ndarray)
 GoalType = Literal[
     "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
 ]
-
-
-@dataclass(frozen=True)
-class Objective:
-    key: str
-    priority: int
-    higher_is_better: bool
 
 
 def resolve_threshold(
@@ -73,7 +63,7 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: G
 
     Goals are relative to the baseline, so the baseline itself gets none (``goals_met`` None); an unfinished
     model's are unknown (None) and a failed one's are not met (False). A run without goals has none to meet: every
-    ``goals_met`` is None, and :func:`rank` ranks every evaluated candidate. A goal whose
+    ``goals_met`` is None, and :func:`~olive_eval.decide.ranking.rank` ranks every evaluated candidate. A goal whose
     value is missing (the metric failed or is undefined) is not met, and says why. ``check`` may replace
     the point comparison (goals with a confidence use it).
     """
@@ -111,55 +101,3 @@ def apply_goals(result: RunResult, goals: dict[str, tuple[str, float]], check: G
             all_met = all_met and sub.goal.met
         missing = [k for k in goals if k not in model.metrics]
         model.goals_met = all_met and not missing
-
-
-def ranking_key(model: ModelResult, objectives: list[Objective]) -> tuple[tuple[int, float], ...]:
-    """Ascending key: better first; a missing or non-finite value sorts after every real one."""
-    key = []
-    for obj in objectives:
-        sub = model.metrics.get(obj.key)
-        if sub is None or not sub.measured:
-            key.append((1, 0.0))
-        else:
-            value = float(sub.value or 0.0)
-            key.append((0, -value if obj.higher_is_better else value))
-    return tuple(key)
-
-
-def rank(result: RunResult, objectives: list[Objective], candidates: list[str]) -> list[str]:
-    """Candidates meeting every goal (every evaluated one, in a run without goals), best first: by priority, ties falling through, then config order."""
-    eligible = [
-        name for name in candidates if result.models[name].evaluated and result.models[name].goals_met is not False
-    ]
-    return sorted(eligible, key=lambda name: ranking_key(result.models[name], objectives))
-
-
-def dominates(a: Sequence[float], b: Sequence[float]) -> bool:
-    """``a`` is at least as good as ``b`` on every objective and better on one; values oriented so that higher
-    is better. Equal points do not dominate each other."""
-    return not any(x < y for x, y in zip(a, b, strict=True)) and any(x > y for x, y in zip(a, b, strict=True))
-
-
-def _dominates(a: ModelResult, b: ModelResult, objectives: list[Objective]) -> bool:
-    def oriented(model: ModelResult) -> list[float]:
-        return [(1.0 if o.higher_is_better else -1.0) * model.metrics[o.key].value for o in objectives]
-
-    return dominates(oriented(a), oriented(b))
-
-
-def mark_pareto(result: RunResult, objectives: list[Objective]) -> None:
-    """Mark models no other model dominates on the ranked metrics (equal points do not dominate).
-
-    An unfinished model's standing is unknown (None).
-    """
-    complete = [
-        m
-        for m in result.models.values()
-        if m.evaluated and all(o.key in m.metrics and m.metrics[o.key].measured for o in objectives)
-    ]
-    complete_ids = {id(m) for m in complete}
-    for model in result.models.values():
-        if model.unfinished:
-            model.pareto = None
-        else:
-            model.pareto = id(model) in complete_ids and not any(_dominates(o, model, objectives) for o in complete)
