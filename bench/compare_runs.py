@@ -28,6 +28,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from results_diff import compare_results
 
@@ -128,7 +129,7 @@ def record(out_dir: Path, stems: list[str], inputs_from: Path | None) -> int:
     summary_path = out_dir / "record.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary.setdefault("configs", {})
-    summary["checkout"] = git_head()
+    summary["checkout"], summary["repo"] = git_head(), str(REPO)
     built: dict[Step, str] = {}
     failures = 0
     for stem in stems:
@@ -164,24 +165,39 @@ def git_head() -> str | None:
 
 def compare(before: Path, after: Path, rel_tol: float) -> int:
     """One line per config; 1 when any differs, is missing from one side, or read other inputs."""
-    info = [
-        json.loads(p.read_text()).get("configs", {}) if p.exists() else {}
-        for p in (before / "record.json", after / "record.json")
-    ]
+    records = [json.loads(p.read_text()) if p.exists() else {} for p in (before / "record.json", after / "record.json")]
+    info = [r.get("configs", {}) for r in records]
+    repos = (records[0].get("repo"), records[1].get("repo"))
     stems = sorted(
         {p.parent.name for d in (before, after) for p in d.glob("*/results.json")} | set(info[0]) | set(info[1])
     )
     different = 0
     for stem in stems:
-        lines = compare_config(before / stem, after / stem, *(i.get(stem, {}) for i in info), rel_tol)
+        lines = compare_config(before / stem, after / stem, *(i.get(stem, {}) for i in info), rel_tol, repos)
         different += lines[0] != "same"
         print(f"{stem}: {'; '.join(lines)}")
     print(f"{len(stems) - different} of {len(stems)} configs the same")
     return 1 if different else 0
 
 
-def compare_config(before: Path, after: Path, info_a: dict, info_b: dict, rel_tol: float) -> list[str]:
-    """``["same", notes...]``, or the differences (the first never ``same``)."""
+def anonymous(value: Any, roots: list[str | None]) -> Any:
+    """``value`` with each of ``roots`` (the run's output folder, the checkout) in its strings put as ``<root>``."""
+    if isinstance(value, dict):
+        return {k: anonymous(v, roots) for k, v in value.items()}
+    if isinstance(value, list):
+        return [anonymous(v, roots) for v in value]
+    if isinstance(value, str):
+        for root in roots:
+            if root:
+                value = value.replace(root, "<root>")
+    return value
+
+
+def compare_config(
+    before: Path, after: Path, info_a: dict, info_b: dict, rel_tol: float, repos: tuple[str | None, str | None]
+) -> list[str]:
+    """``["same", notes...]``, or the differences (the first never ``same``); paths under each run's output
+    folder and checkout are compared relative to them, so two checkouts in different folders compare."""
     files = [d / "results.json" for d in (before, after)]
     missing = [f"no results.json {side}" for side, f in zip(("before", "after"), files, strict=True) if not f.exists()]
     if missing:
@@ -192,7 +208,9 @@ def compare_config(before: Path, after: Path, info_a: dict, info_b: dict, rel_to
         return [
             f"generated inputs differ ({', '.join(sorted(set(inputs_a) | set(inputs_b)))}): record with --inputs-from"
         ]
-    diff = compare_results(*(json.loads(f.read_text()) for f in files), rel_tol=rel_tol)
+    docs = [json.loads(f.read_text()) for f in files]
+    docs = [anonymous(doc, [doc.get("output_dir"), repo]) for doc, repo in zip(docs, repos, strict=True)]
+    diff = compare_results(*docs, rel_tol=rel_tol)
     exits = info_a.get("exit_code"), info_b.get("exit_code")
     if exits[0] != exits[1]:
         diff.differences.insert(0, f"exit code {exits[0]} -> {exits[1]}")

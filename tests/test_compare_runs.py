@@ -170,3 +170,16 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert capsys.readouterr().out.splitlines()[0] == "quickstart: b.acc-a.value: 0.91 -> 0.915"
     assert compare_runs.main(["compare", str(before), str(rebuilt)]) == 1
     assert "generated inputs differ" in capsys.readouterr().out
+
+
+def test_paths_compare_relative_to_each_checkout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folders = []
+    for name in ("one", "two"):
+        results = run()
+        results["models"]["b"]["error"] = f"/work/{name}/configs/x.json: no such file"
+        folder = write_record(tmp_path / name, results)
+        record = json.loads((folder / "record.json").read_text())
+        (folder / "record.json").write_text(json.dumps({**record, "repo": f"/work/{name}"}))
+        folders.append(str(folder))
+    assert compare_runs.main(["compare", *folders]) == 0
+    assert capsys.readouterr().out.startswith("quickstart: same")
