@@ -22,6 +22,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -180,8 +181,13 @@ def compare(before: Path, after: Path, rel_tol: float) -> int:
     return 1 if different else 0
 
 
+#: A user script's module name ends with a digest of the script's absolute path (olive_eval/user_module.py).
+USER_MODULE = re.compile(r"(olive_eval_user_\w+?)_[0-9a-f]{8}\b")
+
+
 def anonymous(value: Any, roots: list[str | None]) -> Any:
-    """``value`` with each of ``roots`` (the run's output folder, the checkout) in its strings put as ``<root>``."""
+    """``value`` with each of ``roots`` (the run's output folder, the checkout) in its strings put as ``<root>``,
+    and user modules' path digests as ``<path>``: where the checkout lies is not behaviour."""
     if isinstance(value, dict):
         return {k: anonymous(v, roots) for k, v in value.items()}
     if isinstance(value, list):
@@ -190,6 +196,7 @@ def anonymous(value: Any, roots: list[str | None]) -> Any:
         for root in roots:
             if root:
                 value = value.replace(root, "<root>")
+        value = USER_MODULE.sub(r"\1_<path>", value)
     return value
 
 

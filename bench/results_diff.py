@@ -9,7 +9,7 @@ margins, change and probability), the order of its metrics, the pass's example a
 its early stop and its lm-eval results; per run the baseline, the models and their order, the objectives, the
 ranking, the best candidate, each model's goals met and Pareto standing.
 
-Timing sub-types (a ``timing`` block, a time unit, or a name in :data:`TIMING_NAMES`) are measured, not
+Timing sub-types (a ``timing`` block, a time unit, or a pass-timing sub-type, :data:`TIMING_NAMES`) are measured, not
 computed: only their presence, unit, direction, priority, settings and goal settings are compared, not their
 values, bounds, ratios or whether their goal was met. Ranking, best, goals met and the Pareto front may then
 legitimately differ; when they do, they are computed again from the second run with the first run's timing
@@ -26,8 +26,8 @@ from typing import Any
 
 #: Units whose values are measured time, or rates of it.
 TIME_UNITS = {"ms", "s", "us", "µs", "ns", "tokens/s", "samples/s", "items/s"}
-#: Sub-types measured from the clock whatever their unit says (speech's real-time factor).
-TIMING_NAMES = {"rtfx", "rtf", "throughput", "ttft", "tpot", "tokens_per_second"}
+#: Sub-types of the prediction pass read from its clock (``inference_seconds``), with no unit or timing block.
+TIMING_NAMES = ("rtfx", "samples_per_second")
 #: A timing sub-type's ``timing`` fields that are settings, not measurements.
 TIMING_SETTINGS = ("loop", "interleaved", "adaptive", "warmup_num", "target_rel_ci")
 #: A goal's fields that are settings (the rest, for a timing sub-type, follow from measured values).
@@ -40,8 +40,8 @@ TIMING_SUB_PRESENCE = ("value", "ci_low", "ci_high", "error", "undefined", "stde
 
 def is_timing(key: str, sub: dict[str, Any]) -> bool:
     """A sub-type whose value is read from the clock."""
-    name = key.split("-", 1)[-1]
-    return sub.get("timing") is not None or sub.get("unit") in TIME_UNITS or name in TIMING_NAMES
+    named = any(key.endswith(f"-{name}") for name in TIMING_NAMES)
+    return sub.get("timing") is not None or sub.get("unit") in TIME_UNITS or named
 
 
 class Diff:

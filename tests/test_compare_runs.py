@@ -174,9 +174,9 @@ def test_compare_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_paths_compare_relative_to_each_checkout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folders = []
-    for name in ("one", "two"):
+    for name, digest in (("one", "0123abcd"), ("two", "4567ef01")):
         results = run()
-        results["models"]["b"]["error"] = f"/work/{name}/configs/x.json: no such file"
+        results["models"]["b"]["error"] = f"/work/{name}/configs/x.json: no olive_eval_user_my_script_{digest}.Model"
         folder = write_record(tmp_path / name, results)
         record = json.loads((folder / "record.json").read_text())
         (folder / "record.json").write_text(json.dumps({**record, "repo": f"/work/{name}"}))
