@@ -130,7 +130,8 @@ def record(out_dir: Path, stems: list[str], inputs_from: Path | None) -> int:
     summary_path = out_dir / "record.json"
     summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
     summary.setdefault("configs", {})
-    summary["checkout"], summary["repo"] = git_head(), str(REPO)
+    summary["checkout"], summary["olive_eval_tree"], summary["repo"] = git("HEAD"), git("HEAD:olive_eval"), str(REPO)
+    summary["olive_eval_changed"] = bool(git_status("olive_eval"))
     built: dict[Step, str] = {}
     failures = 0
     for stem in stems:
@@ -159,9 +160,15 @@ def record(out_dir: Path, stems: list[str], inputs_from: Path | None) -> int:
     return 1 if failures else 0
 
 
-def git_head() -> str | None:
-    proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True)
+def git(revision: str) -> str | None:
+    """The checkout's commit, or a folder's tree in it: what the record ran, beside uncommitted changes."""
+    proc = subprocess.run(["git", "rev-parse", revision], cwd=REPO, capture_output=True, text=True)
     return proc.stdout.strip() or None
+
+
+def git_status(folder: str) -> str:
+    proc = subprocess.run(["git", "status", "--porcelain", folder], cwd=REPO, capture_output=True, text=True)
+    return proc.stdout.strip()
 
 
 def compare(before: Path, after: Path, rel_tol: float) -> int:
