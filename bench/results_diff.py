@@ -14,7 +14,7 @@ computed: only their presence, unit, direction, priority, settings and goal sett
 values, bounds, ratios or whether their goal was met. Ranking, best, goals met and the Pareto front may then
 legitimately differ; when they do, they are computed again from the second run with the first run's timing
 values put in: if that gives the first run's ranking, the difference is timing only (a note, not a difference).
-Not compared: seconds and stage seconds, warnings (the busy-machine ones depend on the load), the environment,
+Not compared: seconds and stage seconds, the memory a runtime measured (its ``peak_memory`` bytes), warnings (the busy-machine ones depend on the load), the environment,
 the raw timing rounds' values.
 """
 
@@ -104,8 +104,9 @@ def compare_results(before: dict[str, Any], after: dict[str, Any], rel_tol: floa
 
 def compare_model(diff: Diff, name: str, a: dict[str, Any], b: dict[str, Any]) -> None:
     """One model's status, metrics and what it ran on (its goals met and Pareto standing: see decisions)."""
-    for field in ("status", "error", "early_stopped", "folder", "runtimes", "lm_eval"):
+    for field in ("status", "error", "early_stopped", "folder", "lm_eval"):
         diff.values(f"{name}.{field}", a.get(field), b.get(field))
+    diff.values(f"{name}.runtimes", unmeasured(a.get("runtimes")), unmeasured(b.get("runtimes")))
     passes_a, passes_b = a.get("passes") or {}, b.get("passes") or {}
     diff.values(f"{name}.passes", list(passes_a), list(passes_b))
     for data, pass_a in passes_a.items():
@@ -123,6 +124,19 @@ def compare_model(diff: Diff, name: str, a: dict[str, Any], b: dict[str, Any]) -
     for key, sub_a in metrics_a.items():
         if key in metrics_b:
             compare_sub(diff, f"{name}.{key}", key, sub_a, metrics_b[key])
+
+
+def unmeasured(runtimes: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """The runtimes' descriptions with the memory they measured (``peak_memory``'s byte counts) as ``<measured>``."""
+    if runtimes is None:
+        return None
+    out = copy.deepcopy(runtimes)
+    for runtime in out:
+        memory = runtime.get("peak_memory") if isinstance(runtime, dict) else None
+        for key, value in (memory or {}).items():
+            if key.endswith("_bytes") and value is not None:
+                memory[key] = "<measured>"
+    return out
 
 
 def compare_sub(diff: Diff, path: str, key: str, a: dict[str, Any], b: dict[str, Any]) -> None:

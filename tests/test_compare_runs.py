@@ -35,6 +35,7 @@ def latency(value: float, goal_: dict[str, Any] | None = None) -> dict[str, Any]
 
 def model(metrics: dict[str, Any], goals_met: bool | None, pareto: bool) -> dict[str, Any]:
     passes = {"test": {"examples": 100, "batches": 2, "seconds": 0.1}}
+    runtimes = [{"runtime": "onnxruntime", "peak_memory": {"basis": "resident memory", "load_bytes": 4096}}]
     return {
         "status": "ok",
         "error": None,
@@ -42,6 +43,7 @@ def model(metrics: dict[str, Any], goals_met: bool | None, pareto: bool) -> dict
         "goals_met": goals_met,
         "pareto": pareto,
         "passes": passes,
+        "runtimes": runtimes,
     }
 
 
@@ -113,6 +115,7 @@ def test_timing_values_are_ignored() -> None:
         if lat["goal"]:
             lat["goal"]["threshold"], lat["timing"]["ratio_to_baseline"] = 2.7, value / 3.0
     after["models"]["a"]["passes"]["test"]["seconds"] = 9.0
+    after["models"]["a"]["runtimes"][0]["peak_memory"]["load_bytes"] = 8192
     after["stage_seconds"] = {"models": 7.0}
     diff = results_diff.compare_results(run(), after)
     assert diff.differences == [] and diff.notes == []
