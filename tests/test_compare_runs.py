@@ -186,3 +186,17 @@ def test_paths_compare_relative_to_each_checkout(tmp_path: Path, capsys: pytest.
         folders.append(str(folder))
     assert compare_runs.main(["compare", *folders]) == 0
     assert capsys.readouterr().out.startswith("quickstart: same")
+
+
+def test_inputs_from_another_checkout_are_copied_and_digested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here, there = tmp_path / "here", tmp_path / "there"
+    (there / "examples" / "gen").mkdir(parents=True)
+    (there / "examples" / "gen" / "model.bin").write_bytes(b"weights")
+    (here / "examples" / "gen").mkdir(parents=True)
+    (here / "examples" / "gen" / ".gitignore").write_text("*\n")
+    step = compare_runs.Step(("never_run.py",), "examples/gen", ("model.bin",))
+    monkeypatch.setattr(compare_runs, "REPO", here)
+    monkeypatch.setattr(compare_runs, "STEPS", {"demo": (step,)})
+    error, digests = compare_runs.prepare("demo", there, {})
+    assert error is None and (here / "examples" / "gen" / "model.bin").read_bytes() == b"weights"
+    assert digests == {"examples/gen": compare_runs.digest(there / "examples" / "gen")}
