@@ -27,8 +27,8 @@ from typing import Any
 import numpy as np
 import sklearn.metrics as skm
 
-from olive_eval.metrics import classification_curves as CC
-from olive_eval.metrics import classification_kernels as K
+from olive_eval.metrics.classification import curves as CC
+from olive_eval.metrics.classification import stat_scores as K
 
 TOL = 1e-12
 

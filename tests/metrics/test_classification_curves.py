@@ -10,8 +10,8 @@ import pytest
 import sklearn.metrics as skm
 from valor_lite.classification import Classification, Loader, MetricType
 
-from olive_eval.metrics import classification_curves as CC
-from olive_eval.metrics import classification_thresholds as CT
+from olive_eval.metrics.classification import curves as CC
+from olive_eval.metrics.classification import thresholds as CT
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # scikit-learn warns on undefined values
 

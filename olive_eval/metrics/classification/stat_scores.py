@@ -6,9 +6,9 @@ and the registered metric classes live in :mod:`olive_eval.metrics.classificatio
 The meaning of every argument follows torchmetrics' ``task``-style classification API:
 
 * ``task`` -- ``"binary"``, ``"multiclass"``, ``"multilabel"`` or None to infer it
-  (:func:`~olive_eval.metrics.classification_inputs.infer_task`);
+  (:func:`~olive_eval.metrics.classification.inputs.infer_task`);
 * ``num_classes`` / ``num_labels`` -- None to infer from the score columns or the largest label; a label
-  outside ``[0, num_classes)`` is an error naming its example (:mod:`~olive_eval.metrics.classification_inputs`);
+  outside ``[0, num_classes)`` is an error naming its example (:mod:`~olive_eval.metrics.classification.inputs`);
 * ``threshold`` -- a binary/multilabel score counts as positive when ``score > threshold`` (strictly,
   as torchmetrics); float scores with any value outside [0, 1] are logits and go through a sigmoid first;
 * ``top_k`` -- multiclass only, torchmetrics >= 1.6 semantics: a row's predicted class is its target
@@ -30,7 +30,7 @@ from typing import Literal
 
 import numpy as np
 
-from olive_eval.metrics.classification_inputs import (
+from olive_eval.metrics.classification.inputs import (
     Task,
     check_binary,
     check_labels,

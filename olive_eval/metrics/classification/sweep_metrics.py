@@ -1,7 +1,7 @@
 """Classification metrics over the class scores of the whole set: the rest of the classification family.
 
 ``roc_auc`` and ``average_precision`` (one-vs-rest per class, macro mean over the classes that have a
-value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification_curves`), and the
+value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`), and the
 structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` and
 ``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
 Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
-from olive_eval.metrics.classification_curves import (
+from olive_eval.metrics.classification.curves import (
     DEFAULT_THRESHOLDS,
     average_precision,
     binary_curve,
@@ -33,8 +33,8 @@ from olive_eval.metrics.classification_curves import (
     pr_curve,
     roc_auc,
 )
-from olive_eval.metrics.classification_inputs import check_labels, column
-from olive_eval.metrics.classification_thresholds import (
+from olive_eval.metrics.classification.inputs import check_labels, column
+from olive_eval.metrics.classification.thresholds import (
     NO_LABEL,
     threshold_confusion_matrix,
     threshold_metrics,

@@ -37,8 +37,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from olive_eval.metrics import classification_kernels as K
-from olive_eval.metrics.classification_inputs import check_labels, column
+from olive_eval.metrics.classification import stat_scores as K
+from olive_eval.metrics.classification.inputs import check_labels, column
 from olive_eval.metrics.confusion import class_names_or_indices
 
 __all__ = [
@@ -62,7 +62,7 @@ _CHUNK = 1 << 22  # (example, class) entries per block, to bound temporary memor
 def check_scores_labels(scores: object, labels: object, *, probabilities: bool) -> tuple[np.ndarray, np.ndarray]:
     """``float64 [N, C]`` scores and ``int64 [N]`` labels, validated; ``probabilities`` requires ``[0, 1]``.
 
-    A bad label is named with its example (:mod:`~olive_eval.metrics.classification_inputs`)."""
+    A bad label is named with its example (:mod:`~olive_eval.metrics.classification.inputs`)."""
     s, y = column(scores, "predictions"), column(labels, "references", labels=True)
     if s.ndim != 2 or s.shape[1] < 1:
         raise ValueError(f"scores must have shape [N, C], got {list(s.shape)}")

@@ -3,7 +3,7 @@
 ``metric_config`` means what the same keys mean to torchmetrics' task-style classification functions
 (``task``, ``num_classes``, ``num_labels``, ``average``, ``threshold``, ``top_k``, ``ignore_index``),
 except that ``task`` may be left out to be inferred. The numpy kernels (``stat_scores``,
-``reduce_stat_scores``, ``auroc``) live in :mod:`olive_eval.metrics.classification_kernels`; this
+``reduce_stat_scores``, ``auroc``) live in :mod:`olive_eval.metrics.classification.stat_scores`; this
 module holds the functional forms (:func:`accuracy`, :func:`precision`, :func:`recall`,
 :func:`f1_score`, :func:`auroc`) and the registered classes, which only adapt a config to them.
 
@@ -21,9 +21,9 @@ import numpy as np
 from pydantic import field_validator
 from typing_extensions import Unpack
 
-from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics.base import Kind, Metric, Score
-from olive_eval.metrics.classification_inputs import (
+from olive_eval.metrics.classification import stat_scores as K
+from olive_eval.metrics.classification.inputs import (
     Task,
     check_labels,
     column,

@@ -1,6 +1,6 @@
 """Ranking curves of classification scores: ROC AUC, average precision, precision-recall curves. Pure numpy.
 
-Inputs as in :mod:`olive_eval.metrics.classification_thresholds`: ``scores`` ``[N, C]`` and integer
+Inputs as in :mod:`olive_eval.metrics.classification.thresholds`: ``scores`` ``[N, C]`` and integer
 ``labels`` ``[N]`` in ``[0, C)`` or ``NO_LABEL`` (-1, a negative for every class). Each class is scored
 one-vs-rest. The binary kernels take ``[N]`` scores and ``{0, 1}`` targets.
 
@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from olive_eval.metrics.classification_thresholds import (
+from olive_eval.metrics.classification.thresholds import (
     at_or_above,
     check_scores_labels,
     check_thresholds,
