@@ -23,22 +23,17 @@ from pydantic import Field, field_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification.curves import (
-    DEFAULT_THRESHOLDS,
     average_precision,
     binary_curve,
     curve_average_precision,
     curve_roc_auc,
-    detailed_pr_curve,
     macro_average,
-    pr_curve,
     roc_auc,
 )
 from olive_eval.metrics.classification.inputs import check_labels, column
-from olive_eval.metrics.classification.thresholds import (
-    NO_LABEL,
-    threshold_confusion_matrix,
-    threshold_metrics,
-)
+from olive_eval.metrics.classification.pr_curves import DEFAULT_THRESHOLDS, detailed_pr_curve, pr_curve
+from olive_eval.metrics.classification.threshold_confusion import threshold_confusion_matrix
+from olive_eval.metrics.classification.thresholds import NO_LABEL, threshold_metrics
 from olive_eval.metrics.confusion import class_names_or_indices
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
