@@ -20,7 +20,7 @@ MODULES: dict[str, dict[str, str]] = {
     },
     "dataset type": {
         "dummy_dataset": "olive_eval.data.sources",
-        "huggingface_dataset": "olive_eval.data.sources",
+        "huggingface_dataset": "olive_eval.data.huggingface_dataset",
         "local_dataset": "olive_eval.data.sources",
         "raw_dataset": "olive_eval.data.raw",
         "transformers_dummy_dataset": "olive_eval.data.dummy_text",
