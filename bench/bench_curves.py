@@ -4,12 +4,12 @@ Every figure is a ratio ours / scikit-learn measured in the same process, the be
 interleaved runs (the machine is shared, the best run is the least disturbed one). Values must agree to
 1e-12, or the script exits with status 1.
 
-* ROC AUC            ``classification_curves.binary_roc_auc``      vs ``sklearn.metrics.roc_auc_score``
-* average precision  ``classification_curves.binary_average_precision`` vs ``average_precision_score``
-* F1 at 0.5          ``classification_curves.binary_f1`` (``score >= 0.5``) vs ``f1_score(y, s >= 0.5)``
+* ROC AUC            ``curves.binary_roc_auc``      vs ``sklearn.metrics.roc_auc_score``
+* average precision  ``curves.binary_average_precision`` vs ``average_precision_score``
+* F1 at 0.5          ``curves.binary_f1`` (``score >= 0.5``) vs ``f1_score(y, s >= 0.5)``
 * all three          one ``binary_curve`` (one sort) feeding all three vs the three scikit-learn calls
 
-For information, the existing registered kernels: ``classification_kernels.binary_auroc`` and the
+For information, the existing registered kernels: ``auroc.binary_auroc`` and the
 ``stat_scores`` + ``reduce_stat_scores`` F1 path (torchmetrics' strict ``score > 0.5``).
 
 Run: ``python bench/bench_curves.py`` (10M scores, a few minutes on 2 cores); ``--n 1000000`` to shrink,
@@ -27,8 +27,9 @@ from typing import Any
 import numpy as np
 import sklearn.metrics as skm
 
-from olive_eval.metrics import classification_curves as CC
-from olive_eval.metrics import classification_kernels as K
+from olive_eval.metrics.classification import curves as CC
+from olive_eval.metrics.classification import stat_scores as K
+from olive_eval.metrics.classification.auroc import binary_auroc
 
 TOL = 1e-12
 
@@ -96,21 +97,19 @@ def main() -> int:
         ratio = times["ours"] / times["sklearn"]
         print(f"{name:<22} {times['ours']:>9.3f} {times['sklearn']:>11.3f} {ratio:>12.3f}  {diff:>10.1e}")
 
-    print("-- for information: the existing registered kernels (classification_kernels)")
+    print("-- for information: the existing registered kernels (classification.stat_scores, classification.auroc)")
     binary = lambda: K.reduce_stat_scores(  # noqa: E731
         K.stat_scores(scores, targets, task="binary", threshold=0.5), "f1", "micro", task="binary"
     )
     times, results = best_of(
         {
-            "binary_auroc": lambda: K.binary_auroc(scores, targets),
+            "binary_auroc": lambda: binary_auroc(scores, targets),
             "stat_scores f1 (> 0.5)": binary,
             "sklearn f1 (> 0.5)": lambda: skm.f1_score(targets, scores > 0.5),
         },
         max(1, args.repeat - 1),
     )
-    print(
-        f"classification_kernels.binary_auroc    {times['binary_auroc']:.3f} s (value {results['binary_auroc']:.15f})"
-    )
+    print(f"auroc.binary_auroc    {times['binary_auroc']:.3f} s (value {results['binary_auroc']:.15f})")
     f1_ratio = times["stat_scores f1 (> 0.5)"] / times["sklearn f1 (> 0.5)"]
     f1_diff = abs(results["stat_scores f1 (> 0.5)"] - results["sklearn f1 (> 0.5)"])
     print(

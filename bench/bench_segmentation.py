@@ -8,8 +8,8 @@ same process (best of ``--repeat`` interleaved runs):
   ``np.bincount(C * ref[valid] + pred[valid], minlength=C*C)``;
 * no ignore: the reference is the bare ``np.bincount(C * ref + pred, minlength=C*C)`` per image.
 
-"ours" is ``segmentation.confusion_matrices`` (one matrix per image, every label validated) summed, then
-``segmentation.mean_iou``; the reference computes IoU from its matrix with the same rule. Matrices must
+"ours" is ``segmentation.kernels.confusion_matrices`` (one matrix per image, every label validated) summed, then
+``segmentation.kernels.mean_iou``; the reference computes IoU from its matrix with the same rule. Matrices must
 be identical and mIoU equal to 1e-12, or the script exits with status 1.
 
 Run: ``python bench/bench_segmentation.py`` (about a minute on 2 cores); ``--images 100`` to shrink.
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from olive_eval.metrics import segmentation as S
+from olive_eval.metrics.segmentation import kernels as S
 
 C, IGNORE, SIDE = 21, 255, 512
 

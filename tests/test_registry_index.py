@@ -42,7 +42,7 @@ def test_a_stale_index_names_the_command_and_the_change(monkeypatch, capsys):
     assert registry_build.main(["--check"]) == 1
     err = capsys.readouterr().err
     assert "registry_index.py is stale; run: python -m olive_eval.registry_build --write" in err
-    assert "metric 'accuracy_score': olive_eval.metrics.classification -> olive_eval.metrics.elsewhere" in err
+    assert "metric 'accuracy_score': olive_eval.metrics.classification.metrics -> olive_eval.metrics.elsewhere" in err
     assert "metric 'new_metric': (absent) -> olive_eval.metrics.new_family" in err
 
 
@@ -58,14 +58,14 @@ def test_a_module_that_needs_a_missing_package_is_skipped_with_a_note(monkeypatc
     imported = []
 
     def import_module(name: str) -> None:
-        if name == "olive_eval.metrics.classification":
+        if name == "olive_eval.metrics.classification.metrics":
             raise ImportError("needs a package this environment lacks")
         imported.append(name)
 
     monkeypatch.setattr(registry_build, "import_module", import_module)
     registry_build._import_everything()
     err = capsys.readouterr().err
-    assert "note: olive_eval.metrics.classification not imported: needs a package this environment lacks" in err
+    assert "note: olive_eval.metrics.classification.metrics not imported: needs a package this environment lacks" in err
     assert "olive_eval.metrics.speech.error_rates" in imported
     assert "olive_eval.__main__" not in imported  # importing it would run the command line
 
@@ -203,7 +203,7 @@ def test_a_user_metric_named_like_a_built_in_one_is_refused_in_a_fresh_process()
     )
     assert completed.returncode == 1
     assert "RegistryError: metric 'accuracy_score' is registered twice: first in " in completed.stderr
-    assert str(Path("olive_eval", "metrics", "classification.py")) in completed.stderr
+    assert str(Path("olive_eval", "metrics", "classification", "metrics.py")) in completed.stderr
 
 
 def test_checking_a_config_s_built_in_sub_type_imports_no_other_metric_family():
@@ -211,7 +211,7 @@ def test_checking_a_config_s_built_in_sub_type_imports_no_other_metric_family():
     completed = _python(
         "import sys\nfrom olive_eval.config import load_run_config\n"
         f"load_run_config({str(config)!r})\n"
-        "print(sorted(m for m in ('olive_eval.metrics.classification', 'olive_eval.metrics.speech.error_rates',"
+        "print(sorted(m for m in ('olive_eval.metrics.classification.metrics', 'olive_eval.metrics.speech.error_rates',"
         " 'olive_eval.metrics.detection.metrics') if m in sys.modules))"
     )
-    assert completed.stdout.strip() == "['olive_eval.metrics.classification']", completed.stderr
+    assert completed.stdout.strip() == "['olive_eval.metrics.classification.metrics']", completed.stderr

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from olive_eval import register_metric
-from olive_eval.metrics.classification_kernels import binary_auroc
+from olive_eval.metrics.classification.auroc import binary_auroc
 
 
 def cosine(prediction: dict) -> float:

@@ -2,7 +2,8 @@
 
 The tokenized columns of text data (``input_ids``, ``attention_mask``, ``token_type_ids``) feed the graph's
 inputs of the same names, so an exported encoder is evaluated on the same data as its PyTorch baseline.
-The model's config (file, settings, the tokenizer beside it) is ``runtimes/onnx_config.py``.
+The model's config (file, settings, the tokenizer beside it) is ``runtimes/onnx_config.py``; opening the session
+and calling it, ``runtimes/onnx_session.py``.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ import numpy as np
 import onnxruntime as ort
 
 from olive_eval.data.batch import Batch, Columns
-from olive_eval.errors import EvaluationError, first_line
+from olive_eval.errors import EvaluationError
 from olive_eval.records.provenance import physical_cores
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Outputs, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import cast_input
-from olive_eval.runtimes.onnx_config import ONNXModelConfig, OnnxSettings, SessionOptions
+from olive_eval.runtimes.onnx_config import ONNXModelConfig, OnnxSettings
+from olive_eval.runtimes.onnx_session import IOBindingCall, PlainCall, open_session
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.strict_model import StrictModel
 
@@ -51,24 +53,6 @@ _IO_DEVICE = {
 }
 
 
-def _session_options(options: SessionOptions) -> ort.SessionOptions:
-    so = ort.SessionOptions()
-    if options.intra_op_num_threads is not None:
-        so.intra_op_num_threads = options.intra_op_num_threads
-    if options.inter_op_num_threads is not None:
-        so.inter_op_num_threads = options.inter_op_num_threads
-    if options.graph_optimization_level is not None:
-        so.graph_optimization_level = ort.GraphOptimizationLevel(int(options.graph_optimization_level))
-    if options.execution_mode is not None:
-        so.execution_mode = ort.ExecutionMode(int(options.execution_mode))
-    if options.log_severity_level is not None:
-        so.log_severity_level = options.log_severity_level
-    so.enable_profiling = options.enable_profiling
-    for key, value in options.extra_session_config.items():
-        so.add_session_config_entry(key, value)
-    return so
-
-
 def _check_shape(spec: InputSpec, shape: tuple[int, ...], model: str) -> None:
     """A rank or a fixed dimension the model does not accept, named before ONNX Runtime's terse error."""
     if spec.shape is None:
@@ -79,79 +63,6 @@ def _check_shape(spec: InputSpec, shape: tuple[int, ...], model: str) -> None:
     )
     if not fits:
         raise EvaluationError(f"input '{spec.name}' of {model} has shape {list(shape)}; the model expects {expected}")
-
-
-class _PlainCall(BoundCall):
-    def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray]) -> None:
-        self._session = session
-        self._feed = feed
-        self._names = [o.name for o in session.get_outputs()]
-        self._outputs: list[np.ndarray] = []
-
-    def __call__(self) -> None:
-        self._outputs = self._session.run(None, self._feed)
-
-    def outputs(self) -> Outputs:
-        return dict(zip(self._names, self._outputs, strict=True)) if self._outputs else {}
-
-
-class _IOBindingCall(BoundCall):
-    """Inputs copied to the device at bind time, outputs left there until ``outputs()`` is asked for."""
-
-    def __init__(self, session: ort.InferenceSession, feed: dict[str, np.ndarray], device: tuple[str, int]) -> None:
-        self._session = session
-        self._binding = session.io_binding()
-        device_type, device_id = device
-        # Keep the OrtValues alive as long as the binding refers to them.
-        self._values = {
-            name: ort.OrtValue.ortvalue_from_numpy(array, device_type, device_id) for name, array in feed.items()
-        }
-        for name, value in self._values.items():
-            self._binding.bind_ortvalue_input(name, value)
-        self._binding.synchronize_inputs()
-        for out in session.get_outputs():
-            self._binding.bind_output(out.name, device_type, device_id)
-
-    def __call__(self) -> None:
-        self._session.run_with_iobinding(self._binding)
-        self._binding.synchronize_outputs()
-
-    def outputs(self) -> Outputs:
-        names = [o.name for o in self._session.get_outputs()]
-        return dict(zip(names, self._binding.copy_outputs_to_cpu(), strict=True))
-
-
-def _open_session(path: Path, settings: OnnxSettings, providers: list[ProviderSpec]) -> ort.InferenceSession:
-    """A session on exactly the providers asked for: an unavailable one, or a silent fallback, is an error."""
-    names = [name for name, _ in providers]
-    available = list(ort.get_available_providers())
-    for name in names:
-        if name not in available:
-            raise EvaluationError(
-                f"execution provider '{name}' is not available in this onnxruntime build; "
-                f"available: {', '.join(available)}"
-            )
-    if not path.is_file():
-        raise EvaluationError(f"model file {path} does not exist")
-    try:
-        session = ort.InferenceSession(
-            str(path),
-            sess_options=_session_options(settings.session_options),
-            providers=names,
-            provider_options=[dict(opts) for _, opts in providers],
-        )
-    except Exception as exc:
-        raise EvaluationError(f"onnxruntime cannot load {path}: {first_line(exc)}") from exc
-    used = list(session.get_providers())
-    missing = [name for name in names if name not in used]
-    if missing:
-        raise EvaluationError(
-            f"execution provider '{missing[0]}' was requested but the session for {path} fell back to "
-            f"{', '.join(used)} (it failed to initialise; check its libraries and options); "
-            f"available: {', '.join(available)}"
-        )
-    session.disable_fallback()
-    return session
 
 
 class OnnxRuntime(Runtime):
@@ -196,7 +107,7 @@ class OnnxRuntime(Runtime):
         merged = model_config.inference_settings.merged_with(settings)
         providers = list(merged.execution_provider or execution_providers) or [("CPUExecutionProvider", {})]
         path = Path(model_config.onnx_path)
-        return cls(_open_session(path, merged, providers), path, merged, device, providers)
+        return cls(open_session(path, merged, providers), path, merged, device, providers)
 
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
@@ -239,7 +150,7 @@ class OnnxRuntime(Runtime):
             ]
         if settings == self.settings and list(providers) == list(self._providers):
             return self.session
-        return _open_session(self.model_path, settings, list(providers))
+        return open_session(self.model_path, settings, list(providers))
 
     def run_session(self, session: Any = None, inputs: Any = None, **kwargs: Any) -> list[np.ndarray]:
         """``session.run(output_names, inputs, **kwargs)``, as Olive's handler runs it."""
@@ -309,8 +220,8 @@ class OnnxRuntime(Runtime):
     def bind(self, batch: Batch) -> BoundCall:
         feed = self._feed(batch.model_inputs(), batch.start)
         if self.settings.io_bind:
-            return _IOBindingCall(self.session, feed, self._io_device())
-        return _PlainCall(self.session, feed)
+            return IOBindingCall(self.session, feed, self._io_device())
+        return PlainCall(self.session, feed)
 
     def predict(self, batch: Batch) -> Outputs:
         if self.settings.io_bind:

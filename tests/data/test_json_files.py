@@ -7,7 +7,8 @@ import re
 import pytest
 
 from olive_eval.data.components import build
-from olive_eval.data.sources import DataContext, HuggingfaceDatasetParams
+from olive_eval.data.huggingface_dataset import HuggingfaceDatasetParams
+from olive_eval.data.sources import DataContext
 from olive_eval.errors import EvaluationError
 
 

@@ -15,7 +15,7 @@ from olive_eval import Evaluation, evaluate
 from olive_eval.data.batch import Batch
 from olive_eval.engine.generation_timing import fixed_prompts, quantities
 from olive_eval.errors import ConfigError
-from olive_eval.runtimes.genai import GenAIModelConfig
+from olive_eval.runtimes.genai_config import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace
 from tests.runtimes import llm_models
 

@@ -17,8 +17,8 @@ from olive_eval.config import load_run_config
 from olive_eval.data.batch import Batch
 from olive_eval.engine.repeats import RepeatingPost, RepeatOutputs, RepeatPlan, samples
 from olive_eval.errors import ConfigError
-from olive_eval.runtimes.genai import GenAIModelConfig
-from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.genai_config import GenAIModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.runtimes.python import PythonModelConfig
 from tests.helpers import write_jsonl
 

@@ -12,7 +12,7 @@ from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.engine.session import Evaluation
 from olive_eval.errors import ConfigError, UsageError
-from olive_eval.runtimes.onnx import ONNXModelConfig
+from olive_eval.runtimes.onnx_config import ONNXModelConfig
 
 ACCURACY = {
     "name": "acc",

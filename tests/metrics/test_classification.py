@@ -9,10 +9,11 @@ import torch
 import torchmetrics.functional as tmf
 from pydantic import ValidationError
 
-from olive_eval.metrics import classification as C
-from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics import get_metric
-from olive_eval.metrics.classification_inputs import infer_task
+from olive_eval.metrics.classification import functional as C
+from olive_eval.metrics.classification import stat_scores as K
+from olive_eval.metrics.classification.auroc import binary_auroc
+from olive_eval.metrics.classification.inputs import infer_task
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # torchmetrics / sklearn warn on degenerate inputs
 
@@ -366,7 +367,7 @@ def test_binary_auroc_matches_sklearn_and_torchmetrics(seed, n, ties):
     assert got == pytest.approx(float(tm_value("auroc", scores, targets, task="binary")), abs=TM_TOL)
     logits = rng.normal(0, 3, n)
     assert ours("auroc", logits, targets).value == pytest.approx(skm.roc_auc_score(targets, logits), abs=SK_TOL)
-    assert K.binary_auroc(logits, targets) == pytest.approx(skm.roc_auc_score(targets, logits), abs=SK_TOL)
+    assert binary_auroc(logits, targets) == pytest.approx(skm.roc_auc_score(targets, logits), abs=SK_TOL)
 
 
 def test_binary_auroc_ignore_index_and_degenerate():
@@ -587,8 +588,8 @@ def test_multidim_multiclass_matches_torchmetrics_with_ignore_index(seed, scores
         multiclass_recall,
     )
 
-    from olive_eval.metrics.classification import accuracy, f1_score, precision, recall
-    from olive_eval.metrics.classification_kernels import stat_scores
+    from olive_eval.metrics.classification.functional import accuracy, f1_score, precision, recall
+    from olive_eval.metrics.classification.stat_scores import stat_scores
 
     rng = np.random.default_rng(seed)
     n, s, c = 5, 9, 4
@@ -608,7 +609,7 @@ def test_multidim_multiclass_matches_torchmetrics_with_ignore_index(seed, scores
 
 
 def test_multidim_multiclass_bad_shapes():
-    from olive_eval.metrics.classification import accuracy
+    from olive_eval.metrics.classification.functional import accuracy
 
     with pytest.raises(ValueError, match=r"labels \[N, \.\.\.\] or scores \[N, C, \.\.\.\].*\[2, 3, 4\].*\[2, 5\]"):
         accuracy(np.zeros((2, 3, 4)), np.zeros((2, 5), int), task="multiclass")

@@ -10,8 +10,10 @@ import pytest
 import sklearn.metrics as skm
 from valor_lite.classification import Classification, Loader, MetricType
 
-from olive_eval.metrics import classification_curves as CC
-from olive_eval.metrics import classification_thresholds as CT
+from olive_eval.metrics.classification import curves as CC
+from olive_eval.metrics.classification import pr_curves as PR
+from olive_eval.metrics.classification import threshold_confusion as TC
+from olive_eval.metrics.classification import thresholds as CT
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # scikit-learn warns on undefined values
 
@@ -214,7 +216,7 @@ def test_threshold_metrics_match_sklearn_with_hardmax_at_zero():
     for avg in ("macro", "micro", "weighted"):
         expected = skm.f1_score(labels, predicted, average=avg, zero_division=0)
         assert ours.average("f1", avg)[0] == pytest.approx(expected, abs=TOL)
-    cm = CT.threshold_confusion_matrix(scores, labels, score_thresholds=[0.0, 0.3])
+    cm = TC.threshold_confusion_matrix(scores, labels, score_thresholds=[0.0, 0.3])
     np.testing.assert_array_equal(cm.matrix[0], skm.confusion_matrix(labels, predicted, labels=range(6)))
     top = scores.max(axis=1)
     kept = top >= 0.3
@@ -241,7 +243,7 @@ def test_threshold_edge_cases_match_valor(scores, labels, hardmax):
     np.testing.assert_array_equal(ours.counts, expected["counts"])
     assert nan_equal(ours.f1, expected["f1"]) and nan_equal(ours.accuracy, expected["accuracy"])
     matrices = evaluator.compute_confusion_matrix(score_thresholds=THRESHOLDS, hardmax=hardmax)
-    mine = CT.threshold_confusion_matrix(scores, labels, score_thresholds=THRESHOLDS, hardmax=hardmax).to_dict(names)
+    mine = TC.threshold_confusion_matrix(scores, labels, score_thresholds=THRESHOLDS, hardmax=hardmax).to_dict(names)
     assert [m.value["confusion_matrix"] for m in matrices] == [d["confusion_matrix"] for d in mine]
     assert [m.value["unmatched_ground_truths"] for m in matrices] == [d["unmatched_ground_truths"] for d in mine]
 
@@ -327,7 +329,7 @@ def test_threshold_confusion_matrix_matches_valor(hardmax):
     scores, labels = random_case(rng, 70, 4)
     names = names_of(4)
     evaluator = valor_evaluator(scores, labels, names)
-    ours = CT.threshold_confusion_matrix(scores, labels, score_thresholds=THRESHOLDS, hardmax=hardmax)
+    ours = TC.threshold_confusion_matrix(scores, labels, score_thresholds=THRESHOLDS, hardmax=hardmax)
     expected = evaluator.compute_confusion_matrix(score_thresholds=THRESHOLDS, hardmax=hardmax)
     ours_dicts = ours.to_dict(names)
     for metric, mine in zip(expected, ours_dicts, strict=True):
@@ -337,11 +339,11 @@ def test_threshold_confusion_matrix_matches_valor(hardmax):
 
     ids = [f"uid{i}" for i in range(70)]
     with_examples = evaluator.compute_confusion_matrix_with_examples(score_thresholds=[0.25], hardmax=hardmax)[0]
-    mine = CT.confusion_matrix_with_examples(
+    mine = TC.confusion_matrix_with_examples(
         scores, labels, score_threshold=0.25, hardmax=hardmax, max_examples=None, example_ids=ids, class_names=names
     )
     assert mine == with_examples.value
-    capped = CT.confusion_matrix_with_examples(scores, labels, score_threshold=0.25, hardmax=hardmax, max_examples=1)
+    capped = TC.confusion_matrix_with_examples(scores, labels, score_threshold=0.25, hardmax=hardmax, max_examples=1)
     for r, row in enumerate(names):
         for p, col in enumerate(names):
             cell, full = capped["confusion_matrix"][str(r)][str(p)], mine["confusion_matrix"][row][col]
@@ -352,7 +354,7 @@ def test_threshold_confusion_matrix_matches_valor(hardmax):
 def test_confusion_with_no_reference_label_and_zero_scores():
     scores = np.array([[0.0, 0.0, 0.0], [0.2, 0.8, 0.0], [0.5, 0.5, 0.0], [0.0, 0.3, 0.7]])
     labels = np.array([0, 1, 0, CT.NO_LABEL])
-    cm = CT.threshold_confusion_matrix(scores, labels, score_thresholds=[0.0, 0.6], hardmax=False)
+    cm = TC.threshold_confusion_matrix(scores, labels, score_thresholds=[0.0, 0.6], hardmax=False)
     # hand count: example 0 predicts nothing; example 2 predicts 0 and 1; example 3 hallucinates 1 and 2
     np.testing.assert_array_equal(cm.matrix[0], [[1, 1, 0], [1, 1, 0], [0, 0, 0]])
     np.testing.assert_array_equal(cm.unmatched_references[0], [1, 0, 0])
@@ -368,7 +370,7 @@ def test_pr_curve_matches_sklearn_binary_counts(hardmax):
     rng = np.random.default_rng(9)
     scores, labels = random_case(rng, 200, 4, grid=21)
     labels[labels == 3] = 0  # class 3 never a reference
-    curve = CC.pr_curve(scores, labels, hardmax=hardmax)
+    curve = PR.pr_curve(scores, labels, hardmax=hardmax)
     np.testing.assert_array_equal(curve.thresholds, [k / 100 for k in range(5, 100, 5)])
     winner = np.eye(4, dtype=bool)[scores.argmax(axis=1)]
     for c in range(4):
@@ -397,7 +399,7 @@ def test_detailed_pr_curve_hand_example():
         ]
     )
     labels = np.array([0, 0, 0, CT.NO_LABEL, 1])
-    detailed = CC.detailed_pr_curve(scores, labels, thresholds=[0.5], max_examples=2)
+    detailed = PR.detailed_pr_curve(scores, labels, thresholds=[0.5], max_examples=2)
     got = detailed.to_dict(["a", "b", "c"], example_ids=["d0", "d1", "d2", "d3", "d4"])
     a, b, c = got["a"]["0.5"], got["b"]["0.5"], got["c"]["0.5"]
     assert a["tp"] == {"total": 1, "observations": {"all": {"count": 1, "examples": ["d0"]}}}
@@ -414,8 +416,8 @@ def test_detailed_pr_curve_adds_up_to_pr_curve_and_sklearn(hardmax):
     rng = np.random.default_rng(4)
     scores, labels = random_case(rng, 150, 4, grid=11)
     labels[rng.random(150) < 0.1] = CT.NO_LABEL
-    detailed = CC.detailed_pr_curve(scores, labels, hardmax=hardmax, max_examples=3)
-    curve = CC.pr_curve(scores, labels, hardmax=hardmax)
+    detailed = PR.detailed_pr_curve(scores, labels, hardmax=hardmax, max_examples=3)
+    curve = PR.pr_curve(scores, labels, hardmax=hardmax)
     k = detailed.counts
     np.testing.assert_array_equal(k["tp"], curve.tp)
     np.testing.assert_array_equal(k["fp_misclassification"] + k["fp_hallucination"], curve.fp)
@@ -447,7 +449,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match=r"\[0, 1\] when score thresholds"):
         CT.threshold_metrics(good * 2, [0, 1])
     with pytest.raises(ValueError, match=r"\[0, 1\] when score thresholds"):
-        CC.pr_curve(good - 0.5, [0, 1])
+        PR.pr_curve(good - 0.5, [0, 1])
     with pytest.raises(ValueError, match=r"^references: example 1 is 2, outside \[0, 2\): the scores have 2 columns"):
         CC.roc_auc(good, [0, 2])
     with pytest.raises(ValueError, match="shape"):
@@ -457,7 +459,7 @@ def test_bad_inputs_raise_clear_errors():
     with pytest.raises(ValueError, match="0 or 1"):
         CC.binary_roc_auc([0.1, 0.2], [0, 2])
     with pytest.raises(ValueError, match="class names"):
-        CC.pr_curve(good, [0, 1]).to_dict(["only one"])
+        PR.pr_curve(good, [0, 1]).to_dict(["only one"])
     assert np.isnan(CC.roc_auc(good * 3 - 1, [0, 1])).sum() == 0  # logits are fine for a ranking
 
 
@@ -473,6 +475,6 @@ def test_structured_values_are_json_and_agree_with_valor_metric_dicts():
         assert {k: as_dict[m.parameters["label"]][repr(m.parameters["score_threshold"])][k] for k in m.value} == m.value
     for m in valor[MetricType.Accuracy]:
         assert as_dict["accuracy"][repr(m.parameters["score_threshold"])] == pytest.approx(m.value, abs=TOL)
-    json.dumps(CC.pr_curve(scores, labels).to_dict(names))
-    json.dumps(CC.detailed_pr_curve(scores, labels, max_examples=2).to_dict(names, [f"id{i}" for i in range(40)]))
-    json.dumps(CT.threshold_confusion_matrix(scores, labels).to_dict(names))
+    json.dumps(PR.pr_curve(scores, labels).to_dict(names))
+    json.dumps(PR.detailed_pr_curve(scores, labels, max_examples=2).to_dict(names, [f"id{i}" for i in range(40)]))
+    json.dumps(TC.threshold_confusion_matrix(scores, labels).to_dict(names))

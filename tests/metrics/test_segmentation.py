@@ -9,8 +9,8 @@ import torch
 from torchmetrics.functional.classification import multiclass_jaccard_index
 from torchmetrics.functional.segmentation import mean_iou as tm_mean_iou
 
-from olive_eval.metrics import segmentation as S
 from olive_eval.metrics.confusion import confusion_dict, confusion_matrix
+from olive_eval.metrics.segmentation import kernels as S
 
 pytestmark = pytest.mark.filterwarnings("ignore")  # scikit-learn warns on undefined values
 

@@ -55,7 +55,7 @@ def test_the_colliding_name_is_refused_where_it_is_used_naming_both(toy, clashin
     assert err.value.path == "metrics[0].sub_types[1].name"
     message = err.value.message
     assert "metric 'accuracy_score' is defined twice" in message
-    assert "olive_eval.metrics.classification" in message  # the built-in's module
+    assert "olive_eval.metrics.classification.metrics" in message  # the built-in's module
     assert f"entry point 'accuracy_score = {clashing_plugin}:WeightedHit' (group olive_eval.metrics)" in message
     assert "'olive-eval-clash-plugin 0.1'" in message
     assert "\n" not in str(err.value)

@@ -18,7 +18,7 @@ from olive_eval.data.batch import Batch
 from olive_eval.errors import ConfigError
 from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
-from olive_eval.runtimes.genai import GenAIModelConfig
+from olive_eval.runtimes.genai_config import GenAIModelConfig
 from tests.runtimes import llm_models
 
 
@@ -224,7 +224,7 @@ def test_an_onnx_model_on_a_genai_folder_points_to_genai_model(tmp_path, llm):
 
 
 def test_sampling_without_top_k_keeps_transformers_50_or_the_whole_smaller_vocabulary(llm):
-    from olive_eval.runtimes.genai import search_options
+    from olive_eval.runtimes.genai_config import search_options
 
     sampling = GenAIModelConfig(
         type="GenAIModel", model_path=llm["fp32"], generation_kwargs={"do_sample": True, "max_new_tokens": 4}

@@ -16,7 +16,7 @@ from olive_eval.config.loader import load_run_config
 from olive_eval.data.batch import Batch
 from olive_eval.runtimes.base import create_runtime, runtime_registry
 from olive_eval.runtimes.generation_kwargs import generation_kwargs_problem
-from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.call_mode import CallMode
 from tests.runtimes import hf_models, llm_models
 

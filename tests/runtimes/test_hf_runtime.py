@@ -42,7 +42,7 @@ from olive_eval.errors import ConfigError, DataError, EvaluationError
 from olive_eval.metrics import metric_registry
 from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
-from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
 from tests.helpers import write_jsonl
 from tests.runtimes import hf_models
 

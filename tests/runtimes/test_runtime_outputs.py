@@ -20,7 +20,8 @@ from olive_eval.data.batch import Batch
 from olive_eval.data.components import registries
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.base import Emits, create_runtime, runtime_registry
-from olive_eval.runtimes.hf import HfModelConfig, HfRuntime
+from olive_eval.runtimes.hf import HfRuntime
+from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.base import task_registry
 from olive_eval.tasks.call_mode import CallMode
 from tests.helpers import write_jsonl

@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 from olive_eval.metrics.types import SizeOnDiskType
-from olive_eval.runtimes.hf import HfModelConfig
-from olive_eval.runtimes.torch import PyTorchModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
+from olive_eval.runtimes.torch_config import PyTorchModelConfig
 from tests.runtimes.hf_models import build_bert
 
 

@@ -13,7 +13,8 @@ import torch
 from olive_eval.data.batch import Batch
 from olive_eval.errors import EvaluationError
 from olive_eval.runtimes import BoundCall, InputSpec, create_runtime, runtime_registry
-from olive_eval.runtimes.torch import PyTorchModelConfig, TorchRuntime
+from olive_eval.runtimes.torch import TorchRuntime
+from olive_eval.runtimes.torch_config import PyTorchModelConfig
 
 from .models import DictNet, SmallNet, TwoInputNet
 

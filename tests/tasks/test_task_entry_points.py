@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from olive_eval.registry import RegistryError
-from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.base import get_task, task_names, task_problem, task_registry
 from olive_eval.tasks.call_mode import CallMode
 

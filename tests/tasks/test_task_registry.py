@@ -13,7 +13,7 @@ import pytest
 from olive_eval.cli import main
 from olive_eval.data.components import registries
 from olive_eval.runtimes.base import create_runtime
-from olive_eval.runtimes.hf import HfModelConfig
+from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.base import Task, check_task_metrics, get_task, task_names, task_problem, task_registry
 from olive_eval.tasks.call_mode import CallMode
 from tests.helpers import write_jsonl

@@ -109,11 +109,3 @@ def box_iou_pairs(dt: np.ndarray, gt: np.ndarray, gt_crowd: np.ndarray) -> np.nd
     out = np.zeros(len(dt), np.float64)
     np.divide(inter, union, out=out, where=overlap)
     return out
-
-
-def box_iou(dt: np.ndarray, gt: np.ndarray, gt_crowd: np.ndarray | None = None) -> np.ndarray:
-    """Dense IoU matrix ``[D, G]`` between xywh boxes (pycocotools' ``mask.iou`` for boxes, transposed)."""
-    d, g = len(dt), len(gt)
-    crowd = np.zeros(g, bool) if gt_crowd is None else np.asarray(gt_crowd, bool)
-    di, gi = np.repeat(np.arange(d), g), np.tile(np.arange(g), d)
-    return box_iou_pairs(dt[di], gt[gi], crowd[gi]).reshape(d, g)

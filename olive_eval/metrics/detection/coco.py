@@ -233,14 +233,6 @@ def _argsort_unique(keys: np.ndarray, bound: int) -> np.ndarray:
     return slots[slots >= 0]
 
 
-def _run_start(keys: np.ndarray) -> np.ndarray:
-    """For each element of a sorted key array, the index where its run of equal keys starts."""
-    if not len(keys):
-        return np.zeros(0, np.int64)
-    heads = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return np.repeat(heads, np.diff(np.append(heads, len(keys))))
-
-
 # ------------------------------------------------------------------------------------------------ summary
 def _mean_valid(values: np.ndarray) -> float:
     """pycocotools ``_summarize``: the mean over entries > -1, or NaN (pycocotools' -1) if there are none."""

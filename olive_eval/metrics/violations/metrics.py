@@ -267,6 +267,7 @@ def _make(preset: str, output: str) -> type[Metric]:
     return register_metric(cls)
 
 
-VIOLATION_METRICS: dict[str, type[Metric]] = {
+#: The metric class registered for each ``<preset>_<output>`` name (one per preset and output).
+PRESET_OUTPUT_METRICS: dict[str, type[Metric]] = {
     f"{preset}_{output}": _make(preset, output) for preset in PRESETS for output in OUTPUTS
 }

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pycocotools import mask as mask_utils
 
-from olive_eval.metrics.detection.boxes import box_iou
+from olive_eval.metrics.detection.boxes import box_iou_pairs
 from olive_eval.metrics.detection.coco import evaluate_coco
 from olive_eval.metrics.detection.inputs import from_coco, from_per_image
 from olive_eval.metrics.detection.masks import decode_counts, to_rles
@@ -224,6 +224,13 @@ def test_torchmetrics_example_published_values() -> None:
         np.testing.assert_allclose(result.summary["map_per_class"][k], expected, rtol=0, atol=TOL)
         expected = float("nan") if ev.stats[8] == -1 else ev.stats[8]
         np.testing.assert_allclose(result.summary["mar_100_per_class"][k], expected, rtol=0, atol=TOL)
+
+
+def box_iou(dt: np.ndarray, gt: np.ndarray, gt_crowd: np.ndarray) -> np.ndarray:
+    """Dense IoU matrix ``[D, G]`` from the pairwise kernel (pycocotools' ``mask.iou`` for boxes, transposed)."""
+    d, g = len(dt), len(gt)
+    di, gi = np.repeat(np.arange(d), g), np.tile(np.arange(g), d)
+    return box_iou_pairs(dt[di], gt[gi], np.asarray(gt_crowd, bool)[gi]).reshape(d, g)
 
 
 def test_box_iou_is_pycocotools_bit_for_bit() -> None:

@@ -8,10 +8,10 @@ from valor_lite.object_detection import Bitmask, BoundingBox, Detection, Loader,
 
 from olive_eval.metrics.detection.coco import evaluate_coco
 from olive_eval.metrics.detection.inputs import from_per_image
-from olive_eval.metrics.detection.valor import evaluate_valor
 
 from .scenes import random_mask_scene, random_scene, to_xywh
 from .tm_example import TM_PREDS, TM_REFS
+from .valor_whole_set import evaluate_valor
 
 TOL = 1e-12
 

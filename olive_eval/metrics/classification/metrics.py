@@ -2,10 +2,9 @@
 
 ``metric_config`` means what the same keys mean to torchmetrics' task-style classification functions
 (``task``, ``num_classes``, ``num_labels``, ``average``, ``threshold``, ``top_k``, ``ignore_index``),
-except that ``task`` may be left out to be inferred. The numpy kernels (``stat_scores``,
-``reduce_stat_scores``, ``auroc``) live in :mod:`olive_eval.metrics.classification_kernels`; this
-module holds the functional forms (:func:`accuracy`, :func:`precision`, :func:`recall`,
-:func:`f1_score`, :func:`auroc`) and the registered classes, which only adapt a config to them.
+except that ``task`` may be left out to be inferred. The numpy kernels live in :mod:`.stat_scores`
+(``stat_scores``, ``reduce_stat_scores``) and :mod:`.auroc`, the functional forms in :mod:`.functional`;
+this module holds the registered classes, which only adapt a config to the kernels.
 
 ``average: "none"`` returns ``Score(value=..., per_class=[...])`` where ``per_class`` holds every
 class's (label's) value and ``value`` is their unweighted mean over the classes a macro average would
@@ -15,15 +14,15 @@ not change the value, and ``none`` gives a one-element ``per_class``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypedDict
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import field_validator
-from typing_extensions import Unpack
 
-from olive_eval.metrics import classification_kernels as K
 from olive_eval.metrics.base import Kind, Metric, Score
-from olive_eval.metrics.classification_inputs import (
+from olive_eval.metrics.classification import stat_scores as K
+from olive_eval.metrics.classification.auroc import auroc
+from olive_eval.metrics.classification.inputs import (
     Task,
     check_labels,
     column,
@@ -42,66 +41,7 @@ __all__ = [
     "F1Score",
     "Precision",
     "Recall",
-    "accuracy",
-    "auroc",
-    "f1_score",
-    "precision",
-    "recall",
 ]
-
-
-auroc = K.auroc
-
-
-class StatOptions(TypedDict, total=False):
-    """Keyword options of the functional forms; the meanings of torchmetrics' task-style functions."""
-
-    task: Task | None
-    num_classes: int | None
-    num_labels: int | None
-    average: K.Average
-    threshold: float
-    top_k: int
-    ignore_index: int | None
-
-
-def _functional(stat: K.StatName, preds: Any, targets: Any, options: StatOptions) -> float | np.ndarray:
-    top_k, ignore_index = options.get("top_k", 1), options.get("ignore_index")
-    task = resolve_task(preds, targets, options.get("task"), ignore_index)
-    stats = K.stat_scores(
-        preds,
-        targets,
-        task=task,
-        num_classes=options.get("num_classes"),
-        num_labels=options.get("num_labels"),
-        threshold=options.get("threshold", 0.5),
-        top_k=top_k,
-        ignore_index=ignore_index,
-    )
-    return K.reduce_stat_scores(stats, stat, options.get("average", "micro"), task=task, top_k=top_k)
-
-
-def accuracy(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
-    """Accuracy: binary/multilabel ``(tp+tn)/total``; multiclass ``tp/(tp+fn)`` (micro = top-k accuracy).
-
-    Returns a float, or the ``[C]`` per-class array for ``average="none"`` (as torchmetrics).
-    """
-    return _functional("accuracy", preds, targets, options)
-
-
-def precision(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
-    """Precision ``tp/(tp+fp)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional("precision", preds, targets, options)
-
-
-def recall(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
-    """Recall ``tp/(tp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional("recall", preds, targets, options)
-
-
-def f1_score(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:
-    """F1 ``2tp/(2tp+fp+fn)``; a float, or the ``[C]`` per-class array for ``average="none"``."""
-    return _functional("f1", preds, targets, options)
 
 
 class _TaskConfig(StrictModel):
@@ -183,7 +123,7 @@ def logits_width(predictions: Any, logits: Any) -> int | None:
 
 
 class _StatScoresMetric(Metric):
-    """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see classification_kernels).
+    """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see :mod:`.stat_scores`).
 
     It reads the pass's ``logits`` besides the predictions: when the predictions are labels taken from them
     (the ``argmax`` post-process), their width is the number of classes, so a reference label outside the
@@ -336,7 +276,7 @@ class Recall(_StatScoresMetric):
 
 @register_metric
 class AUROC(Metric):
-    """Area under the ROC curve over the whole set (see :func:`classification_kernels.auroc`).
+    """Area under the ROC curve over the whole set (see :func:`.auroc.auroc`).
 
     A class without positives or without negatives has no ROC curve: it is undefined (NaN in
     ``per_class``) and left out of the averages. torchmetrics scores it 0.0, which reads as "always
@@ -355,10 +295,10 @@ class AUROC(Metric):
         task = c.task or infer_task(p, t, c.ignore_index)
         kwargs = {"task": task, "num_classes": c.num_classes, "num_labels": c.num_labels}
         if c.average != "none" or task == "binary":
-            value = K.auroc(p, t, average=c.average, ignore_index=c.ignore_index, **kwargs)
+            value = auroc(p, t, average=c.average, ignore_index=c.ignore_index, **kwargs)
             score = _score(value, np.array([value]) if c.average == "none" else None, task)
         else:
-            per_class = K.auroc(p, t, average="none", ignore_index=c.ignore_index, **kwargs)
+            per_class = auroc(p, t, average="none", ignore_index=c.ignore_index, **kwargs)
             defined = per_class[~np.isnan(per_class)]
             score = _score(defined.mean() if defined.size else np.nan, per_class, task)
         if np.isnan(score.value):

@@ -2,10 +2,9 @@
 
 Each reads ``prediction`` and ``references``: one integer label map per image (``[H, W]``; use the
 ``argmax`` post-process with ``axis: 1`` on ``[N, C, H, W]`` logits). The per-image statistics are the
-image's ``[C, C]`` pixel confusion matrix (:mod:`olive_eval.metrics.segmentation`), computed once per batch
-for every sub-type of a metric; matrices add up, so the sub-types are map/reduce metrics with bootstrap
-intervals and paired goals for free. ``num_classes`` is required; pixels whose reference is
-``ignore_index`` (default 255) count nowhere.
+image's ``[C, C]`` pixel confusion matrix (:mod:`.kernels`), computed once per batch for every sub-type of a
+metric; matrices add up, so the sub-types are map/reduce metrics with bootstrap intervals and paired goals for
+free. ``num_classes`` is required; pixels whose reference is ``ignore_index`` (default 255) count nowhere.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pydantic import Field, model_validator
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.confusion import class_names_or_indices, confusion_dict
 from olive_eval.metrics.registry import register_metric
-from olive_eval.metrics.segmentation import (
+from olive_eval.metrics.segmentation.kernels import (
     confusion_matrices,
     iou,
     mean_iou,

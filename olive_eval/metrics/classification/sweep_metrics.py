@@ -1,7 +1,7 @@
 """Classification metrics over the class scores of the whole set: the rest of the classification family.
 
 ``roc_auc`` and ``average_precision`` (one-vs-rest per class, macro mean over the classes that have a
-value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification_curves`), and the
+value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`), and the
 structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` and
 ``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
 Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
@@ -22,23 +22,18 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
-from olive_eval.metrics.classification_curves import (
-    DEFAULT_THRESHOLDS,
+from olive_eval.metrics.classification.curves import (
     average_precision,
     binary_curve,
     curve_average_precision,
     curve_roc_auc,
-    detailed_pr_curve,
     macro_average,
-    pr_curve,
     roc_auc,
 )
-from olive_eval.metrics.classification_inputs import check_labels, column
-from olive_eval.metrics.classification_thresholds import (
-    NO_LABEL,
-    threshold_confusion_matrix,
-    threshold_metrics,
-)
+from olive_eval.metrics.classification.inputs import check_labels, column
+from olive_eval.metrics.classification.pr_curves import DEFAULT_THRESHOLDS, detailed_pr_curve, pr_curve
+from olive_eval.metrics.classification.threshold_confusion import threshold_confusion_matrix
+from olive_eval.metrics.classification.thresholds import NO_LABEL, threshold_metrics
 from olive_eval.metrics.confusion import class_names_or_indices
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel

@@ -1,14 +1,15 @@
-"""Classification kernels: pure numpy, no I/O, no config objects.
+"""Stat scores: per-example (tp, fp, fn, tn) counts of classification and their reductions. Pure numpy, no I/O,
+no config objects.
 
-The functional forms built on them (``accuracy``, ``precision``, ``recall``, ``f1_score``, ``auroc``)
-and the registered metric classes live in :mod:`olive_eval.metrics.classification`.
+The functional forms built on them (``accuracy``, ``precision``, ``recall``, ``f1_score``) live in
+:mod:`.functional`, the registered metric classes in :mod:`.metrics`, the AUROC kernel in :mod:`.auroc`.
 
 The meaning of every argument follows torchmetrics' ``task``-style classification API:
 
 * ``task`` -- ``"binary"``, ``"multiclass"``, ``"multilabel"`` or None to infer it
-  (:func:`~olive_eval.metrics.classification_inputs.infer_task`);
+  (:func:`~olive_eval.metrics.classification.inputs.infer_task`);
 * ``num_classes`` / ``num_labels`` -- None to infer from the score columns or the largest label; a label
-  outside ``[0, num_classes)`` is an error naming its example (:mod:`~olive_eval.metrics.classification_inputs`);
+  outside ``[0, num_classes)`` is an error naming its example (:mod:`~olive_eval.metrics.classification.inputs`);
 * ``threshold`` -- a binary/multilabel score counts as positive when ``score > threshold`` (strictly,
   as torchmetrics); float scores with any value outside [0, 1] are logits and go through a sigmoid first;
 * ``top_k`` -- multiclass only, torchmetrics >= 1.6 semantics: a row's predicted class is its target
@@ -30,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 
-from olive_eval.metrics.classification_inputs import (
+from olive_eval.metrics.classification.inputs import (
     Task,
     check_binary,
     check_labels,
@@ -47,9 +48,6 @@ StatName = Literal["accuracy", "precision", "recall", "f1"]
 
 AVERAGES = ("micro", "macro", "weighted", "none")
 TP, FP, FN, TN = 0, 1, 2, 3
-
-_trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 has only trapz
-_AUC_CHUNK = 1 << 23  # elements per block of columns sorted at once (bounds memory for N x C scores)
 
 
 # ---------------------------------------------------------------------------------------------- scores
@@ -69,7 +67,7 @@ def softmax(scores: np.ndarray, axis: int = -1) -> np.ndarray:
     return z
 
 
-def _softmax_if_logits(scores: np.ndarray) -> np.ndarray:
+def softmax_if_logits(scores: np.ndarray) -> np.ndarray:
     scores = scores.astype(np.float64, copy=False)
     if scores.size and (scores.min() < 0 or scores.max() > 1):
         return softmax(scores, axis=1)
@@ -81,7 +79,7 @@ def _binary_scores(preds: np.ndarray) -> np.ndarray:
     if preds.ndim == 2 and preds.shape[1] == 2:
         if not is_float(preds):
             raise ValueError("binary preds of shape [N, 2] must be float scores (probabilities or logits)")
-        return _softmax_if_logits(preds)[:, 1]
+        return softmax_if_logits(preds)[:, 1]
     if preds.ndim != 1:
         raise ValueError(f"binary preds must have shape [N] or [N, 2], got {list(preds.shape)}")
     return preds
@@ -95,7 +93,7 @@ def _confusion(pred: np.ndarray, tgt: np.ndarray, valid: np.ndarray) -> np.ndarr
     return np.stack([pred & tgt, pred & ntgt, npred & tgt, npred & ntgt], axis=-1).view(np.int8)
 
 
-def _one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
+def one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
     out = np.zeros((len(labels), num_classes), bool)
     out[np.arange(len(labels)), labels] = True
     return out
@@ -162,14 +160,14 @@ def stat_scores(
     if p.ndim == 1:
         if top_k > 1:
             raise ValueError("top_k > 1 needs per-class scores [N, C], not predicted labels [N]")
-        pred = _one_hot(check_labels(p, n_cls, "predictions", why=why, start=start), n_cls)
+        pred = one_hot(check_labels(p, n_cls, "predictions", why=why, start=start), n_cls)
     elif top_k == 1:
-        pred = _one_hot(np.argmax(p, axis=1), n_cls)
+        pred = one_hot(np.argmax(p, axis=1), n_cls)
     else:  # the target when it ranks among the k best (ties: lower index first), else the top-1 class
         own = p[np.arange(len(p)), tgt_labels][:, None]
         rank = (p > own).sum(axis=1) + ((p == own) & (np.arange(n_cls) < tgt_labels[:, None])).sum(axis=1)
-        pred = _one_hot(np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1)), n_cls)
-    return _confusion(pred, _one_hot(tgt_labels, n_cls), valid[:, None])
+        pred = one_hot(np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1)), n_cls)
+    return _confusion(pred, one_hot(tgt_labels, n_cls), valid[:, None])
 
 
 def _multidim_stat_scores(
@@ -202,7 +200,7 @@ def _multidim_stat_scores(
     return flat.reshape(n, positions, *flat.shape[1:]).sum(axis=1, dtype=np.int32)
 
 
-def _safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
 
@@ -210,14 +208,14 @@ def _safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 def _per_class(stat: StatName, tp, fp, fn, tn, task: Task) -> np.ndarray:
     if stat == "accuracy":
         if task == "multiclass":
-            return _safe_divide(tp, tp + fn)
-        return _safe_divide(tp + tn, tp + tn + fp + fn)
+            return safe_divide(tp, tp + fn)
+        return safe_divide(tp + tn, tp + tn + fp + fn)
     if stat == "precision":
-        return _safe_divide(tp, tp + fp)
+        return safe_divide(tp, tp + fp)
     if stat == "recall":
-        return _safe_divide(tp, tp + fn)
+        return safe_divide(tp, tp + fn)
     if stat == "f1":
-        return _safe_divide(2 * tp, 2 * tp + fp + fn)
+        return safe_divide(2 * tp, 2 * tp + fp + fn)
     raise ValueError(f"unknown statistic {stat!r}")
 
 
@@ -244,11 +242,11 @@ def reduce_totals_batch(
     if task == "binary" or average == "micro":
         pooled = t.sum(axis=1)
         if task == "multiclass" and stat == "accuracy":
-            return _safe_divide(pooled[:, TP], pooled[:, TP] + pooled[:, FN])
+            return safe_divide(pooled[:, TP], pooled[:, TP] + pooled[:, FN])
         return _per_class(stat, pooled[:, TP], pooled[:, FP], pooled[:, FN], pooled[:, TN], task)
     scores = _per_class(stat, t[..., TP], t[..., FP], t[..., FN], t[..., TN], task)
     weights = t[..., TP] + t[..., FN] if average == "weighted" else macro_weights(t, task, top_k)
-    return _safe_divide((weights * scores).sum(axis=-1), weights.sum(axis=-1))
+    return safe_divide((weights * scores).sum(axis=-1), weights.sum(axis=-1))
 
 
 def reduce_stat_scores(
@@ -272,117 +270,10 @@ def reduce_stat_scores(
     if average == "micro":
         pooled = totals.sum(axis=0)
         if stat == "accuracy" and task == "multiclass":
-            return float(_safe_divide(pooled[TP], pooled[TP] + pooled[FN]))
+            return float(safe_divide(pooled[TP], pooled[TP] + pooled[FN]))
         return float(_per_class(stat, *pooled, task))
     scores = _per_class(stat, tp, fp, fn, tn, task)
     if average == "none":
         return scores
     weights = (tp + fn).astype(np.float64) if average == "weighted" else macro_weights(totals, task, top_k)
-    return float(_safe_divide((weights * scores).sum(), weights.sum()))
-
-
-# ---------------------------------------------------------------------------------------------- AUROC
-def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """Trapezoidal ROC AUC of every column of ``scores`` [N, K]; ``positive``/``negative`` [N, K] mark
-    which entries count as each (an entry that is neither, e.g. ignored, moves neither axis).
-
-    One descending sort per column, cumulative tp/fp counts, and every point moved to the end of its
-    tie group, so tied scores form one diagonal step (thresholds are the distinct scores). A column
-    without positives (or without negatives) has no ROC curve: its AUC is NaN, undefined (torchmetrics
-    reports 0.0, which reads as "always wrong"; scikit-learn refuses).
-    """
-    n, k = scores.shape
-    out = np.full(k, np.nan)
-    if n == 0:
-        return out
-    step = max(1, _AUC_CHUNK // n)
-    for lo in range(0, k, step):  # blocks of columns, never a loop over examples
-        # rows = classes, contiguous along examples; order within a tie group does not matter
-        s = np.ascontiguousarray(scores[:, lo : lo + step].T, dtype=np.float64)
-        order = np.argsort(s, axis=1)[:, ::-1]
-        s = np.take_along_axis(s, order, axis=1)
-        tps = np.cumsum(np.take_along_axis(positive[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
-        fps = np.cumsum(np.take_along_axis(negative[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
-        is_end = np.ones(s.shape, bool)
-        is_end[:, :-1] = s[:, :-1] != s[:, 1:]
-        group_end = np.minimum.accumulate(np.where(is_end, np.arange(n), n - 1)[:, ::-1], axis=1)[:, ::-1]
-        tpr = _safe_divide(np.take_along_axis(tps, group_end, axis=1), tps[:, -1:])
-        fpr = _safe_divide(np.take_along_axis(fps, group_end, axis=1), fps[:, -1:])
-        zero = np.zeros((len(s), 1))
-        out[lo : lo + step] = _trapezoid(np.hstack([zero, tpr]), np.hstack([zero, fpr]), axis=1)
-    out[(positive.sum(axis=0) == 0) | (negative.sum(axis=0) == 0)] = np.nan
-    return out
-
-
-def binary_auroc(scores: object, targets: object) -> float:
-    """ROC AUC of ``[N]`` scores against ``{0, 1}`` targets (equals sklearn's ``roc_auc_score``)."""
-    s = np.asarray(scores, np.float64).reshape(-1, 1)
-    t = np.asarray(targets).reshape(-1, 1)
-    return float(_auc_columns(s, t == 1, t == 0)[0])
-
-
-def auroc(
-    preds,
-    targets,
-    *,
-    task: Task | None = None,
-    num_classes: int | None = None,
-    num_labels: int | None = None,
-    average: Average = "macro",
-    ignore_index: int | None = None,
-) -> float | np.ndarray:
-    """Area under the ROC curve.
-
-    binary: ``[N]`` scores (or ``[N, 2]``, positive column); scores are used as given, since a
-    sigmoid/softmax does not change their order. multiclass: ``[N, C]`` scores, softmax'ed when any
-    value lies outside [0, 1] (torchmetrics' rule), one-vs-rest per class. multilabel: ``[N, L]``,
-    per label. ``macro`` is the plain mean over classes, ``weighted`` weights by positive support,
-    ``micro`` pools all (entry, class) pairs, ``none`` returns the per-class ``[C]`` array. Binary
-    ignores ``average``. A class without positives or without negatives has no ROC curve: its AUC is
-    NaN and the averages leave it out; the result is NaN (undefined) when nothing is left, e.g. binary
-    targets of one class.
-    """
-    if average not in AVERAGES:
-        raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
-    p, t, task, valid = prepare(preds, targets, task, ignore_index)
-    if task == "binary":
-        if p.ndim == 2 and p.shape[1] == 2:  # positive column; for logits softmax(.)[:, 1] ranks as l1 - l0
-            s = p[:, 1] if _is_probability(p) else p[:, 1].astype(np.float64) - p[:, 0]
-        elif p.ndim == 1 or (p.ndim == 2 and p.shape[1] == 1):
-            s = p.reshape(-1)
-        else:
-            raise ValueError(f"binary preds must have shape [N], [N, 1] or [N, 2], got {list(p.shape)}")
-        check_binary(t, "references", why="a binary task has the labels 0 and 1", valid=valid)
-        return float(
-            _auc_columns(s.astype(np.float64)[:, None], ((t == 1) & valid)[:, None], ((t == 0) & valid)[:, None])[0]
-        )
-    if task == "multiclass":
-        if p.ndim != 2:
-            raise ValueError(f"multiclass auroc needs per-class scores [N, C], got {list(p.shape)}")
-        n_cls, why = resolve_num_classes(p, t, valid, num_classes)
-        check_labels(t, n_cls, "references", why=why, valid=valid)
-        p, t = _softmax_if_logits(p[valid]), t[valid].astype(np.int64)
-        positive = _one_hot(t, n_cls)
-        negative = ~positive
-    else:
-        if num_labels is not None and num_labels != p.shape[1]:
-            raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
-        check_binary(t, "references", why="multilabel labels are 0 or 1", valid=valid)
-        p = p.astype(np.float64)
-        positive, negative = (t == 1) & valid, (t == 0) & valid
-    if average == "micro":
-        return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), negative.reshape(-1, 1))[0])
-    per_class = _auc_columns(p.astype(np.float64), positive, negative)
-    if average == "none":
-        return per_class
-    defined = ~np.isnan(per_class)
-    if not defined.any():
-        return float("nan")
-    if average == "weighted":
-        support = positive.sum(axis=0).astype(np.float64)[defined]
-        return float(_safe_divide((support * per_class[defined]).sum(), support.sum()))
-    return float(per_class[defined].mean())
-
-
-def _is_probability(p: np.ndarray) -> bool:
-    return bool(p.size == 0 or (p.min() >= 0 and p.max() <= 1))
+    return float(safe_divide((weights * scores).sum(), weights.sum()))

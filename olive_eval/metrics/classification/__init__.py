@@ -1,0 +1,13 @@
+"""The classification family (Olive's ``accuracy`` type): typed inputs, pure numpy kernels, registered metrics.
+
+* :mod:`.inputs`: columns checked at the edge, the task inferred, class labels validated;
+* kernels: :mod:`.stat_scores` (per-example tp/fp/fn/tn and their reductions), :mod:`.auroc`, :mod:`.curves`
+  (ROC AUC and average precision, scikit-learn's definitions), :mod:`.thresholds` (Valor's counts at score
+  thresholds), :mod:`.threshold_confusion` (Valor's confusion matrices), :mod:`.pr_curves` (Valor's
+  precision-recall curves);
+* :mod:`.functional`: accuracy, precision, recall and F1 as functions of arrays;
+* registration: :mod:`.metrics` (accuracy_score, f1_score, precision, recall, auroc) and :mod:`.sweep_metrics`
+  (roc_auc, average_precision and the structured sub-types).
+
+Nothing is imported here, so that looking up one metric imports only the module that registers it.
+"""
