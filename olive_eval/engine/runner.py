@@ -10,7 +10,6 @@ so a new runtime or metric family changes nothing here.
 from __future__ import annotations
 
 import time
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -27,28 +26,23 @@ from olive_eval.engine.context import RunContext
 from olive_eval.engine.custom import call_user_function
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.guard import Guarded, failure_message, format_traceback, scoring_error
 from olive_eval.engine.passes import run_pass
 from olive_eval.engine.plan import Plan, PredictionPass, Settings, TimingRun, settings_key
 from olive_eval.engine.repeats import with_repeats
-from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
+from olive_eval.engine.scoring import CustomScorer, MetricScorer
 from olive_eval.engine.timing_phase import TimingOutcome
-from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
+from olive_eval.errors import EvaluationError
 from olive_eval.instances import InstanceWriter
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
-from olive_eval.progress import start_task
+from olive_eval.progress import Progress, silent, start_task
 from olive_eval.results import ConfidenceInterval, ModelResult, SubMetricResult, TimedRuns, TimingInfo
 from olive_eval.runtimes.base import Runtime
 
-Progress = Callable[[str, str], None]  # (model name, message)
-
 #: A timing run's coefficient of variation (percent) above which the table warns of a busy machine.
 BUSY_CV = 25.0
-
-
-def _quiet(model: str, message: str) -> None:
-    pass
 
 
 def _note_runtime(result: ModelResult, description: dict[str, Any], metrics: list[str]) -> None:
@@ -76,20 +70,6 @@ def settle_status(result: ModelResult, keys: Mapping[str, MetricKey]) -> None:
         result.error = f"metric(s) {', '.join(failed)} failed: {first}"
 
 
-def _failure_message(exc: BaseException) -> str:
-    """Our own errors carry a message a user can act on. Anything else is unforeseen (a bug of ours, or a
-    library failing oddly): say what it is and where it was raised, so it can be found."""
-    if isinstance(exc, OliveEvalError):
-        return str(exc)
-    lines = str(exc).strip().splitlines()
-    where = failure_location(exc)
-    return f"unexpected {type(exc).__name__}" + (f": {lines[0]}" if lines else "") + (f" (at {where})" if where else "")
-
-
-def _traceback(exc: BaseException) -> str:
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-
-
 @dataclass
 class _Context:
     run: RunConfig
@@ -110,53 +90,13 @@ class _Context:
             self.result.stage_seconds[name] = round(seconds, 6)
 
 
-class _Guarded:
-    """A metric's scorer in a pass: an error while it scores stops that metric, not the pass."""
-
-    def __init__(self, metric: MetricConfig, scorer: MetricScorer | CustomScorer) -> None:
-        self.metric, self.scorer = metric, scorer
-        self.error: Exception | None = None
-
-    def check_fields(self, available: list[str]) -> None:
-        try:
-            self.scorer.check_fields(available)
-        except Exception as exc:
-            self._stop(exc)
-
-    def update(self, fields: Any, start: int, cache: dict[Any, np.ndarray]) -> None:
-        if self.error is None:
-            try:
-                self.scorer.update(fields, start, cache)
-            except Exception as exc:
-                self._stop(_scoring_error(self.metric, exc))
-
-    def finish(self) -> list[Scored]:
-        return self.scorer.finish()
-
-    def discard(self) -> None:
-        self.scorer.discard()
-
-    def _stop(self, exc: Exception) -> None:
-        self.error = exc
-        self.scorer.discard()
-
-
-def _scoring_error(metric: MetricConfig, exc: Exception) -> Exception:
-    """A metric kernel's complaint about the data (a ValueError) as the user's error, naming the metric."""
-    if isinstance(exc, (ValueError, TypeError, IndexError)) and not isinstance(exc, OliveEvalError):
-        error = EvaluationError(f"metric '{metric.name}' cannot score the model output: {exc}")
-        error.__cause__ = exc
-        return error
-    return exc
-
-
 class ModelEvaluator:
     def __init__(
         self,
         run: RunConfig,
         plan: Plan,
         data: DataStore,
-        progress: Progress = _quiet,
+        progress: Progress = silent,
         writer: InstanceWriter | None = None,
         base_dir: Path | None = None,
         context: RunContext | None = None,
@@ -201,8 +141,8 @@ class ModelEvaluator:
         try:
             self._load(ctx, model_config)
         except Exception as exc:
-            result.status, result.error = "failed", _failure_message(exc)
-            result.tracebacks.append(_traceback(exc))
+            result.status, result.error = "failed", failure_message(exc)
+            result.tracebacks.append(format_traceback(exc))
         else:
             for names in stages if stages is not None else [None]:
                 for metrics, run_unit in self._units(ctx, model_config, names):
@@ -257,8 +197,8 @@ class ModelEvaluator:
 
     def _fail(self, ctx: _Context, sub_types: list[tuple[MetricConfig, SubType]], exc: Exception) -> None:
         """Record ``exc`` on every sub-type of the unit that has no value yet."""
-        message = _failure_message(exc)
-        ctx.result.tracebacks.append(_traceback(exc))
+        message = failure_message(exc)
+        ctx.result.tracebacks.append(format_traceback(exc))
         for metric, sub in sub_types:
             key = joint_key(metric, sub)
             if key not in ctx.result.metrics:
@@ -292,7 +232,7 @@ class ModelEvaluator:
         runtime, view = with_repeats(self._runtime(ctx, job.settings), view, job.metrics, model_config)
         folder = ctx.folder or ctx.model_name
         consumers = [
-            _Guarded(
+            Guarded(
                 metric,
                 CustomScorer(metric, ctx.model_name, self.writer, folder)
                 if metric.type == "custom"
@@ -324,11 +264,11 @@ class ModelEvaluator:
             try:
                 for scored in consumer.finish():
                     if scored.error is not None:  # that sub-type alone
-                        self._fail(ctx, [(metric, scored.sub)], _scoring_error(metric, scored.error))
+                        self._fail(ctx, [(metric, scored.sub)], scoring_error(metric, scored.error))
                         continue
                     self._record(ctx, metric, scored.sub, scored.score, scored.evidence)
             except Exception as exc:
-                self._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))
+                self._fail(ctx, [(metric, sub) for sub in metric.sub_types], scoring_error(metric, exc))
 
     def record_timing(
         self, name: str, result: ModelResult, jobs: list[TimingRun], outcomes: list[TimingOutcome]

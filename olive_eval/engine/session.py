@@ -28,9 +28,9 @@ from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_
 from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
-from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.errors import ConfigError, UsageError
 from olive_eval.output_dir import OutputDir
+from olive_eval.progress import Progress, silent
 from olive_eval.provenance import environment
 from olive_eval.results import ModelResult, RunResult, SubMetricResult
 from olive_eval.runtimes.base import ModelConfig, check_name
@@ -87,7 +87,7 @@ class Evaluation:
         config: RunConfig | dict[str, Any] | str | Path,
         *,
         output_dir: str | Path | None = None,
-        progress: Progress = _quiet,
+        progress: Progress = silent,
         allow_download: bool | None = None,
         cache: bool | str | Path = False,
         resume: bool = False,

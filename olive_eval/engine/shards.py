@@ -29,6 +29,7 @@ from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
+from olive_eval.engine.guard import Guarded, failure_message, scoring_error
 from olive_eval.engine.passes import PassRecord, run_pass
 from olive_eval.engine.plan import Settings
 from olive_eval.engine.repeats import with_repeats
@@ -175,8 +176,6 @@ def _scorer(
 
 def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
     """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
-    from olive_eval.engine.runner import _failure_message, _Guarded
-
     run = work.run
     store = store if store is not None else DataStore(run)
     metrics = [m for name in work.metrics for m in run.all_metrics if m.name == name]
@@ -186,10 +185,10 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
         runtime, view = with_repeats(runtime, view, metrics, work.model)
         writer = HeldRecords() if work.records else None
         name = work.model.display_name()
-        guarded = [_Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
+        guarded = [Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
         record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
         held = [
-            g.scorer.held() if g.error is None else EvaluationError(_failure_message(g.error)) for g in guarded
+            g.scorer.held() if g.error is None else EvaluationError(failure_message(g.error)) for g in guarded
         ]  # the error as its message: an exception's class may not unpickle in the driver
         return ShardPart(record, held, writer.sinks if writer is not None else {})
     finally:
@@ -285,8 +284,6 @@ def run_sharded(
 def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
     """The runner's pass of ``job`` in ``evaluator.shards`` shards run by ``evaluator.shard_map``: the same
     records, values and per-example files as :meth:`ModelEvaluator._predict_and_score`."""
-    from olive_eval.engine.runner import _scoring_error
-
     names = [m.name for m in job.metrics]
     evaluator.progress(ctx.model_name, f"predicting on '{job.data_config}' in {evaluator.shards} shards")
     with ctx.stage(f"pass:{job.data_config}"):
@@ -307,8 +304,8 @@ def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
                 write_records(evaluator.writer, folder, metric, parts)
             for item in scored:
                 if item.error is not None:  # that sub-type alone
-                    evaluator._fail(ctx, [(metric, item.sub)], _scoring_error(metric, item.error))
+                    evaluator._fail(ctx, [(metric, item.sub)], scoring_error(metric, item.error))
                     continue
                 evaluator._record(ctx, metric, item.sub, item.score, item.evidence)
         except Exception as exc:
-            evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))
+            evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], scoring_error(metric, exc))

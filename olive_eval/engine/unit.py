@@ -20,9 +20,10 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.goals import goal_check, stopping_goal
 from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
+from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.instances import InstanceWriter
 from olive_eval.output_dir import folder_names
+from olive_eval.progress import Progress, silent
 from olive_eval.results import ModelResult
 from olive_eval.runtimes.base import ModelConfig
 
@@ -74,7 +75,7 @@ def evaluate_model(
     model_name: str,
     *,
     output_dir: str | Path | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = silent,
 ) -> ModelEvaluation:
     """Evaluate one model of the run from its config alone (in another process); per-example files go under
     ``output_dir`` when it is given."""

@@ -26,12 +26,13 @@ This module stays light: the run config imports it to validate the ``executor`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from olive_eval.progress import Progress
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
 
@@ -39,8 +40,6 @@ if TYPE_CHECKING:
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
-
-Progress = Callable[[str, str], None]  # (model name, message), as the runner's
 
 
 @runtime_checkable

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import model_validator
 
 from olive_eval.config.components import nested_error
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry
+from olive_eval.progress import Progress
 
 if TYPE_CHECKING:
     from olive_eval.config.run import RunConfig

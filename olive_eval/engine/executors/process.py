@@ -27,8 +27,9 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
 from olive_eval.errors import EvaluationError
+from olive_eval.progress import Progress
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess

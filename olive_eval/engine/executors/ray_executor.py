@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
 from olive_eval.errors import MissingDependencyError, UsageError, first_line
+from olive_eval.progress import Progress
 from olive_eval.strict_model import StrictModel
 
 if TYPE_CHECKING:

@@ -18,9 +18,10 @@ from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
+from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
 from olive_eval.instances import InstanceWriter
+from olive_eval.progress import Progress, silent
 
 
 @dataclass
@@ -101,7 +102,7 @@ def evaluate_unit(
     run: RunConfig,
     unit: ModelUnit,
     output_dir: Path | None,
-    progress: Progress = _quiet,
+    progress: Progress = silent,
     data: dict[str, Any] | None = None,
     store: DataStore | None = None,
     shards: int = 1,
