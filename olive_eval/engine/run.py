@@ -25,11 +25,13 @@ from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import check_generations
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.shards import check_shards
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
+from olive_eval.engine.timing_results import record_timing
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 from olive_eval.instances import InstanceWriter
 from olive_eval.metrics.performance import SPREAD_STATISTICS
@@ -140,7 +142,6 @@ class Run:
             evaluation = self.executor.run(self._unit(model))
             self._store_fresh(name, evaluation)
         self._record(name, evaluation)
-        self.evaluator.current = None  # done: an interruption from here on is not this model's
         self.current = None
         self.finish()
         self.save(durable)
@@ -241,7 +242,8 @@ class Run:
         outcomes = phase.measure(models, self.plan.timings)
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
-            self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
+            recorder = Recorder(name, self.result.models[name], self.evidence.setdefault(name, {}))
+            record_timing(recorder, self.plan.timings, model_outcomes)
             settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
             _timed_here(self.result.models[name])
         if base in outcomes:
@@ -313,7 +315,7 @@ class Run:
         """Record a Ctrl-C on the model being evaluated, save, and say so."""
         current = self.current
         if current is not None:
-            interrupted = self.evaluator.current or self.result.models[current]
+            interrupted = self.evaluator.result_of(current) or self.result.models[current]
             interrupted.status, interrupted.error = "interrupted", "stopped by Ctrl-C"
             self.result.models[current] = interrupted
         for name in self._running:  # a batch's models on the workers, stopped with the run

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.engine.data_store import DataStore
@@ -26,6 +26,9 @@ from olive_eval.output_dir import folder_names
 from olive_eval.progress import Progress, silent
 from olive_eval.results import ModelResult
 from olive_eval.runtimes.base import ModelConfig
+
+if TYPE_CHECKING:
+    from olive_eval.engine.shards import Sharding
 
 
 @dataclass
@@ -56,8 +59,9 @@ class ModelUnit:
         return self.model.display_name()
 
 
-def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
-    """The per-model work of ``unit`` on an evaluator holding the run's plan and data."""
+def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | None = None) -> ModelEvaluation:
+    """The per-model work of ``unit`` on an evaluator holding the run's plan and data; each prediction pass in
+    ``sharding``'s shards (the executor's choice), else in one go."""
     stop = None
     if unit.baseline is not None:
         baseline, run = unit.baseline, evaluator.run
@@ -66,7 +70,7 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
             check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
             return stopping_goal(run, baseline, unit.name, result, check)
 
-    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop)
+    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding)
     return ModelEvaluation(result, evaluator.evidence[unit.name])
 
 

@@ -21,13 +21,16 @@ if TYPE_CHECKING:
 class LocalExecutor:
     """Runs each unit here, sharing the run's plan and data store across models."""
 
-    def __init__(self, evaluator: ModelEvaluator) -> None:
+    def __init__(self, evaluator: ModelEvaluator, shards: int = 1) -> None:
         self.evaluator = evaluator
+        #: each prediction pass in this many shards, one after another in this process
+        self.shards = shards
 
     def run(self, unit: ModelUnit) -> ModelEvaluation:
+        from olive_eval.engine.shards import Sharding
         from olive_eval.engine.unit import run_unit
 
-        return run_unit(self.evaluator, unit)
+        return run_unit(self.evaluator, unit, Sharding(self.shards) if self.shards > 1 else None)
 
     def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
         for unit in units:
@@ -55,5 +58,4 @@ class LocalConfig(ExecutorConfig):
     def build(
         self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
     ) -> LocalExecutor:
-        evaluator.shards = self.shards  # one after another, in this process
-        return LocalExecutor(evaluator)
+        return LocalExecutor(evaluator, self.shards)

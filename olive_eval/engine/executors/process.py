@@ -50,6 +50,7 @@ def _child(
     import os
 
     from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
+    from olive_eval.engine.shards import Sharding
 
     os.environ.clear()
     os.environ.update(environ)
@@ -73,8 +74,8 @@ def _child(
         run, unit, data = unpack(packed)
         store = store_with(run, data)
         output = Path(output_dir) if output_dir else None
-        mapper = shards_by_parent if shards > 1 else map
-        evaluation = evaluate_unit(run, unit, output, progress, store=store, shards=shards, shard_map=mapper)
+        sharding = Sharding(shards, shards_by_parent) if shards > 1 else None
+        evaluation = evaluate_unit(run, unit, output, progress, store=store, sharding=sharding)
         prepared = prepared_since(store, data)
         if prepared is not None:
             conn.send(("prepared", prepared))

@@ -9,10 +9,10 @@ child tokenized goes back to the parent (:func:`prepared_since`) for the next ch
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
@@ -22,6 +22,9 @@ from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
 from olive_eval.instances import InstanceWriter
 from olive_eval.progress import Progress, silent
+
+if TYPE_CHECKING:
+    from olive_eval.engine.shards import Sharding
 
 
 @dataclass
@@ -105,13 +108,11 @@ def evaluate_unit(
     progress: Progress = silent,
     data: dict[str, Any] | None = None,
     store: DataStore | None = None,
-    shards: int = 1,
-    shard_map: Callable[..., Any] = map,
+    sharding: Sharding | None = None,
 ) -> ModelEvaluation:
     """``unit`` evaluated here, on an evaluator of its own (per-example files under ``output_dir``), on ``store``
-    or a store holding ``data``; each pass in ``shards`` shards mapped by ``shard_map``."""
+    or a store holding ``data``; each pass in ``sharding``'s shards, where given."""
     store = store if store is not None else store_with(run, data)
     writer = InstanceWriter(output_dir, [m.name for m in run.all_metrics]) if output_dir is not None else None
     evaluator = ModelEvaluator(run, make_plan(run), store, progress, writer, run.source_dir)
-    evaluator.shards, evaluator.shard_map = shards, shard_map
-    return run_unit(evaluator, unit)
+    return run_unit(evaluator, unit, sharding)
