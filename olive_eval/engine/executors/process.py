@@ -194,7 +194,7 @@ class ProcessExecutor:
         from olive_eval.engine.executors.worker import shared_data
 
         store = self.evaluator.data
-        held = (tuple(store._sources), tuple(store._prepared))
+        held = store.snapshot().held()
         if self._data is None or self._data[0] != held:
             self._data = (held, shared_data(store))
         return self._data[1]
@@ -247,8 +247,7 @@ class ProcessExecutor:
                     self.progress(*rest)
                     continue
                 if kind == "prepared":  # kept for the next children (and the timing rounds here)
-                    held = self.evaluator.data._prepared
-                    held.update({k: v for k, v in pickle.loads(rest[0]).items() if k not in held})
+                    self._keep_prepared(pickle.loads(rest[0]))
                     continue
                 if kind == "shards":  # a pass's shards, run from here; the child finishes the pass
                     reply = _mapped(shard_map, rest[0])
@@ -263,6 +262,14 @@ class ProcessExecutor:
             if process.sentinel in ready:
                 process.join()
                 return failed_evaluation(unit, exit_reason(process.exitcode))
+
+    def _keep_prepared(self, prepared: dict[Any, Any]) -> None:
+        """Data a child tokenized, held by the run's store where it holds none under that name."""
+        from olive_eval.engine.data_store import DataSnapshot
+
+        store = self.evaluator.data
+        held = store.snapshot().prepared
+        store.restore(DataSnapshot({}, {k: v for k, v in prepared.items() if k not in held}))
 
     def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
         """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork

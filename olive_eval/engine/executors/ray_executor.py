@@ -170,7 +170,7 @@ class RayExecutor:
         from olive_eval.engine.executors.worker import shared_data
 
         store = self.evaluator.data
-        held = (tuple(store._sources), tuple(store._prepared))
+        held = store.snapshot().held()
         if self._data is None or self._data[0] != held:
             data = shared_data(store)
             self._data = (held, self.ray.put(data) if data is not None else None)

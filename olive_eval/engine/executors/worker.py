@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
-from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.data_store import DataSnapshot, DataStore
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
@@ -34,7 +34,7 @@ class Packed:
     config_json: dict[str, Any]
     base_dir: str
     payload: bytes  # pickle of (RunConfig, ModelUnit)
-    data: bytes | None = None  # pickle of the run's data store's held state (:func:`shared_data`)
+    data: bytes | None = None  # pickle of the run's data store's snapshot (:func:`shared_data`)
 
 
 @dataclass
@@ -57,10 +57,11 @@ def portable(prepared: Prepared) -> Prepared:
 def shared_data(store: DataStore) -> bytes | None:
     """The store's opened sources (their first chunk held) and the data it holds tokenized, pickled once for
     every child; None when they do not pickle (a source holding a live handle): the child opens them itself."""
-    prepared = {k: portable(v) for k, v in store._prepared.items() if v.processor_key is not None}
-    store._prepared.update(prepared)  # the same data, held alike
+    held = store.snapshot()
+    prepared = {k: portable(v) for k, v in held.prepared.items() if v.processor_key is not None}
+    store.restore(DataSnapshot({}, prepared))  # the same data, held alike
     try:
-        return pickle.dumps({"sources": store._sources, "prepared": prepared}, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(DataSnapshot(held.sources, prepared), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 
@@ -71,7 +72,7 @@ def pack(run: RunConfig, unit: ModelUnit, config_json: dict[str, Any], data: byt
     return Packed(config_json, str(base), pickle.dumps((run, unit), protocol=pickle.HIGHEST_PROTOCOL), data)
 
 
-def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, dict[str, Any] | None]:
+def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, DataSnapshot | None]:
     from olive_eval.config.loader import import_user_scripts
 
     import_user_scripts(packed.config_json, Path(packed.base_dir))
@@ -79,20 +80,20 @@ def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, dict[str, Any] | None]
     return run, unit, pickle.loads(packed.data) if packed.data is not None else None
 
 
-def store_with(run: RunConfig, data: dict[str, Any] | None) -> DataStore:
+def store_with(run: RunConfig, data: DataSnapshot | None) -> DataStore:
     """A data store for ``run`` holding what another process had opened and prepared (``data``)."""
     store = DataStore(run)
     if data is not None:
-        store._sources.update(data["sources"])
-        store._prepared.update(data["prepared"])
+        store.restore(data)
     return store
 
 
-def prepared_since(store: DataStore, data: dict[str, Any] | None) -> bytes | None:
+def prepared_since(store: DataStore, data: DataSnapshot | None) -> bytes | None:
     """Data this store pre-processed with a tokenizer or processor that ``data`` did not hold, pickled for the
     parent to keep and send on to the next models (None: nothing new, or it does not pickle)."""
-    known = data["prepared"] if data is not None else {}
-    new = {k: portable(v) for k, v in store._prepared.items() if k not in known and v.processor_key is not None}
+    known = data.prepared if data is not None else {}
+    held = store.snapshot().prepared
+    new = {k: portable(v) for k, v in held.items() if k not in known and v.processor_key is not None}
     if not new:
         return None
     try:
@@ -106,7 +107,7 @@ def evaluate_unit(
     unit: ModelUnit,
     output_dir: Path | None,
     progress: Progress = silent,
-    data: dict[str, Any] | None = None,
+    data: DataSnapshot | None = None,
     store: DataStore | None = None,
     sharding: Sharding | None = None,
 ) -> ModelEvaluation:
