@@ -150,7 +150,7 @@ class Run:
     def evaluate_many(self, models: list[ModelConfig], durable: bool = True) -> list[ModelResult]:
         """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
         finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does."""
-        if not getattr(self.executor, "concurrent", False):
+        if not self.executor.concurrent:
             return [self.evaluate(model, durable) for model in models]
         names = [model.display_name() for model in models]
         units = []
@@ -245,7 +245,7 @@ class Run:
             recorder = Recorder(name, self.result.models[name], self.evidence.setdefault(name, {}))
             record_timing(recorder, self.plan.timings, model_outcomes)
             settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
-            _timed_here(self.result.models[name])
+            _timed_here(self.result.models[name], self.executor)
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
             base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
@@ -341,12 +341,10 @@ class Run:
         self.result.write_errors = {**failed, **self.writer.errors}
 
 
-def _timed_here(result: ModelResult) -> None:
+def _timed_here(result: ModelResult, executor: Executor) -> None:
     """A model whose accuracy ran on another node (its runtimes name one): its timing runtimes name this one."""
     if any("node" in entry for entry in result.runtimes):
-        from olive_eval.engine.executors.ray_executor import node_info
-
-        here = node_info()
+        here = executor.node()
         for entry in result.runtimes:
             entry.setdefault("node", here)
 

@@ -113,7 +113,7 @@ class Evaluation:
             self._run = Run(run, out_dir, progress, env, chosen, cache=ResultCache(folder, warn=warn), kept=kept)
         except ConfigError as exc:  # found by the planner, which does not know the config's name
             raise _named(exc, run) from None
-        self._owns_executor = not isinstance(executor, Executor)
+        self._owns_executor = executor is None or isinstance(executor, (str, dict, ExecutorConfig))
         self._baseline_done = False
         self._held = OutputDir(out_dir)
         self._held.open(claim=False)  # claimed once the data is checked: a data error leaves the folder as it was

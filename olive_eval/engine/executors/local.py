@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 class LocalExecutor:
     """Runs each unit here, sharing the run's plan and data store across models."""
 
+    concurrent = False
+
     def __init__(self, evaluator: ModelEvaluator, shards: int = 1) -> None:
         self.evaluator = evaluator
         #: each prediction pass in this many shards, one after another in this process
@@ -38,6 +40,11 @@ class LocalExecutor:
 
     def close(self) -> None:
         pass
+
+    def node(self) -> dict[str, str]:
+        from olive_eval.engine.executors.node import node_info
+
+        return node_info()
 
 
 @executor_registry.decorator("local")
