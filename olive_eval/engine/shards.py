@@ -26,7 +26,7 @@ from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
 from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
+from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.guard import Guarded, failure_message, scoring_error
@@ -140,7 +140,7 @@ def check_shards(run: RunConfig, shards: int, data_configs: list[str], store: Da
             raise ConfigError(exc.message, path="executor.shards") from None
 
 
-def _rows_up_to(prepared: Any, enough: int) -> int:
+def _rows_up_to(prepared: Prepared, enough: int) -> int:
     """The prepared data's rows, counted (where its source does not say) only up to ``enough``: as many as the
     shards need is read, not a large file."""
     if prepared.num_rows is not None:
@@ -158,7 +158,7 @@ class ShardWork:
     """One shard of one model's pass: what a worker needs to run it (it pickles)."""
 
     run: RunConfig
-    model: Any
+    model: ModelConfig
     data_config: str
     settings: Settings
     metrics: tuple[str, ...]
@@ -209,7 +209,7 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
 
 def plan_shards(
     run: RunConfig,
-    model: Any,
+    model: ModelConfig,
     data_config: str,
     settings: Settings,
     metrics: list[str],
@@ -278,7 +278,7 @@ def merge_shards(
 
 def run_sharded(
     run: RunConfig,
-    model: Any,
+    model: ModelConfig,
     data_config: str,
     metrics: list[str],
     shards: int,
