@@ -64,7 +64,8 @@ def _child(
         conn.send(("progress", model, message))
 
     def shards_by_parent(function: Any, works: list[Any]) -> list[Any]:
-        """The evaluator's ``shard_map``: the shards' work sent to the parent, their parts (or error) back."""
+        """The mapper of the unit's :class:`~olive_eval.engine.shards.Sharding`: the shards' work sent to the parent,
+        their parts (or error) back."""
         prepared = prepared_since(store, data)
         if prepared is not None:  # tokenized here: the shards read it rather than tokenize it again
             conn.send(("prepared", prepared))

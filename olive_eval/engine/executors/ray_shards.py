@@ -39,7 +39,8 @@ def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, repo
 
 
 class RayShards:
-    """The evaluator's ``shard_map`` for one model: each shard's work a Ray task, the parts in shard order."""
+    """The mapper of one model's :class:`~olive_eval.engine.shards.Sharding`: each shard's work a Ray task, the parts in
+    shard order."""
 
     def __init__(self, executor: RayHost, model: str, deadline: float | None, timeout_s: float | None) -> None:
         self.executor, self.model, self.deadline, self.timeout_s = executor, model, deadline, timeout_s
@@ -74,7 +75,8 @@ class RayShards:
             self.executor.report(started, attempts)
             if pending and self.deadline is not None and time.monotonic() > self.deadline:
                 raise EvaluationError(
-                    f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its Ray shard tasks were cancelled"
+                    f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its Ray shard tasks were "
+                    "cancelled"
                 )
         parts = []
         for i, ref in enumerate(refs):
