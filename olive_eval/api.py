@@ -12,9 +12,9 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.engine.executors.base import Executor, ExecutorConfig
 from olive_eval.engine.run import RunInterrupted
-from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.engine.session import Evaluation
 from olive_eval.metrics.compute import compute_metric
+from olive_eval.progress import Progress, silent
 from olive_eval.records.results import RunResult
 
 __all__ = ["Evaluation", "RunInterrupted", "compute_metric", "evaluate"]
@@ -24,7 +24,7 @@ def evaluate(
     config: RunConfig | dict[str, Any] | str | Path,
     *,
     output_dir: str | Path | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = silent,
     allow_download: bool | None = None,
     executor: str | dict[str, Any] | ExecutorConfig | Executor | None = None,
 ) -> RunResult:

@@ -164,12 +164,12 @@ def for_stderr(quiet: bool = False, bars: bool = True) -> Progress:
     """What the command line reports with: nothing (``quiet``), bars when stderr is a terminal and ``bars``,
     else the stage lines."""
     if quiet:
-        return _silent
+        return silent
     isatty = getattr(sys.stderr, "isatty", None)
     if bars and isatty is not None and isatty():
         return TerminalBars()
     return StageLines()
 
 
-def _silent(model: str, message: str) -> None:
-    pass
+def silent(model: str, message: str) -> None:
+    """The progress that reports nothing: the default where a caller gives none."""

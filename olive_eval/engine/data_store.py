@@ -100,15 +100,41 @@ class FirstChunkHeld(Source):
         self._whole = not more
 
 
+#: A prepared data's key in the store: (data config, the tokenizer or processor it was prepared with, if any).
+PreparedKey = tuple[str, str | None]
+
+
+@dataclass(frozen=True)
+class DataSnapshot:
+    """What a store holds at one moment (its opened sources and prepared data), to hand to another store: a
+    child process's, a Ray worker's, or the run's own when a child sends back what it tokenized."""
+
+    sources: dict[str, Source]
+    prepared: dict[PreparedKey, Prepared]
+
+    def held(self) -> tuple[tuple[str, ...], tuple[PreparedKey, ...]]:
+        """What it holds, by name: equal for two snapshots of a store that opened and prepared nothing between."""
+        return tuple(self.sources), tuple(self.prepared)
+
+
 class DataStore:
     """Sources and prepared data of a run, loaded when first needed and kept for the other models."""
 
     def __init__(self, run: RunConfig) -> None:
         self._run = run
         self._sources: dict[str, Source] = {}
-        self._prepared: dict[tuple[str, str | None], Prepared] = {}
+        self._prepared: dict[PreparedKey, Prepared] = {}
         #: How many times each (data config, processor) was pre-processed (tests check it is once).
-        self.preparations: dict[tuple[str, str | None], int] = {}
+        self.preparations: dict[PreparedKey, int] = {}
+
+    def snapshot(self) -> DataSnapshot:
+        """The sources opened and the data prepared so far (copies of the store's tables, the same objects)."""
+        return DataSnapshot(dict(self._sources), dict(self._prepared))
+
+    def restore(self, snapshot: DataSnapshot) -> None:
+        """Hold what ``snapshot`` holds, in place of what this store holds under the same names."""
+        self._sources.update(snapshot.sources)
+        self._prepared.update(snapshot.prepared)
 
     def source(self, name: str) -> Source:
         if name not in self._sources:

@@ -23,7 +23,8 @@ from olive_eval.errors import EvaluationError
 from olive_eval.progress import NO_TASK, Task
 from olive_eval.runtimes.base import Runtime
 
-Progress = Callable[[str], None]
+#: ``note(message)``: a line on how far the pass got, for the model's progress.
+Note = Callable[[str], None]
 
 #: Without a live task, a progress line every this many batches.
 NOTE_EVERY = 200
@@ -62,7 +63,7 @@ class PassRecord:
 
 
 def run_pass(
-    runtime: Runtime, data: DataView, consumers: list[Any], progress: Progress, task: Task = NO_TASK
+    runtime: Runtime, data: DataView, consumers: list[Any], progress: Note, task: Task = NO_TASK
 ) -> PassRecord:
     """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``); ``task`` advances
     by each batch's examples once the batch is answered, outside its timed model call."""

@@ -20,7 +20,6 @@ from olive_eval.config.run import joint_key
 from olive_eval.decide.goals import apply_goals
 from olive_eval.decide.pareto import mark_pareto
 from olive_eval.decide.ranking import Objective, rank
-from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
@@ -28,11 +27,14 @@ from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import check_generations
+from olive_eval.engine.reuse import Reuse
 from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.shards import check_shards
 from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
+from olive_eval.engine.timing_results import record_timing
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.records.output_dir import folder_names
@@ -100,13 +102,8 @@ class Run:
         self.current: str | None = None
         #: models of an :meth:`evaluate_many` batch still running on the executor's workers
         self._running: set[str] = set()
-        self.cache = cache
-        #: results an earlier run finished and ``--resume`` keeps, by model name
-        self.kept = dict(kept or {})
-        self._keys: dict[str, str] = {}
-        #: models whose timing results came from the cache (``cache_timings``): not timed again
-        self._timed: set[str] = set()
-        self._timing_keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
+        timing_keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
+        self.reuse = Reuse(run, cache, kept or {}, self.writer, self.folders, progress, timing_keys)
 
     @property
     def evidence(self) -> dict[str, dict[str, Evidence]]:
@@ -137,12 +134,11 @@ class Run:
         self.current = name
         self.result.models[name].status = "running"
         self.save(durable=False)  # the marker is for a crash of this process, which the atomic rename survives
-        evaluation = self._reused(model)
+        evaluation = self.reuse.reused(model)
         if evaluation is None:
             evaluation = self.executor.run(self._unit(model))
-            self._store_fresh(name, evaluation)
+            self.reuse.store_fresh(name, evaluation)
         self._record(name, evaluation)
-        self.evaluator.current = None  # done: an interruption from here on is not this model's
         self.current = None
         self.finish()
         self.save(durable)
@@ -151,7 +147,7 @@ class Run:
     def evaluate_many(self, models: list[ModelConfig], durable: bool = True) -> list[ModelResult]:
         """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
         finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does."""
-        if not getattr(self.executor, "concurrent", False):
+        if not self.executor.concurrent:
             return [self.evaluate(model, durable) for model in models]
         names = [model.display_name() for model in models]
         units = []
@@ -159,7 +155,7 @@ class Run:
             self.result.models[model.display_name()].status = "running"
         self.save(durable=False)
         for model in models:
-            reused = self._reused(model)
+            reused = self.reuse.reused(model)
             if reused is None:
                 units.append(self._unit(model))
             else:
@@ -169,7 +165,7 @@ class Run:
         for evaluation in self.executor.run_all(units):
             name = by_folder[evaluation.result.folder or ""]
             self._running.discard(name)
-            self._store_fresh(name, evaluation)
+            self.reuse.store_fresh(name, evaluation)
             self._record(name, evaluation)
             self.finish()
             self.save(durable=False)
@@ -190,62 +186,25 @@ class Run:
             )
         return unit
 
-    def _store_fresh(self, name: str, evaluation: ModelEvaluation) -> None:
-        if not self.config.cache_timings:
-            self._store(name, evaluation)
-
     def _record(self, name: str, evaluation: ModelEvaluation) -> None:
         self.result.models[name] = evaluation.result
         self.evidence[name] = evaluation.evidence
-
-    def _reused(self, model: ModelConfig) -> ModelEvaluation | None:
-        """The model's results from the cache or, with ``--resume``, from the earlier run; None: evaluate it."""
-        name = model.display_name()
-        timings = self.config.cache_timings
-        if self.cache is not None and self.cache.enabled:
-            self._keys[name] = self.cache.key(self.config, model, include_timing=timings)
-        hit = self.cache.get(self._keys[name]) if name in self._keys else None
-        source = "the cache"
-        if hit is None and name in self.kept:
-            hit, source, timings = ModelEvaluation(self.kept.pop(name), {}), "the previous run", False
-        if hit is None:
-            return None
-        result = hit.result
-        result.folder, result.goals_met, result.pareto, result.early_stopped = self.folders[name], None, None, None
-        for sub in result.metrics.values():
-            sub.goal = None  # goals are checked against this run's baseline
-        if timings and any(key in result.metrics for key in self._timing_keys):
-            self._timed.add(name)
-        else:
-            result.metrics = {k: v for k, v in result.metrics.items() if k not in self._timing_keys}
-            result.timings = {}  # measured again in this run's rounds
-            hit.evidence = {k: v for k, v in hit.evidence.items() if k not in self._timing_keys}
-        record_files.restore(self.config, self.writer, self.folders[name], hit.records)
-        self.progress(name, f"results from {source}")
-        return hit
-
-    def _store(self, name: str, evaluation: ModelEvaluation) -> None:
-        """Cache a full evaluation (not a failed or early-stopped one: those depend on more than the model), with
-        the per-example files it wrote."""
-        key = self._keys.get(name)
-        if self.cache is not None and key and evaluation.result.status == "ok" and not evaluation.result.early_stopped:
-            evaluation.records = record_files.collect(self.config, self.writer, self.folders[name])
-            self.cache.put(key, evaluation)
 
     def time(self, models: list[ModelConfig]) -> None:
         """The timing rounds of ``models`` (the baseline first), interleaved unless the config says otherwise;
         each candidate is paired with the baseline's measurement from these rounds."""
         if not self.plan.timings:
             return
-        models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self._timed]
+        models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self.reuse.timed]
         inputs = timing_inputs(self.config, self.data)
         phase = TimingPhase(self.config, inputs, _statistics, self.progress, self.context)
         outcomes = phase.measure(models, self.plan.timings)
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
-            self.evaluator.record_timing(name, self.result.models[name], self.plan.timings, model_outcomes)
+            recorder = Recorder(name, self.result.models[name], self.evidence.setdefault(name, {}))
+            record_timing(recorder, self.plan.timings, model_outcomes)
             settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
-            _timed_here(self.result.models[name])
+            _timed_here(self.result.models[name], self.executor)
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
             base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
@@ -259,7 +218,7 @@ class Run:
                     self._ratios_to_baseline(name)
         if self.config.cache_timings:
             for name in outcomes:
-                self._store(name, ModelEvaluation(self.result.models[name], self.evidence.get(name, {})))
+                self.reuse.store(name, ModelEvaluation(self.result.models[name], self.evidence.get(name, {})))
         self.finish()
 
     def timeable(self, name: str) -> bool:
@@ -315,7 +274,7 @@ class Run:
         """Record a Ctrl-C on the model being evaluated, save, and say so."""
         current = self.current
         if current is not None:
-            interrupted = self.evaluator.current or self.result.models[current]
+            interrupted = self.evaluator.result_of(current) or self.result.models[current]
             interrupted.status, interrupted.error = "interrupted", "stopped by Ctrl-C"
             self.result.models[current] = interrupted
         for name in self._running:  # a batch's models on the workers, stopped with the run
@@ -342,12 +301,10 @@ class Run:
         self.result.write_errors = {**failed, **self.writer.errors}
 
 
-def _timed_here(result: ModelResult) -> None:
+def _timed_here(result: ModelResult, executor: Executor) -> None:
     """A model whose accuracy ran on another node (its runtimes name one): its timing runtimes name this one."""
     if any("node" in entry for entry in result.runtimes):
-        from olive_eval.engine.executors.ray_executor import node_info
-
-        here = node_info()
+        here = executor.node()
         for entry in result.runtimes:
             entry.setdefault("node", here)
 

@@ -11,62 +11,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
-from olive_eval.config.loader import check_model_references
-from olive_eval.config.run import Model
 from olive_eval.engine.cache import ResultCache
+from olive_eval.engine.candidates import CANDIDATE, CandidateResult, validated_candidate
 from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config, executor_registry
-from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
-from olive_eval.engine.runner import Progress, _quiet
 from olive_eval.errors import ConfigError, UsageError
+from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import OutputDir
 from olive_eval.records.provenance import environment
-from olive_eval.records.results import ModelResult, RunResult, SubMetricResult
-from olive_eval.runtimes.base import ModelConfig, check_name
+from olive_eval.records.results import ModelResult, RunResult
+from olive_eval.runtimes.base import ModelConfig
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
-_CANDIDATE = "<candidate>"
-
-
-@dataclass(frozen=True)
-class CandidateResult:
-    """One model's standing in the session: its results, and its place in the ranking (1 = best)."""
-
-    name: str
-    model: ModelResult
-    rank: int | None
-
-    @property
-    def goals_met(self) -> bool | None:
-        return self.model.goals_met
-
-    @property
-    def metrics(self) -> dict[str, SubMetricResult]:
-        return self.model.metrics
-
-    @property
-    def status(self) -> str:
-        return self.model.status
-
-    @property
-    def error(self) -> str | None:
-        return self.model.error
-
-    @property
-    def early_stopped(self) -> str | None:
-        """The goal that stopped the candidate before its expensive metrics, if one did."""
-        return self.model.early_stopped
 
 
 class Evaluation:
@@ -87,7 +53,7 @@ class Evaluation:
         config: RunConfig | dict[str, Any] | str | Path,
         *,
         output_dir: str | Path | None = None,
-        progress: Progress = _quiet,
+        progress: Progress = silent,
         allow_download: bool | None = None,
         cache: bool | str | Path = False,
         resume: bool = False,
@@ -113,7 +79,7 @@ class Evaluation:
             self._run = Run(run, out_dir, progress, env, chosen, cache=ResultCache(folder, warn=warn), kept=kept)
         except ConfigError as exc:  # found by the planner, which does not know the config's name
             raise _named(exc, run) from None
-        self._owns_executor = not isinstance(executor, Executor)
+        self._owns_executor = executor is None or isinstance(executor, (str, dict, ExecutorConfig))
         self._baseline_done = False
         self._held = OutputDir(out_dir)
         self._held.open(claim=False)  # claimed once the data is checked: a data error leaves the folder as it was
@@ -201,7 +167,7 @@ class Evaluation:
                 raise ConfigError(
                     f"model name '{model.display_name()}' is given twice in the batch; give each model a unique name",
                     path="candidate.name",
-                    source=_CANDIDATE,
+                    source=CANDIDATE,
                 )
             models.append(model)
         self._evaluate_baseline()
@@ -312,42 +278,11 @@ class Evaluation:
         ranking = self.result.ranking
         return CandidateResult(name, self.result.models[name], ranking.index(name) + 1 if name in ranking else None)
 
-    def _candidate(self, candidate: Any) -> ModelConfig:
-        """A candidate validated as the config's own models are: its type's schema, a free name, its files."""
+    def _candidate(self, candidate: ModelConfig | dict[str, Any]) -> ModelConfig:
+        """A candidate validated as the config's own models are (see :func:`validated_candidate`)."""
         run = self._run.config
-        if isinstance(candidate, dict):
-            try:
-                model = TypeAdapter(Model).validate_python(candidate)
-            except ValidationError as exc:
-                error = from_validation_error(exc)
-                path = "candidate" if error.path == "(top level)" else f"candidate.{error.path}"
-                raise ConfigError(error.message, path=path, source=_CANDIDATE) from None
-            model.resolve_paths(Path.cwd())
-        elif isinstance(candidate, ModelConfig):
-            model = candidate.model_copy(deep=True)
-        else:
-            raise ConfigError(
-                f"a candidate is a model config dict or a ModelConfig, not {type(candidate).__name__}",
-                path="candidate",
-                source=_CANDIDATE,
-            )
-        name = model.display_name()
-        try:
-            check_name(name)
-        except ValueError as exc:
-            raise ConfigError(str(exc), path="candidate.name", source=_CANDIDATE) from None
-        if name in self.result.models:
-            raise ConfigError(
-                f"model name '{name}' is already used by another model of this session; give each model a unique name",
-                path="candidate.name",
-                source=_CANDIDATE,
-            )
-        try:
-            check_model_references(model, "candidate", run.allow_download)
-        except ConfigError as exc:
-            raise exc.with_source(_CANDIDATE) from None
-        check_outputs(run, [p.data_config for p in self._run.plan.passes], [("candidate", model)])
-        return model
+        passes = [p.data_config for p in self._run.plan.passes]
+        return validated_candidate(candidate, run, set(self.result.models), passes)
 
 
 def _named(exc: ConfigError, run: RunConfig) -> ConfigError:

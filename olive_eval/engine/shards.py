@@ -26,19 +26,32 @@ from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
 from olive_eval.data.components import build
-from olive_eval.data.prepared import PrepareContext
+from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
+from olive_eval.engine.guard import Guarded, failure_message, scoring_error
 from olive_eval.engine.passes import PassRecord, run_pass
-from olive_eval.engine.plan import Settings
+from olive_eval.engine.plan import PredictionPass, Settings
+from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.progress import Progress
 from olive_eval.records.sinks import HeldSink
 from olive_eval.records.writer import HeldRecords, InstanceWriter
+from olive_eval.runtimes.base import ModelConfig
 
 #: Maps the shard function over the shards' work, in order (``map``, a pool's ``map``, an executor's).
 Mapper = Callable[[Callable[["ShardWork"], "ShardPart"], list["ShardWork"]], Iterable["ShardPart"]]
+
+
+@dataclass(frozen=True)
+class Sharding:
+    """How an evaluator runs each prediction pass: in ``shards`` shards, their work mapped by ``mapper`` (the
+    executor's choice: in this process, in child processes, as Ray tasks)."""
+
+    shards: int = 1
+    mapper: Mapper = map
 
 
 @dataclass
@@ -128,7 +141,7 @@ def check_shards(run: RunConfig, shards: int, data_configs: list[str], store: Da
             raise ConfigError(exc.message, path="executor.shards") from None
 
 
-def _rows_up_to(prepared: Any, enough: int) -> int:
+def _rows_up_to(prepared: Prepared, enough: int) -> int:
     """The prepared data's rows, counted (where its source does not say) only up to ``enough``: as many as the
     shards need is read, not a large file."""
     if prepared.num_rows is not None:
@@ -146,7 +159,7 @@ class ShardWork:
     """One shard of one model's pass: what a worker needs to run it (it pickles)."""
 
     run: RunConfig
-    model: Any
+    model: ModelConfig
     data_config: str
     settings: Settings
     metrics: tuple[str, ...]
@@ -176,8 +189,6 @@ def _scorer(
 
 def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
     """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
-    from olive_eval.engine.runner import _failure_message, _Guarded
-
     run = work.run
     store = store if store is not None else DataStore(run)
     metrics = [m for name in work.metrics for m in run.all_metrics if m.name == name]
@@ -187,10 +198,10 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
         runtime, view = with_repeats(runtime, view, metrics, work.model)
         writer = HeldRecords() if work.records else None
         name = work.model.display_name()
-        guarded = [_Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
+        guarded = [Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
         record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
         held = [
-            g.scorer.held() if g.error is None else EvaluationError(_failure_message(g.error)) for g in guarded
+            g.scorer.held() if g.error is None else EvaluationError(failure_message(g.error)) for g in guarded
         ]  # the error as its message: an exception's class may not unpickle in the driver
         return ShardPart(record, held, writer.sinks if writer is not None else {})
     finally:
@@ -199,7 +210,7 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
 
 def plan_shards(
     run: RunConfig,
-    model: Any,
+    model: ModelConfig,
     data_config: str,
     settings: Settings,
     metrics: list[str],
@@ -268,7 +279,7 @@ def merge_shards(
 
 def run_sharded(
     run: RunConfig,
-    model: Any,
+    model: ModelConfig,
     data_config: str,
     metrics: list[str],
     shards: int,
@@ -283,33 +294,34 @@ def run_sharded(
     return merge_shards(run, works, parts, run.source_dir)
 
 
-def sharded_pass(evaluator: Any, ctx: Any, job: Any, model_config: Any) -> None:
-    """The runner's pass of ``job`` in ``evaluator.shards`` shards run by ``evaluator.shard_map``: the same
-    records, values and per-example files as :meth:`ModelEvaluator._predict_and_score`."""
-    from olive_eval.engine.runner import _scoring_error
-
+def sharded_pass(
+    run: RunConfig,
+    store: DataStore,
+    sharding: Sharding,
+    job: PredictionPass,
+    model_config: ModelConfig,
+    recorder: Recorder,
+    writer: InstanceWriter | None,
+    base_dir: Path | None,
+    progress: Progress,
+) -> None:
+    """The pass of ``job`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values and
+    per-example files as one pass of the runner (:class:`~olive_eval.engine.runner.ModelEvaluator`)."""
     names = [m.name for m in job.metrics]
-    evaluator.progress(ctx.model_name, f"predicting on '{job.data_config}' in {evaluator.shards} shards")
-    with ctx.stage(f"pass:{job.data_config}"):
-        store, records = evaluator.data, evaluator.writer is not None
+    name = recorder.model_name
+    progress(name, f"predicting on '{job.data_config}' in {sharding.shards} shards")
+    with recorder.stage(f"pass:{job.data_config}"):
         works = plan_shards(
-            evaluator.run, model_config, job.data_config, job.settings, names, evaluator.shards, store, records
+            run, model_config, job.data_config, job.settings, names, sharding.shards, store, writer is not None
         )
-        parts = list(evaluator.shard_map(partial(score_shard, store=store), works))  # in-process: the run's data
-    record = merged_record(job.data_config, parts)
-    ctx.result.passes[job.data_config] = record.summary()
-    ctx.result.warnings.extend(f"{count} {note} on '{job.data_config}'" for note, count in record.notes.items())
-    evaluator.progress(ctx.model_name, f"finishing the scores of {len(names)} metric(s) on '{job.data_config}'")
-    folder = ctx.folder or ctx.model_name
+        parts = list(sharding.mapper(partial(score_shard, store=store), works))  # in-process: the run's data
+    recorder.record_pass(job.data_config, merged_record(job.data_config, parts))
+    progress(name, f"finishing the scores of {len(names)} metric(s) on '{job.data_config}'")
     for i, metric in enumerate(job.metrics):
         try:
-            scored = finish_metric(metric, parts, i, evaluator.base_dir, ctx.model_name)
-            if evaluator.writer is not None:  # a metric that failed to score has no file, as in one pass
-                write_records(evaluator.writer, folder, metric, parts)
-            for item in scored:
-                if item.error is not None:  # that sub-type alone
-                    evaluator._fail(ctx, [(metric, item.sub)], _scoring_error(metric, item.error))
-                    continue
-                evaluator._record(ctx, metric, item.sub, item.score, item.evidence)
+            scored = finish_metric(metric, parts, i, base_dir, name)
+            if writer is not None:  # a metric that failed to score has no file, as in one pass
+                write_records(writer, recorder.records_folder, metric, parts)
+            recorder.record_scored(metric, scored)
         except Exception as exc:
-            evaluator._fail(ctx, [(metric, sub) for sub in metric.sub_types], _scoring_error(metric, exc))
+            recorder.fail_metric(metric, scoring_error(metric, exc))

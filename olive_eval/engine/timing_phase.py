@@ -30,11 +30,9 @@ from olive_eval.engine.generation_timing import bind_timed, record_tokens
 from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
-from olive_eval.progress import NO_TASK, start_task
+from olive_eval.progress import NO_TASK, Progress, start_task
 from olive_eval.runtimes.base import BoundCall, Runtime
 from olive_eval.runtimes.streaming import rss_bytes
-
-Progress = Callable[[str, str], None]
 
 
 @dataclass

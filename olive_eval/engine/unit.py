@@ -13,18 +13,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.goals import goal_check, stopping_goal
 from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
+from olive_eval.engine.runner import ModelEvaluator
+from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import ModelResult
 from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
+
+if TYPE_CHECKING:
+    from olive_eval.engine.shards import Sharding
 
 
 @dataclass
@@ -55,8 +59,9 @@ class ModelUnit:
         return self.model.display_name()
 
 
-def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
-    """The per-model work of ``unit`` on an evaluator holding the run's plan and data."""
+def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | None = None) -> ModelEvaluation:
+    """The per-model work of ``unit`` on an evaluator holding the run's plan and data; each prediction pass in
+    ``sharding``'s shards (the executor's choice), else in one go."""
     stop = None
     if unit.baseline is not None:
         baseline, run = unit.baseline, evaluator.run
@@ -65,7 +70,7 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit) -> ModelEvaluation:
             check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
             return stopping_goal(run, baseline, unit.name, result, check)
 
-    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop)
+    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding)
     return ModelEvaluation(result, evaluator.evidence[unit.name])
 
 
@@ -74,7 +79,7 @@ def evaluate_model(
     model_name: str,
     *,
     output_dir: str | Path | None = None,
-    progress: Progress = _quiet,
+    progress: Progress = silent,
 ) -> ModelEvaluation:
     """Evaluate one model of the run from its config alone (in another process); per-example files go under
     ``output_dir`` when it is given."""

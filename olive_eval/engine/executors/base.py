@@ -12,6 +12,8 @@ The contract:
 - ``run_all(units)`` yields the evaluations as they finish (the order may differ from ``units``: read
   ``evaluation.result`` by the unit's name); ``local`` and ``process`` run one after another.
 - ``close()`` releases workers and temporary files; the session calls it when it closes.
+- ``concurrent`` says whether ``run_all`` evaluates units at the same time (the run submits a batch together);
+  ``node()`` names the machine the run times its models on, beside a model's runtimes that name another.
 
 A module of this package registers an executor type by decorating its config class, a :class:`ExecutorConfig`
 subclass with ``type: Literal["<name>"]``, with ``executor_registry.decorator("<name>")``. The config builds the
@@ -26,12 +28,13 @@ This module stays light: the run config imports it to validate the ``executor`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
+from olive_eval.progress import Progress
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
 
@@ -40,11 +43,18 @@ if TYPE_CHECKING:
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
 
-Progress = Callable[[str, str], None]  # (model name, message), as the runner's
-
 
 @runtime_checkable
 class Executor(Protocol):
+    """Where a run's per-model units are evaluated (see the module's contract)."""
+
+    #: True when :meth:`run_all` evaluates units at the same time: the run then submits a batch together.
+    concurrent: bool
+
+    def node(self) -> dict[str, str]:
+        """The machine the run times its models on, as results.json names it (host name and IP address)."""
+        ...
+
     def run(self, unit: ModelUnit) -> ModelEvaluation:
         """Evaluate one unit; a model's crash or timeout comes back as a failed evaluation."""
         ...

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import model_validator
 
 from olive_eval.config.components import nested_error
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry
+from olive_eval.progress import Progress
 
 if TYPE_CHECKING:
     from olive_eval.config.run import RunConfig
@@ -20,13 +21,18 @@ if TYPE_CHECKING:
 class LocalExecutor:
     """Runs each unit here, sharing the run's plan and data store across models."""
 
-    def __init__(self, evaluator: ModelEvaluator) -> None:
+    concurrent = False
+
+    def __init__(self, evaluator: ModelEvaluator, shards: int = 1) -> None:
         self.evaluator = evaluator
+        #: each prediction pass in this many shards, one after another in this process
+        self.shards = shards
 
     def run(self, unit: ModelUnit) -> ModelEvaluation:
+        from olive_eval.engine.shards import Sharding
         from olive_eval.engine.unit import run_unit
 
-        return run_unit(self.evaluator, unit)
+        return run_unit(self.evaluator, unit, Sharding(self.shards) if self.shards > 1 else None)
 
     def run_all(self, units: list[ModelUnit]) -> Iterator[ModelEvaluation]:
         for unit in units:
@@ -34,6 +40,11 @@ class LocalExecutor:
 
     def close(self) -> None:
         pass
+
+    def node(self) -> dict[str, str]:
+        from olive_eval.engine.executors.node import node_info
+
+        return node_info()
 
 
 @executor_registry.decorator("local")
@@ -54,5 +65,4 @@ class LocalConfig(ExecutorConfig):
     def build(
         self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
     ) -> LocalExecutor:
-        evaluator.shards = self.shards  # one after another, in this process
-        return LocalExecutor(evaluator)
+        return LocalExecutor(evaluator, self.shards)

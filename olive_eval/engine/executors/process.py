@@ -15,20 +15,25 @@ for the ``ray`` executor) and sends their parts back.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import signal
-import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
+from olive_eval.engine.executors.fork_server import (
+    LAZY_IMPORTS,
+    engine_modules,
+    fork_context,
+    main_not_imported,
+    runtime_module,
+)
 from olive_eval.errors import EvaluationError
+from olive_eval.progress import Progress
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -49,6 +54,7 @@ def _child(
     import os
 
     from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
+    from olive_eval.engine.shards import Sharding
 
     os.environ.clear()
     os.environ.update(environ)
@@ -58,7 +64,8 @@ def _child(
         conn.send(("progress", model, message))
 
     def shards_by_parent(function: Any, works: list[Any]) -> list[Any]:
-        """The evaluator's ``shard_map``: the shards' work sent to the parent, their parts (or error) back."""
+        """The mapper of the unit's :class:`~olive_eval.engine.shards.Sharding`: the shards' work sent to the parent,
+        their parts (or error) back."""
         prepared = prepared_since(store, data)
         if prepared is not None:  # tokenized here: the shards read it rather than tokenize it again
             conn.send(("prepared", prepared))
@@ -72,8 +79,8 @@ def _child(
         run, unit, data = unpack(packed)
         store = store_with(run, data)
         output = Path(output_dir) if output_dir else None
-        mapper = shards_by_parent if shards > 1 else map
-        evaluation = evaluate_unit(run, unit, output, progress, store=store, shards=shards, shard_map=mapper)
+        sharding = Sharding(shards, shards_by_parent) if shards > 1 else None
+        evaluation = evaluate_unit(run, unit, output, progress, store=store, sharding=sharding)
         prepared = prepared_since(store, data)
         if prepared is not None:
             conn.send(("prepared", prepared))
@@ -96,37 +103,6 @@ def _shard_child(packed: Any, environ: dict[str, str], cwd: str) -> Any:
     os.chdir(cwd)
     run, work, data = unpack(packed)
     return score_shard(work, store_with(run, data))
-
-
-@contextmanager
-def _main_not_imported() -> Iterator[None]:
-    """Start a child without it importing the parent's ``__main__`` again, as multiprocessing would: a user's
-    optimization-loop script without a ``__name__`` guard would run again in every child (and ``python -``
-    has no file to import). Nothing the child unpickles lives in ``__main__``."""
-    main = sys.modules.get("__main__")
-    if main is None:
-        yield
-        return
-    saved = {key: main.__dict__[key] for key in ("__file__", "__spec__") if key in main.__dict__}
-    main.__dict__.pop("__file__", None)
-    main.__dict__["__spec__"] = None
-    try:
-        yield
-    finally:
-        main.__dict__.pop("__spec__", None)
-        main.__dict__.update(saved)
-
-
-def _context(preload: list[str]) -> Any:
-    """The fork server's context, started now with ``preload`` imported; spawn where there is none."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    from multiprocessing import forkserver
-
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(preload)  # read when the server starts: the first run's list stays
-    forkserver.ensure_running()
-    return context
 
 
 def exit_reason(exitcode: int | None) -> str:
@@ -170,6 +146,8 @@ def _shard_exit(children: list[Any]) -> str:
 class ProcessExecutor:
     """Each unit in a fresh child process, forked from the fork server."""
 
+    concurrent = False
+
     def __init__(
         self,
         run: RunConfig,
@@ -184,15 +162,15 @@ class ProcessExecutor:
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
         self._deadline: float | None = None  # a sharded model's: its shards are ended past it
-        runtimes = {m for m in (_runtime_module(model.type) for model in run.models()) if m is not None}
-        self._context = _context(sorted(runtimes | _engine_modules()) + list(LAZY_IMPORTS))
+        runtimes = {m for m in (runtime_module(model.type) for model in run.models()) if m is not None}
+        self._context = fork_context(sorted(runtimes | engine_modules()) + list(LAZY_IMPORTS))
 
     def _shared(self) -> bytes | None:
         """The run's opened data, pickled again only when the store holds more than last time."""
         from olive_eval.engine.executors.worker import shared_data
 
         store = self.evaluator.data
-        held = (tuple(store._sources), tuple(store._prepared))
+        held = store.snapshot().held()
         if self._data is None or self._data[0] != held:
             self._data = (held, shared_data(store))
         return self._data[1]
@@ -212,7 +190,7 @@ class ProcessExecutor:
         args = (theirs, packed, output_dir, dict(os.environ), os.getcwd(), self.shards)
         process = self._context.Process(target=_child, args=args, daemon=True)
         try:
-            with _main_not_imported():
+            with main_not_imported():
                 process.start()
         except OSError as exc:  # the fork server is gone (killed from outside)
             conn.close()
@@ -245,8 +223,7 @@ class ProcessExecutor:
                     self.progress(*rest)
                     continue
                 if kind == "prepared":  # kept for the next children (and the timing rounds here)
-                    held = self.evaluator.data._prepared
-                    held.update({k: v for k, v in pickle.loads(rest[0]).items() if k not in held})
+                    self._keep_prepared(pickle.loads(rest[0]))
                     continue
                 if kind == "shards":  # a pass's shards, run from here; the child finishes the pass
                     reply = _mapped(shard_map, rest[0])
@@ -261,6 +238,14 @@ class ProcessExecutor:
             if process.sentinel in ready:
                 process.join()
                 return failed_evaluation(unit, exit_reason(process.exitcode))
+
+    def _keep_prepared(self, prepared: dict[Any, Any]) -> None:
+        """Data a child tokenized, held by the run's store where it holds none under that name."""
+        from olive_eval.engine.data_store import DataSnapshot
+
+        store = self.evaluator.data
+        held = store.snapshot().prepared
+        store.restore(DataSnapshot({}, {k: v for k, v in prepared.items() if k not in held}))
 
     def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
         """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork
@@ -277,7 +262,7 @@ class ProcessExecutor:
         pool = ProcessPoolExecutor(len(packed), mp_context=self._context)
         children: list[Any] = []
         try:
-            with _main_not_imported():
+            with main_not_imported():
                 futures = [pool.submit(_shard_child, one, environ, cwd) for one in packed]
             children = list(getattr(pool, "_processes", {}).values())  # to name a dead one's exit, or end them
             left = None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
@@ -303,35 +288,14 @@ class ProcessExecutor:
     def close(self) -> None:
         """Nothing is held between models (the fork server is the interpreter's, reused by later runs)."""
 
+    def node(self) -> dict[str, str]:
+        from olive_eval.engine.executors.node import node_info
+
+        return node_info()
+
 
 #: Seconds a sharded model's process has, once its shards were ended at ``timeout_s``, to send what it measured.
 REPORT_S = 10.0
-
-#: What a child would import on its first batch or record (``pyarrow.compute`` alone is a third of a second).
-LAZY_IMPORTS = ("numpy", "pyarrow", "pyarrow.compute", "pyarrow.json", "pyarrow.parquet", "psutil")
-
-
-def _engine_modules() -> set[str]:
-    """olive-eval's modules this process has imported (the config's and the engine's), and those every unit
-    needs; the fork server imports them once."""
-    loaded = {
-        name
-        for name in list(sys.modules)
-        if name.startswith("olive_eval.") and not name.startswith("olive_eval.engine.executors.ray")
-    }
-    return loaded | {
-        "olive_eval.engine.executors.worker",
-        "olive_eval.engine.shards",
-        "olive_eval.records.parquet",
-        "olive_eval.data.collate",
-    }
-
-
-def _runtime_module(model_type: str) -> str | None:
-    """The module that registers ``model_type``, for a child to import ahead of its unit."""
-    from olive_eval.registry import indexed_module
-
-    return indexed_module("model type", model_type)
 
 
 @executor_registry.decorator("process")

@@ -13,9 +13,7 @@ Ray is imported only when the executor is built: the ``ray`` extra is optional. 
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import socket
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -24,8 +22,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator
 
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
-from olive_eval.errors import MissingDependencyError, UsageError, first_line
+from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
+from olive_eval.engine.executors.node import node_info
+from olive_eval.engine.executors.ray_cluster import check_resources, connect
+from olive_eval.engine.executors.ray_common import POLL_S, Reporter, import_ray, worker_name
+from olive_eval.errors import first_line
+from olive_eval.progress import Progress
 from olive_eval.strict_model import StrictModel
 
 if TYPE_CHECKING:
@@ -34,52 +36,6 @@ if TYPE_CHECKING:
     from olive_eval.engine.executors.worker import Packed
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
-
-#: How often the driver looks at finished tasks, progress lines and timeouts while tasks run.
-_POLL_S = 0.2
-
-
-def node_info() -> dict[str, str]:
-    """This machine as results.json names it: host name and IP address."""
-    host = socket.gethostname()
-    try:
-        import ray.util
-
-        ip = ray.util.get_node_ip_address()
-    except Exception:  # Ray absent or not started: the resolver's answer
-        try:
-            ip = socket.gethostbyname(host)
-        except OSError:
-            ip = "unknown"
-    return {"hostname": host, "ip": ip}
-
-
-def worker_name() -> str:
-    """This worker as progress lines name it: host, IP address and process id."""
-    node = node_info()
-    return f"{node['hostname']} ({node['ip']}, pid {os.getpid()})"
-
-
-def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise MissingDependencyError("ray", "the 'ray' executor", "ray") from None
-    return ray
-
-
-class _Reporter:
-    """The actor workers send progress lines to; the driver drains it while it waits."""
-
-    def __init__(self) -> None:
-        self.lines: list[tuple[str, str, str]] = []
-
-    def put(self, node: str, model: str, message: str) -> None:
-        self.lines.append((node, model, message))
-
-    def drain(self) -> list[tuple[str, str, str]]:
-        lines, self.lines = self.lines, []
-        return lines
 
 
 def _evaluate_remote(
@@ -122,6 +78,8 @@ def _chain_has_import_error(exc: BaseException | None) -> bool:
 class RayExecutor:
     """Units as Ray tasks, at most ``num_workers`` at a time, yielded as they finish."""
 
+    concurrent = True  # the run submits the candidates together
+
     def __init__(
         self,
         config: RayConfig,
@@ -130,13 +88,13 @@ class RayExecutor:
         output_dir: Path | None,
         progress: Progress,
     ) -> None:
-        self.ray = ray = _import_ray()
+        self.ray = ray = import_ray()
         self.config, self.run_config, self.evaluator = config, run, evaluator
         self.output_dir, self.progress = output_dir, progress
         self._reporter: Any = None
-        self._owns = _connect(ray, config, run)
+        self._owns = connect(ray, config, run)
         try:
-            _check_resources(ray, config)
+            check_resources(ray, config)
         except BaseException:
             self.close()
             raise
@@ -149,7 +107,6 @@ class RayExecutor:
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], Any] | None = None
         self._units: ProcessExecutor | None = None  # with shards: runs each model's unit in a child
-        self.concurrent = True  # the run submits the candidates together
 
     # ------------------------------------------------------------------ helpers
     def config_json(self) -> dict[str, Any]:
@@ -161,7 +118,7 @@ class RayExecutor:
     def reporter(self) -> Any:
         """The actor the tasks send their progress lines to, started on first use."""
         if self._reporter is None:
-            self._reporter = self.ray.remote(num_cpus=0)(_Reporter).remote()
+            self._reporter = self.ray.remote(num_cpus=0)(Reporter).remote()
         return self._reporter
 
     def shared(self) -> Any:
@@ -169,7 +126,7 @@ class RayExecutor:
         from olive_eval.engine.executors.worker import shared_data
 
         store = self.evaluator.data
-        held = (tuple(store._sources), tuple(store._prepared))
+        held = store.snapshot().held()
         if self._data is None or self._data[0] != held:
             data = shared_data(store)
             self._data = (held, self.ray.put(data) if data is not None else None)
@@ -213,8 +170,8 @@ class RayExecutor:
                     unit = waiting.pop(0)
                     running[self._submit(unit)] = unit
                     self.progress(unit.name, "queued on Ray")
-                done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
-                self._report(started, attempts)
+                done, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
+                self.report(started, attempts)
                 for ref in done:
                     unit = running.pop(ref)
                     yield self._outcome(unit, ref)
@@ -243,9 +200,9 @@ class RayExecutor:
             )
         for unit in units:
             deadline = None if limit is None else time.monotonic() + limit
-            yield self._units.run(unit, RayShards(self, unit.name, deadline))
+            yield self._units.run(unit, RayShards(self, unit.name, deadline, limit))
 
-    def _report(self, started: dict[str, float], attempts: dict[str, int]) -> None:
+    def report(self, started: dict[str, float], attempts: dict[str, int]) -> None:
         """Print the workers' progress lines, and start a model's timeout clock when its task starts."""
         if self._reporter is None:
             return
@@ -256,6 +213,9 @@ class RayExecutor:
                 message = "started" if attempts[model] == 1 else "started again (its worker died)"
             self.progress(model, f"[{where}] {message}")
 
+    def node(self) -> dict[str, str]:
+        return node_info()
+
     def close(self) -> None:
         if self._reporter is not None:
             with contextlib.suppress(Exception):  # Ray already down
@@ -264,74 +224,6 @@ class RayExecutor:
         if self._owns and self.ray.is_initialized():
             self.ray.shutdown()
         self._owns = False
-
-
-def _connect(ray: Any, config: RayConfig, run: RunConfig) -> bool:
-    """Start or join Ray as ``config.address`` says; True when this executor started it (and ends it)."""
-    target = os.environ.get("RAY_ADDRESS") if config.address == "auto" else config.address
-    if target and target.startswith("ray://"):  # Ray Client: its gRPC package is not in a plain 'pip install ray'
-        try:
-            import grpc  # noqa: F401
-        except ImportError:
-            raise MissingDependencyError(
-                "ray[client]", f"the 'ray' executor at '{target}' (Ray Client)", "ray"
-            ) from None
-    if target and target != "local":
-        _reachable(target, config.connect_timeout_s)
-    if ray.is_initialized():
-        return False  # the caller's Ray (a test's, a notebook's): used as it is
-    import logging
-
-    common: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False, "include_dashboard": False}
-    if config.address == "local":
-        workers = config.num_workers or max(
-            1, int((os.cpu_count() or 1) // max(config.resources_per_model.num_cpus, 1))
-        )
-        cpus = max(1, math.ceil(workers * max(config.resources_per_model.num_cpus, 1)))
-        if config.runtime_env is not None:
-            common["runtime_env"] = config.runtime_env
-        ray.init(num_cpus=cpus, **common)
-        return True
-    env = config.runtime_env
-    if env is None and run.source_dir is not None:  # the user scripts travel with the config's folder
-        env = {"working_dir": str(run.source_dir)}
-    try:
-        ray.init(address=config.address, runtime_env=env, **common)
-    except Exception as exc:  # ConnectionError, a runtime_env Ray refuses (a working_dir too big to upload)...
-        raise UsageError(f"cannot connect to the Ray cluster at '{config.address}': {first_line(exc)}") from None
-    return True
-
-
-def _reachable(address: str, timeout_s: float) -> None:
-    """Fail in seconds when nothing listens at a cluster's address (Ray's own client retries for a minute)."""
-    text = address.removeprefix("ray://")
-    host, _, port = text.rpartition(":")
-    default = 10001 if address.startswith("ray://") else 6379
-    host, port_number = (host, int(port)) if port.isdigit() else (text, default)
-    try:
-        socket.create_connection((host.strip("[]"), port_number), timeout=timeout_s).close()
-    except OSError as exc:
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        raise UsageError(
-            f"cannot reach the Ray cluster at '{address}' ({reason}, {timeout_s:g} s connect timeout): is it "
-            "started ('ray start --head') and is the executor's address right?"
-        ) from None
-
-
-def _check_resources(ray: Any, config: RayConfig) -> None:
-    """Refuse before submitting when no node can ever run one model (Ray would wait for it forever)."""
-    res = config.resources_per_model
-    need = {"CPU": res.num_cpus, "GPU": res.num_gpus, "memory": res.memory or 0}
-    need = {key: value for key, value in need.items() if value}
-    nodes = [node.get("Resources", {}) for node in ray.nodes() if node.get("Alive")]
-    if any(all(node.get(key, 0) >= value for key, value in need.items()) for node in nodes):
-        return
-    names = {"CPU": "num_cpus", "GPU": "num_gpus", "memory": "memory"}
-    asked = ", ".join(f"{names[key]} {value:g}" for key, value in need.items())
-    have = "; ".join(", ".join(f"{names[k]} {node.get(k, 0):g}" for k in need) for node in nodes) or "no live node"
-    raise UsageError(
-        f"no node of the Ray cluster can give one model {asked} (executor.resources_per_model); its nodes have: {have}"
-    )
 
 
 class ResourcesPerModel(StrictModel):

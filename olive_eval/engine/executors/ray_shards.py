@@ -16,17 +16,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from olive_eval.engine.executors.ray_common import POLL_S
 from olive_eval.errors import EvaluationError, first_line
 
 if TYPE_CHECKING:
-    from olive_eval.engine.executors.ray_executor import RayExecutor
+    from olive_eval.engine.executors.ray_common import RayHost
     from olive_eval.engine.executors.worker import Packed
     from olive_eval.engine.shards import ShardPart, ShardWork
 
 
 def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, reporter: Any) -> ShardPart:
     """One shard on a Ray worker: its range of the pass, unfinished (the driver finishes the metrics)."""
-    from olive_eval.engine.executors.ray_executor import worker_name
+    from olive_eval.engine.executors.ray_common import worker_name
     from olive_eval.engine.executors.worker import store_with, unpack
     from olive_eval.engine.shards import score_shard
 
@@ -38,10 +39,11 @@ def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, repo
 
 
 class RayShards:
-    """The evaluator's ``shard_map`` for one model: each shard's work a Ray task, the parts in shard order."""
+    """The mapper of one model's :class:`~olive_eval.engine.shards.Sharding`: each shard's work a Ray task, the parts in
+    shard order."""
 
-    def __init__(self, executor: RayExecutor, model: str, deadline: float | None) -> None:
-        self.executor, self.model, self.deadline = executor, model, deadline
+    def __init__(self, executor: RayHost, model: str, deadline: float | None, timeout_s: float | None) -> None:
+        self.executor, self.model, self.deadline, self.timeout_s = executor, model, deadline, timeout_s
         self._task: Any = None
 
     def __call__(self, function: Any, works: list[ShardWork]) -> list[ShardPart]:
@@ -69,12 +71,12 @@ class RayShards:
         ray, started, attempts = self.executor.ray, {}, {}
         pending = list(refs)
         while pending:
-            _, pending = ray.wait(pending, num_returns=len(pending), timeout=_poll_s())
-            self.executor._report(started, attempts)
+            _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+            self.executor.report(started, attempts)
             if pending and self.deadline is not None and time.monotonic() > self.deadline:
-                limit = self.executor.config.timeout_s
                 raise EvaluationError(
-                    f"the model ran past its timeout of {limit:g} s (timeout_s); its Ray shard tasks were cancelled"
+                    f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its Ray shard tasks were "
+                    "cancelled"
                 )
         parts = []
         for i, ref in enumerate(refs):
@@ -92,9 +94,3 @@ class RayShards:
                     f"shard {i + 1} of {len(refs)}: the model's Ray worker died (retried once): {first_line(exc)}"
                 ) from None
         return parts
-
-
-def _poll_s() -> float:
-    from olive_eval.engine.executors.ray_executor import _POLL_S
-
-    return _POLL_S

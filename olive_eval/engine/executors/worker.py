@@ -9,18 +9,22 @@ child tokenized goes back to the parent (:func:`prepared_since`) for the next ch
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
-from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.data_store import DataSnapshot, DataStore
 from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator, Progress, _quiet
+from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.progress import Progress, silent
 from olive_eval.records.writer import InstanceWriter
+
+if TYPE_CHECKING:
+    from olive_eval.engine.shards import Sharding
 
 
 @dataclass
@@ -30,7 +34,7 @@ class Packed:
     config_json: dict[str, Any]
     base_dir: str
     payload: bytes  # pickle of (RunConfig, ModelUnit)
-    data: bytes | None = None  # pickle of the run's data store's held state (:func:`shared_data`)
+    data: bytes | None = None  # pickle of the run's data store's snapshot (:func:`shared_data`)
 
 
 @dataclass
@@ -53,10 +57,11 @@ def portable(prepared: Prepared) -> Prepared:
 def shared_data(store: DataStore) -> bytes | None:
     """The store's opened sources (their first chunk held) and the data it holds tokenized, pickled once for
     every child; None when they do not pickle (a source holding a live handle): the child opens them itself."""
-    prepared = {k: portable(v) for k, v in store._prepared.items() if v.processor_key is not None}
-    store._prepared.update(prepared)  # the same data, held alike
+    held = store.snapshot()
+    prepared = {k: portable(v) for k, v in held.prepared.items() if v.processor_key is not None}
+    store.restore(DataSnapshot({}, prepared))  # the same data, held alike
     try:
-        return pickle.dumps({"sources": store._sources, "prepared": prepared}, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(DataSnapshot(held.sources, prepared), protocol=pickle.HIGHEST_PROTOCOL)
     except Exception:
         return None
 
@@ -67,7 +72,7 @@ def pack(run: RunConfig, unit: ModelUnit, config_json: dict[str, Any], data: byt
     return Packed(config_json, str(base), pickle.dumps((run, unit), protocol=pickle.HIGHEST_PROTOCOL), data)
 
 
-def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, dict[str, Any] | None]:
+def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, DataSnapshot | None]:
     from olive_eval.config.loader import import_user_scripts
 
     import_user_scripts(packed.config_json, Path(packed.base_dir))
@@ -75,20 +80,20 @@ def unpack(packed: Packed) -> tuple[RunConfig, ModelUnit, dict[str, Any] | None]
     return run, unit, pickle.loads(packed.data) if packed.data is not None else None
 
 
-def store_with(run: RunConfig, data: dict[str, Any] | None) -> DataStore:
+def store_with(run: RunConfig, data: DataSnapshot | None) -> DataStore:
     """A data store for ``run`` holding what another process had opened and prepared (``data``)."""
     store = DataStore(run)
     if data is not None:
-        store._sources.update(data["sources"])
-        store._prepared.update(data["prepared"])
+        store.restore(data)
     return store
 
 
-def prepared_since(store: DataStore, data: dict[str, Any] | None) -> bytes | None:
+def prepared_since(store: DataStore, data: DataSnapshot | None) -> bytes | None:
     """Data this store pre-processed with a tokenizer or processor that ``data`` did not hold, pickled for the
     parent to keep and send on to the next models (None: nothing new, or it does not pickle)."""
-    known = data["prepared"] if data is not None else {}
-    new = {k: portable(v) for k, v in store._prepared.items() if k not in known and v.processor_key is not None}
+    known = data.prepared if data is not None else {}
+    held = store.snapshot().prepared
+    new = {k: portable(v) for k, v in held.items() if k not in known and v.processor_key is not None}
     if not new:
         return None
     try:
@@ -101,16 +106,14 @@ def evaluate_unit(
     run: RunConfig,
     unit: ModelUnit,
     output_dir: Path | None,
-    progress: Progress = _quiet,
-    data: dict[str, Any] | None = None,
+    progress: Progress = silent,
+    data: DataSnapshot | None = None,
     store: DataStore | None = None,
-    shards: int = 1,
-    shard_map: Callable[..., Any] = map,
+    sharding: Sharding | None = None,
 ) -> ModelEvaluation:
     """``unit`` evaluated here, on an evaluator of its own (per-example files under ``output_dir``), on ``store``
-    or a store holding ``data``; each pass in ``shards`` shards mapped by ``shard_map``."""
+    or a store holding ``data``; each pass in ``sharding``'s shards, where given."""
     store = store if store is not None else store_with(run, data)
     writer = InstanceWriter(output_dir, [m.name for m in run.all_metrics]) if output_dir is not None else None
     evaluator = ModelEvaluator(run, make_plan(run), store, progress, writer, run.source_dir)
-    evaluator.shards, evaluator.shard_map = shards, shard_map
-    return run_unit(evaluator, unit)
+    return run_unit(evaluator, unit, sharding)

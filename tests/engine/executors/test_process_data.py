@@ -49,4 +49,4 @@ def test_data_a_child_tokenized_comes_back_for_the_next_models(tmp_path, bert_pa
     assert values["process"] == values["local"]
     # the parent never tokenized: it holds what the first child sent back (and sent it to the second)
     assert store.preparations == {}
-    assert [key for key, prepared in store._prepared.items() if prepared.processor_key] == [("d", str(bert))]
+    assert [key for key, prepared in store.snapshot().prepared.items() if prepared.processor_key] == [("d", str(bert))]

@@ -15,7 +15,8 @@ from olive_eval.cli import main
 from olive_eval.config import load_run_config
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator, _Context
+from olive_eval.engine.recorder import Recorder
+from olive_eval.engine.runner import ModelEvaluator
 from olive_eval.engine.shards import RowRange, run_sharded, shard_ranges
 from olive_eval.errors import ConfigError
 from olive_eval.records.results import ModelResult
@@ -42,12 +43,12 @@ def one_process(run: Any, model: Any) -> tuple[ModelResult, dict[str, Any]]:
 
 def sharded(run: Any, model: Any, shards: int, mapper: Any = map) -> tuple[ModelResult, dict[str, Any]]:
     record, scored = run_sharded(run, model, "toy", ["acc"], shards, mapper)
-    ctx = _Context(run, model.display_name(), ModelResult(status="ok"), {})
+    recorder = Recorder(model.display_name(), ModelResult(status="ok"))
     metric = run.all_metrics[0]
     for item in scored["acc"]:
-        ModelEvaluator._record(ctx, metric, item.sub, item.score, item.evidence)
+        recorder.record(metric, item.sub, item.score, item.evidence)
     assert record.examples == 120
-    return ctx.result, ctx.evidence
+    return recorder.result, recorder.evidence
 
 
 def same(a: tuple[ModelResult, dict[str, Any]], b: tuple[ModelResult, dict[str, Any]]) -> None:
