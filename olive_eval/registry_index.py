@@ -27,10 +27,15 @@ MODULES: dict[str, dict[str, str]] = {
         "transformers_prompt_dummy_dataset": "olive_eval.data.dummy_text",
         "transformers_token_dummy_dataset": "olive_eval.data.dummy_text",
     },
-    "executor type": {
+    "executor builder": {
         "local": "olive_eval.engine.executors.local",
         "process": "olive_eval.engine.executors.process",
         "ray": "olive_eval.engine.executors.ray_executor",
+    },
+    "executor type": {
+        "local": "olive_eval.config.executor",
+        "process": "olive_eval.config.executor",
+        "ray": "olive_eval.config.executor",
     },
     "judge source": {
         "function": "olive_eval.judges.function",

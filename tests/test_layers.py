@@ -39,3 +39,11 @@ def test_function_metrics_do_not_import_the_registration_module_back():
         "olive_eval.metrics.registry",
         "olive_eval.metrics.registry.get_metric",
     }
+
+
+def test_config_imports_nothing_of_the_engine():
+    offending = {
+        str(path.relative_to(ROOT)): sorted(name for name in imports_of(path) if name.startswith("olive_eval.engine"))
+        for path in sorted((ROOT / "config").glob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}

@@ -10,10 +10,10 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
+from olive_eval.config.executor import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.metric_key import MetricKey
 from olive_eval.config.repeats import check_shared_seeds
-from olive_eval.engine.executors.base import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry

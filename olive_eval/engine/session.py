@@ -21,10 +21,11 @@ from pydantic import TypeAdapter, ValidationError
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
+from olive_eval.config.executor import ExecutorConfig, executor_config, executor_registry
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
 from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config, executor_registry
+from olive_eval.engine.executors.base import Executor
 from olive_eval.engine.preflight import check_outputs
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run

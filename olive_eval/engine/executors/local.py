@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import model_validator
-
-from olive_eval.config.components import nested_error
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry
+from olive_eval.engine.executors.base import Progress, executor_builders
 
 if TYPE_CHECKING:
+    from olive_eval.config.executor import LocalConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
@@ -36,23 +34,10 @@ class LocalExecutor:
         pass
 
 
-@executor_registry.decorator("local")
-class LocalConfig(ExecutorConfig):
-    """In this process, one model after another (the default)."""
-
-    type: Literal["local"] = "local"
-
-    @model_validator(mode="after")
-    def _no_timeout(self) -> LocalConfig:
-        if self.timeout_s is not None:
-            raise nested_error(
-                "timeout_s",
-                "the local executor cannot stop a model that hangs; use the 'process' or 'ray' executor for a timeout",
-            )
-        return self
-
-    def build(
-        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
-    ) -> LocalExecutor:
-        evaluator.shards = self.shards  # one after another, in this process
-        return LocalExecutor(evaluator)
+@executor_builders.decorator("local")
+def build_local(
+    config: LocalConfig, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+) -> LocalExecutor:
+    """The run's own evaluator, its shards scored one after another in this process."""
+    evaluator.shards = config.shards  # one after another, in this process
+    return LocalExecutor(evaluator)

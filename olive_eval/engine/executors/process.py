@@ -25,14 +25,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from olive_eval.engine.executors.base import ExecutorConfig, Progress, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import Progress, executor_builders, failed_evaluation
 from olive_eval.errors import EvaluationError
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
+    from olive_eval.config.executor import ProcessConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.shards import Mapper
@@ -334,13 +335,9 @@ def _runtime_module(model_type: str) -> str | None:
     return indexed_module("model type", model_type)
 
 
-@executor_registry.decorator("process")
-class ProcessConfig(ExecutorConfig):
-    """Each model in a fresh child process: its crash, ``os._exit`` or out-of-memory kill fails only that model."""
-
-    type: Literal["process"] = "process"
-
-    def build(
-        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
-    ) -> ProcessExecutor:
-        return ProcessExecutor(run, evaluator, output_dir, progress, self.timeout_s, self.shards)
+@executor_builders.decorator("process")
+def build_process(
+    config: ProcessConfig, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+) -> ProcessExecutor:
+    """A fork-server child per model (and per shard)."""
+    return ProcessExecutor(run, evaluator, output_dir, progress, config.timeout_s, config.shards)
