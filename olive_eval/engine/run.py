@@ -17,7 +17,7 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.executor import ExecutorConfig
 from olive_eval.config.metric_key import metric_keys
-from olive_eval.config.run import joint_key
+from olive_eval.config.metric_set import joint_key
 from olive_eval.engine import record_files
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext

@@ -22,7 +22,8 @@ import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.metric_key import MetricKey, metric_keys
-from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.config.metric_set import joint_key
+from olive_eval.config.run import RunConfig
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.custom import call_user_function
 from olive_eval.engine.data_store import DataStore
