@@ -12,18 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
 from olive_eval.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 T = TypeVar("T", float, np.ndarray)
-
-#: Olive's goal types (their formulas are :func:`threshold_from`'s).
-GoalType = Literal[
-    "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
-]
 
 
 @dataclass(frozen=True)
@@ -33,9 +28,7 @@ class Objective:
     higher_is_better: bool
 
 
-def resolve_threshold(
-    goal_type: GoalType, value: float, baseline: float | None, higher_is_better: bool
-) -> float | None:
+def resolve_threshold(goal_type: str, value: float, baseline: float | None, higher_is_better: bool) -> float | None:
     """The value a candidate must reach (inclusive); None when a relative goal has no baseline."""
     if goal_type == "threshold":
         return value
