@@ -79,7 +79,8 @@ class ModelSource(JudgeSource):
         from lm_eval.api.instance import Instance
 
         from olive_eval.errors import EvaluationError
-        from olive_eval.lm_eval.adapters import GENERATE, AdapterOptions
+        from olive_eval.lm_eval.adapters import GENERATE
+        from olive_eval.lm_eval.options import AdapterOptions
         from olive_eval.runtimes.base import create_runtime
 
         config = _model_config(spec.model)

@@ -9,11 +9,11 @@ stays lm-eval's wherever lm-eval has it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from olive_eval.errors import EvaluationError
 from olive_eval.lm_eval import lm_eval_package
+from olive_eval.lm_eval.options import AdapterOptions
 
 #: lm-eval's request types, and the task output types that make each.
 LOGLIKELIHOOD, ROLLING, GENERATE = "loglikelihood", "loglikelihood_rolling", "generate_until"
@@ -24,14 +24,6 @@ REQUEST_OF_OUTPUT = {
     "loglikelihood_rolling": ROLLING,
     "generate_until": GENERATE,
 }
-
-
-@dataclass(frozen=True)
-class AdapterOptions:
-    """What every adapter takes from the metric's ``metric_config``."""
-
-    batch_size: int = 1
-    max_length: int | None = None
 
 
 def requests_needed(loaded_tasks: dict[str, Any]) -> dict[str, list[str]]:

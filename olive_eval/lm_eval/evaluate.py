@@ -15,10 +15,10 @@ from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
 from olive_eval.instances import InstanceWriter, jsonable
 from olive_eval.lm_eval import lm_eval_package
-from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
+from olive_eval.lm_eval.adapters import check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
 from olive_eval.lm_eval.names import Produced
-from olive_eval.lm_eval.options import LmEvalOptions
+from olive_eval.lm_eval.options import AdapterOptions, LmEvalOptions
 from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.lm_eval.tasks import quiet_lm_eval
 from olive_eval.metrics.resampling import ExampleStats

@@ -174,7 +174,7 @@ class Runtime(ABC):
         return self.lm_eval_requests(None) or frozenset()
 
     def lm_eval_adapter(self, options: Any) -> Any:
-        """An lm-eval ``LM`` over the loaded model (``options``: :class:`olive_eval.lm_eval.adapters.AdapterOptions`)
+        """An lm-eval ``LM`` over the loaded model (``options``: :class:`olive_eval.lm_eval.options.AdapterOptions`)
         for the runtimes that serve lm-eval tasks."""
         raise NotImplementedError(f"{self.model_type} models do not run lm-eval tasks")
 
