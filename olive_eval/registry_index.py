@@ -122,6 +122,14 @@ MODULES: dict[str, dict[str, str]] = {
         "wip": "olive_eval.metrics.speech.error_rates",
         "word_sort_ratio": "olive_eval.metrics.answers.metrics",
     },
+    "metric type": {
+        "accuracy": "olive_eval.metrics.types",
+        "custom": "olive_eval.metrics.types",
+        "latency": "olive_eval.metrics.types",
+        "lm_eval": "olive_eval.lm_eval.metric_type",
+        "size_on_disk": "olive_eval.metrics.types",
+        "throughput": "olive_eval.metrics.types",
+    },
     "model type": {
         "GenAIModel": "olive_eval.runtimes.genai",
         "HfModel": "olive_eval.runtimes.hf",
