@@ -116,7 +116,7 @@ class PredictCall(BoundCall):
 @dataclass(frozen=True)
 class Emits:
     """The outputs ``predict`` gives for a model config, known before the model loads: ``names`` the runtime gives
-    itself (those of :mod:`olive_eval.data.runtime_outputs`), and whether the model's own named outputs come too
+    itself (those of :mod:`olive_eval.tasks.runtime_outputs`), and whether the model's own named outputs come too
     (``model_outputs``: then any name may appear, and only the loaded model knows which)."""
 
     names: tuple[str, ...] = ()

@@ -20,7 +20,6 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError, MissingDependencyError
 from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, PredictCall, Runtime, runtime_registry
@@ -29,6 +28,7 @@ from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.runtimes.streaming import StreamingCall
 from olive_eval.strict_model import LaxPath, StrictModel
 from olive_eval.tasks.call_mode import CallMode
+from olive_eval.tasks.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 
 CONFIG_FILE = "genai_config.json"
 #: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.repeats.SEED_COLUMN``): GenAI keeps

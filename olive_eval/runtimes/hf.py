@@ -17,7 +17,6 @@ import numpy as np
 from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import downloads_allowed, hf_cache_root, offline, quiet_transformers
 from olive_eval.lazy import LazyModule
@@ -33,6 +32,7 @@ from olive_eval.runtimes.torch_threads import threads_field, torch_threads, usab
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.base import find_task, get_task, task_problem
 from olive_eval.tasks.call_mode import CallMode
+from olive_eval.tasks.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 
 torch = LazyModule("torch")
 transformers = LazyModule("transformers")
