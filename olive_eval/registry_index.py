@@ -41,6 +41,11 @@ MODULES: dict[str, dict[str, str]] = {
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",
     },
+    "lm-eval serving": {
+        "GenAIModel": "olive_eval.lm_eval.serving",
+        "HfModel": "olive_eval.lm_eval.serving",
+        "PythonModel": "olive_eval.lm_eval.serving",
+    },
     "metric": {
         "accuracy_score": "olive_eval.metrics.classification",
         "anls": "olive_eval.metrics.answers.metrics",

@@ -20,6 +20,7 @@ from olive_eval.lm_eval.evidence import sample_evidence
 from olive_eval.lm_eval.names import Produced
 from olive_eval.lm_eval.options import AdapterOptions, LmEvalOptions
 from olive_eval.lm_eval.planning import LmEvalRun
+from olive_eval.lm_eval.serving import adapter_for, served_by
 from olive_eval.lm_eval.tasks import quiet_lm_eval
 from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.results import ConfidenceInterval, SubMetricResult
@@ -76,10 +77,10 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
     lm_eval = lm_eval_package()
     assert job.tasks is not None
     options = job.options
-    served = runtime.lm_eval_served()
+    served = served_by(runtime)
     check_serves(model_name, served, job.needed_requests(), f"{runtime.model_type}")
     with offline(allow_download), quiet_lm_eval():
-        lm = runtime.lm_eval_adapter(AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
+        lm = adapter_for(runtime, AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
         results = lm_eval.simple_evaluate(
             model=lm,
             tasks=list(job.tasks.top),

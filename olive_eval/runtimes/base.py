@@ -163,21 +163,6 @@ class Runtime(ABC):
         (``generates``) or not: by default the model's own outputs and nothing added."""
         return Emits()
 
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        """The lm-eval request types (``loglikelihood``, ``loglikelihood_rolling``, ``generate_until``) this model
-        serves, known before it loads; None when only the loaded model knows (:meth:`lm_eval_served`)."""
-        return frozenset()
-
-    def lm_eval_served(self) -> frozenset[str]:
-        """The lm-eval request types the loaded model serves."""
-        return self.lm_eval_requests(None) or frozenset()
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        """An lm-eval ``LM`` over the loaded model (``options``: :class:`olive_eval.lm_eval.options.AdapterOptions`)
-        for the runtimes that serve lm-eval tasks."""
-        raise NotImplementedError(f"{self.model_type} models do not run lm-eval tasks")
-
     @abstractmethod
     def predict(self, batch: Batch) -> Outputs:
         """Outputs for the examples of ``batch``."""

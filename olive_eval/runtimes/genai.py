@@ -21,7 +21,6 @@ from pydantic import Field, field_validator
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError, MissingDependencyError
-from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, ModelConfig, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.generation_kwargs import GenerationKwargs
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
@@ -320,16 +319,6 @@ class GenAIRuntime(Runtime):
                 f"'{self.config.display_name()}''s context of {self.context} ({CONFIG_FILE} model.context_length)"
             )
         return _Streamed(self, np.stack(prompts), new_tokens)
-
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        return frozenset(LM_EVAL_REQUESTS)
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        """lm-eval's own GenAI backend on this loaded model."""
-        from olive_eval.lm_eval.genai_lm import LoadedGenAILM
-
-        return LoadedGenAILM(genai(), self.model, Path(self.config.model_path), options)
 
     def describe(self) -> dict[str, Any]:
         return {
