@@ -35,7 +35,7 @@ from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.engine.timing_phase import TimingOutcome
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 from olive_eval.instances import InstanceWriter
-from olive_eval.lm_eval.planning import LmEvalRun
+from olive_eval.lm_eval_run.plan import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.progress import start_task
@@ -398,7 +398,7 @@ class ModelEvaluator:
 
     def _lm_eval(self, ctx: _Context, job: LmEvalRun) -> None:
         """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""
-        from olive_eval.lm_eval.evaluate import evaluate_tasks, record_stderr, write_records
+        from olive_eval.lm_eval_run.evaluate import evaluate_tasks, record_stderr, write_records
 
         self.progress(ctx.model_name, f"lm-eval tasks {', '.join(job.options.tasks)}")
         with ctx.stage("lm_eval"):

@@ -19,9 +19,9 @@ from olive_eval.lm_eval.adapters import check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
 from olive_eval.lm_eval.names import Produced
 from olive_eval.lm_eval.options import AdapterOptions, LmEvalOptions
-from olive_eval.lm_eval.planning import LmEvalRun
 from olive_eval.lm_eval.serving import adapter_for, served_by
 from olive_eval.lm_eval.tasks import quiet_lm_eval
+from olive_eval.lm_eval_run.plan import LmEvalRun
 from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.results import ConfidenceInterval, SubMetricResult
 
