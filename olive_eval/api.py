@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig
-from olive_eval.engine.executors.base import Executor, ExecutorConfig
+from olive_eval.config.executor import ExecutorConfig
+from olive_eval.engine.executors.base import Executor
 from olive_eval.engine.run import RunInterrupted
 from olive_eval.engine.session import Evaluation
 from olive_eval.metrics.compute import compute_metric

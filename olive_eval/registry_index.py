@@ -27,10 +27,15 @@ MODULES: dict[str, dict[str, str]] = {
         "transformers_prompt_dummy_dataset": "olive_eval.data.dummy_text",
         "transformers_token_dummy_dataset": "olive_eval.data.dummy_text",
     },
-    "executor type": {
+    "executor builder": {
         "local": "olive_eval.engine.executors.local",
         "process": "olive_eval.engine.executors.process",
         "ray": "olive_eval.engine.executors.ray_executor",
+    },
+    "executor type": {
+        "local": "olive_eval.config.executor",
+        "process": "olive_eval.config.executor",
+        "ray": "olive_eval.config.executor",
     },
     "filter type": {
         "lowercase": "olive_eval.data.builtin_filters",
@@ -45,6 +50,11 @@ MODULES: dict[str, dict[str, str]] = {
     "judge source": {
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",
+    },
+    "lm-eval serving": {
+        "GenAIModel": "olive_eval.lm_eval.serving",
+        "HfModel": "olive_eval.lm_eval.serving",
+        "PythonModel": "olive_eval.lm_eval.serving",
     },
     "metric": {
         "accuracy_score": "olive_eval.metrics.classification.metrics",
@@ -126,6 +136,14 @@ MODULES: dict[str, dict[str, str]] = {
         "wil": "olive_eval.metrics.speech.error_rates",
         "wip": "olive_eval.metrics.speech.error_rates",
         "word_sort_ratio": "olive_eval.metrics.answers.metrics",
+    },
+    "metric type": {
+        "accuracy": "olive_eval.metrics.types",
+        "custom": "olive_eval.metrics.types",
+        "latency": "olive_eval.metrics.types",
+        "lm_eval": "olive_eval.lm_eval.metric_type",
+        "size_on_disk": "olive_eval.metrics.types",
+        "throughput": "olive_eval.metrics.types",
     },
     "model type": {
         "GenAIModel": "olive_eval.runtimes.genai",

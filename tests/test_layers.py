@@ -58,3 +58,24 @@ def test_function_metrics_do_not_import_the_registration_module_back():
         "olive_eval.metrics.registry",
         "olive_eval.metrics.registry.get_metric",
     }
+
+
+def test_config_imports_nothing_of_the_engine():
+    offending = {
+        str(path.relative_to(ROOT)): sorted(name for name in imports_of(path) if name.startswith("olive_eval.engine"))
+        for path in sorted((ROOT / "config").glob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}
+
+
+def test_runtimes_do_not_import_lm_eval_and_metrics_import_neither():
+    """The harness adapts the runtimes (lm_eval/serving.py); metrics know neither the runtimes nor lm-eval."""
+    offending = {
+        str(path.relative_to(ROOT)): sorted(name for name in imports_of(path) if name.startswith(banned))
+        for folder, banned in (
+            ("runtimes", ("olive_eval.lm_eval",)),
+            ("metrics", ("olive_eval.lm_eval", "olive_eval.runtimes")),
+        )
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    }
+    assert {path: names for path, names in offending.items() if names} == {}

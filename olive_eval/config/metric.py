@@ -9,18 +9,15 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from olive_eval.config.components import nested_error, reraise_nested
 from olive_eval.config.errors import describe_error, json_path
+from olive_eval.config.goal import MAX_RESAMPLES, Goal
 from olive_eval.config.olive_metric_options import drop_no_op_options, fold_olive_kwargs
 from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
-from olive_eval.decide.goals import GoalType
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.stats import Method
 from olive_eval.metrics.types import MetricType, Need, metric_type_registry
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
-
-#: Upper bound of bootstrap resamples: intervals stop moving long before this.
-MAX_RESAMPLES = 100_000
 
 
 class ConfidenceIntervalConfig(StrictModel):
@@ -36,40 +33,6 @@ class ConfidenceIntervalConfig(StrictModel):
         if self.n_resamples < 2:
             raise nested_error("n_resamples", f"n_resamples must be at least 2, got {self.n_resamples}")
         return self
-
-
-class Goal(StrictModel):
-    type: GoalType
-    value: float
-    confidence: float | None = Field(
-        None,
-        gt=0.5,
-        lt=1,
-        description="Require the goal to hold at this confidence, by a paired bootstrap against the baseline.",
-    )
-    n_resamples: int = Field(
-        2000,
-        ge=100,
-        le=MAX_RESAMPLES,
-        description=f"Bootstrap resamples for a goal with a confidence (100 to {MAX_RESAMPLES:,}).",
-    )
-    seed: int = 42
-
-    @model_validator(mode="after")
-    def _non_negative(self) -> Goal:
-        if self.type != "threshold" and self.value < 0:
-            raise ValueError(f"value must be non-negative for a {self.type} goal")
-        return self
-
-    def check_range(self, higher_is_better: bool) -> None:
-        """Olive's open ranges for percent goals: a percentage that would flip the sign is rejected."""
-        upper_bounded = (self.type == "percent-min-improvement" and not higher_is_better) or (
-            self.type == "percent-max-degradation" and higher_is_better
-        )
-        if self.type.startswith("percent") and not (self.value > 0 and (self.value < 100 or not upper_bounded)):
-            bound = "(0, 100)" if upper_bounded else "(0, inf)"
-            direction = "higher" if higher_is_better else "lower"
-            raise ValueError(f"a {self.type} goal on a {direction}-is-better metric needs a value in {bound}")
 
 
 class SubType(StrictModel):

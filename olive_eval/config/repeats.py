@@ -4,7 +4,7 @@
 of it is local to one metric config: a metric with repeats needs a reduction, and pass@k needs k <= repeats.
 The pass over a data config samples as many repeats as its metrics ask for; a metric with fewer reads the first
 ones (:mod:`olive_eval.engine.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
-values are a config error (:func:`check_shared_seeds`), not a surprise after the model loaded.
+values are a config error (:func:`olive_eval.config.metric_set.check_shared_seeds`), not a surprise after the model loaded.
 
 Bounds, so a typo cannot take the machine's memory: ``repeats`` is at most :data:`MAX_REPEATS`, and a pass
 generates at most :data:`MAX_GENERATIONS` samples (repeats x examples, checked when the data is opened).
@@ -12,9 +12,8 @@ generates at most :data:`MAX_GENERATIONS` samples (repeats x examples, checked w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from olive_eval.config.components import nested_error
 from olive_eval.data.filters import build_filters
@@ -22,16 +21,40 @@ from olive_eval.metrics.base import Kind
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.registry import metric_registry
 
-if TYPE_CHECKING:
-    from olive_eval.config.metric import MetricConfig
-
 #: The most repeats a metric may ask for.
 MAX_REPEATS = 1000
 #: The most samples (repeats x examples) one pass may generate: every sample is held until the pass is scored.
 MAX_GENERATIONS = 1_000_000
 
 
-def check_repeats(config: MetricConfig) -> None:
+class Named(Protocol):
+    """A sub-type, as far as the repeats check reads it."""
+
+    @property
+    def name(self) -> str: ...
+
+
+class RepeatedMetric(Protocol):
+    """A metric config, as far as the repeats check reads it (the config's module calls the check, so this
+    module cannot import the config's class)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def repeats(self) -> int | None: ...
+    @property
+    def reduction(self) -> str | dict[str, Any] | None: ...
+    @property
+    def filters(self) -> list[dict[str, Any]]: ...
+    @property
+    def sub_types(self) -> Sequence[Named]: ...
+
+
+def check_repeats(config: RepeatedMetric) -> None:
     """Raise the nested config error for a reduction that cannot work with this metric's repeats."""
     if config.reduction is None:
         if (config.repeats or 1) > 1 and not any(f.reduces_repeats for f in build_filters(config.filters)):
@@ -64,22 +87,3 @@ def check_repeats(config: MetricConfig) -> None:
                     f"reduction '{reduction.name}' reduces each example's sample scores, which '{sub.name}' does not "
                     "have (it needs an accuracy metric with one score per example, such as exact_match)",
                 )
-
-
-def check_shared_seeds(metrics: Sequence[MetricConfig], metrics_key: str) -> None:
-    """Metrics that share a pass (one data config, one runtime settings) and ask for repeats give one
-    ``repeat_seed``: the pass generates one set of samples, so two seeds cannot both hold."""
-    first: dict[tuple[str | None, str], int] = {}
-    for i, metric in enumerate(metrics):
-        if metric.repeats is None or not metric.uses_predictions:
-            continue
-        settings = json.dumps(metric.user_config.settings_override() or {}, sort_keys=True, default=str)
-        j = first.setdefault((metric.data_config, settings), i)
-        other = metrics[j]
-        if other.repeat_seed != metric.repeat_seed:
-            raise nested_error(
-                f"{metrics_key}[{i}].repeat_seed",
-                f"metric '{metric.name}' (repeat_seed {metric.repeat_seed}) shares the pass over data config "
-                f"'{metric.data_config}' with metric '{other.name}' at {metrics_key}[{j}].repeat_seed (repeat_seed "
-                f"{other.repeat_seed}): one pass generates one set of samples; give them one repeat_seed",
-            )

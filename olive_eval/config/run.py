@@ -10,16 +10,20 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
+from olive_eval.config.executor import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
 from olive_eval.config.metric import MetricConfig, SubType
-from olive_eval.config.metric_key import MetricKey
-from olive_eval.config.repeats import check_shared_seeds
-from olive_eval.engine.executors.base import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
+from olive_eval.config.metric_set import (
+    check_data_configs,
+    check_early_stop,
+    check_metric_names,
+    check_priorities,
+    check_shared_seeds,
+    joint_key,
+)
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
-from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.strict_model import LaxPath, StrictModel
-from olive_eval.tasks.base import check_task_metrics
 
 #: A model config: the class its runtime registered for the config's ``type``.
 Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
@@ -65,11 +69,6 @@ class TimingSettings(StrictModel):
         description="Keep every model loaded for the timing phase; false loads a model for each of its rounds "
         "(one model in memory at a time; the load is never timed as a run).",
     )
-
-
-def joint_key(metric: MetricConfig, sub: SubType) -> str:
-    """The sub-type's output label (:class:`MetricKey`'s ``label``): for results and output, never split."""
-    return MetricKey(metric.name, sub.name).label
 
 
 class RunConfig(StrictModel):
@@ -194,37 +193,13 @@ class RunConfig(StrictModel):
                 "metrics", "at least one metric is required (top-level 'metrics' or 'evaluator.metrics')"
             )
         self._check_model_names()
-        self._check_metric_names()
-        self._check_data_configs()
+        check_metric_names(self.all_metrics, self._metrics_key)
+        check_data_configs(self.data_configs, self.all_metrics, self._metrics_key)
         check_shared_seeds(self.all_metrics, self._metrics_key)
-        self._check_priorities()
+        check_priorities(self.all_metrics, self._metrics_key)
         self._check_inference_settings()
-        self._check_early_stop()
+        check_early_stop(self.early_stop, self.order, self.all_metrics)
         return self
-
-    def _check_early_stop(self) -> None:
-        """``early_stop`` stops on a ranked goal; ``order`` names each metric once, timing metrics last (they
-        are measured in rounds beside the baseline, after the others)."""
-        if self.early_stop and not any(sub.goal is not None for _, sub in self.ranked()):
-            raise nested_error(
-                "early_stop", "early_stop needs a ranked goal to stop on: give a sub-type with a priority a goal"
-            )
-        names = [metric.name for metric in self.all_metrics]
-        timed = {m.name for m in self.all_metrics if m.metric_type.need is Need.TIMINGS}
-        seen_timing: str | None = None
-        for i, name in enumerate(self.order or []):
-            if name not in names:
-                raise nested_error(f"order[{i}]", f"no metric '{name}'; metrics: {', '.join(names)}")
-            if name in (self.order or [])[:i]:
-                raise nested_error(f"order[{i}]", f"metric '{name}' is listed twice")
-            if name in timed:
-                seen_timing = seen_timing or name
-            elif seen_timing is not None:
-                raise nested_error(
-                    f"order[{i}]",
-                    f"'{name}' cannot come after '{seen_timing}': latency and throughput are measured after the "
-                    "other metrics, in rounds beside the baseline",
-                )
 
     def _check_inference_settings(self) -> None:
         """Each framework's part of a metric's ``inference_settings`` is validated by the runtime that takes it;
@@ -260,90 +235,6 @@ class RunConfig(StrictModel):
                     f"model name '{name}' is already used by {seen[name]}; give each model a unique name",
                 )
             seen[name] = where
-
-    def _check_metric_names(self) -> None:
-        names: set[str] = set()
-        for i, metric in enumerate(self.all_metrics):
-            try:
-                check_name(metric.name)
-            except ValueError as exc:
-                raise nested_error(f"{self._metrics_key}[{i}].name", str(exc)) from None
-            if metric.name in names:
-                raise nested_error(f"{self._metrics_key}[{i}].name", f"metric name '{metric.name}' is used twice")
-            names.add(metric.name)
-
-    def _check_data_configs(self) -> None:
-        defined: list[str] = []
-        for i, dc in enumerate(self.data_configs):
-            if dc.name in defined:
-                raise nested_error(f"data_configs[{i}].name", f"data config name '{dc.name}' is used twice")
-            defined.append(dc.name)
-        datasets = [dc.name for dc in self.data_configs if not dc.is_dummy]
-        for i, metric in enumerate(self.all_metrics):
-            where = f"{self._metrics_key}[{i}].data_config"
-            if metric.data_config is not None:
-                if metric.data_config not in defined:
-                    listed = ", ".join(defined) if defined else "none are defined (add a 'data_configs' list)"
-                    raise nested_error(where, f"data config '{metric.data_config}' is not defined; defined: {listed}")
-                if metric.uses_predictions and metric.data_config not in datasets:
-                    raise nested_error(
-                        where, f"'{metric.data_config}' holds dummy inputs; {metric.type} needs labelled data"
-                    )
-            elif metric.uses_predictions:
-                if len(datasets) != 1:
-                    listed = ", ".join(datasets) if datasets else "none"
-                    raise nested_error(
-                        where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}"
-                    )
-                metric.data_config = datasets[0]
-            elif metric.metric_type.need is Need.TIMINGS and len(datasets) == 1:
-                # Olive times dummy inputs from the model's static shapes; the one dataset there is works for
-                # models with dynamic shapes too, and is what the user measures the model on.
-                metric.data_config = datasets[0]
-            if metric.type == "accuracy" and metric.backend == "torch_metrics" and metric.data_config in defined:
-                # Olive's vision task check: the sub-types a task restricts must suit the pre-process's task
-                task = getattr(self.data_config(metric.data_config).pre_process_data_config, "task", None)
-                try:
-                    check_task_metrics(task, [sub.name for sub in metric.sub_types])
-                except ValueError as exc:
-                    raise nested_error(f"{self._metrics_key}[{i}].sub_types", str(exc)) from None
-
-    def _check_priorities(self) -> None:
-        subs = [(metric, sub) for metric in self.all_metrics for sub in metric.sub_types]
-        ranked = [(m, s) for m, s in subs if s.priority != -1]
-        if not ranked:
-            if not subs:  # lm_eval metrics measuring every value their tasks report: nothing is ranked
-                return
-            if len(subs) == 1:
-                subs[0][1].priority = 1
-                return
-            first = next(i for i, metric in enumerate(self.all_metrics) if metric.sub_types)
-            names = ", ".join(joint_key(m, s) for m, s in subs)
-            raise nested_error(
-                f"{self._metrics_key}[{first}].sub_types[0].priority",
-                f"none of the {len(subs)} sub-types ({names}) has a priority; with more than one, rank at least one: "
-                '"priority": 1 for the most important (then 2, 3... for others you rank; -1 or none: measured, '
-                "not ranked)",
-            )
-        by_priority: dict[int, list[str]] = {}
-        for metric, sub in ranked:
-            by_priority.setdefault(sub.priority, []).append(joint_key(metric, sub))
-        expected = set(range(1, len(ranked) + 1))
-        problems = []
-        for priority, keys in sorted(by_priority.items()):
-            if len(keys) > 1:
-                problems.append(f"{' and '.join(keys)} share priority {priority}")
-            elif priority not in expected:
-                problems.append(f"{keys[0]} has priority {priority}")
-        missing = sorted(expected - set(by_priority))
-        if missing:
-            problems.append(f"missing {', '.join(map(str, missing))}")
-        if problems:
-            raise nested_error(
-                self._metrics_key,
-                f"ranked priorities must be exactly 1..{len(ranked)} across all metrics (-1 = not ranked): "
-                + "; ".join(problems),
-            )
 
     # ---------------------------------------------------------------- paths
     def resolve_paths(self, base_dir: Path, source: str | None = None) -> RunConfig:

@@ -48,9 +48,9 @@ from olive_eval.data.olive_items import (
 from olive_eval.data.postprocess import PostProcess
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.preprocess import PreProcess
-from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH
 from olive_eval.data.sources import DataContext, Source
 from olive_eval.errors import EvaluationError
+from olive_eval.tasks.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH
 from olive_eval.user_module import call_user
 
 #: Olive's component kinds (``DataComponentType`` values) → olive-eval's.

@@ -18,8 +18,8 @@ from pydantic import Field
 from olive_eval.data.batch import Batch, Column, Outputs, dense, select_output
 from olive_eval.data.components import Component, ComponentParams, register_component
 from olive_eval.data.prepared import PrepareContext
-from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError
+from olive_eval.tasks.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 
 
 class PostParams(ComponentParams):
@@ -35,7 +35,7 @@ class PostProcess(Component):
 
     Params = PostParams
     generates: bool = False
-    #: Outputs a runtime may add (:mod:`olive_eval.data.runtime_outputs`) that it reads when given.
+    #: Outputs a runtime may add (:mod:`olive_eval.tasks.runtime_outputs`) that it reads when given.
     uses: ClassVar[tuple[str, ...]] = ()
 
     def requires(self) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,15 +17,8 @@ from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
 
 T = TypeVar("T", float, np.ndarray)
 
-#: Olive's goal types (their formulas are :func:`threshold_from`'s).
-GoalType = Literal[
-    "threshold", "min-improvement", "percent-min-improvement", "max-degradation", "percent-max-degradation"
-]
 
-
-def resolve_threshold(
-    goal_type: GoalType, value: float, baseline: float | None, higher_is_better: bool
-) -> float | None:
+def resolve_threshold(goal_type: str, value: float, baseline: float | None, higher_is_better: bool) -> float | None:
     """The value a candidate must reach (inclusive); None when a relative goal has no baseline."""
     if goal_type == "threshold":
         return value

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.config.metric_set import joint_key
+from olive_eval.config.run import RunConfig
 from olive_eval.engine import evidence_store, record_files
 from olive_eval.engine.cache_key import CACHE_FORMAT, digest, key_payload, olive_eval_version
 from olive_eval.engine.unit import ModelEvaluation

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from olive_eval.config.run import RunConfig, joint_key
+from olive_eval.config.metric_set import joint_key
+from olive_eval.config.run import RunConfig
 from olive_eval.decide.goals import GoalCheck, apply_goals
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.significance import confident_goal

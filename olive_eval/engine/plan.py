@@ -14,7 +14,7 @@ from typing import Any
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.preflight import check_device, check_outputs
-from olive_eval.lm_eval.planning import LmEvalRun, new_run, plan_lm_eval
+from olive_eval.lm_eval_run.plan import LmEvalRun, new_run, plan_lm_eval
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import Need
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
-from olive_eval.config.run import joint_key
+from olive_eval.config.metric_set import joint_key
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.guard import failure_message, format_traceback, scoring_error
 from olive_eval.engine.passes import PassRecord

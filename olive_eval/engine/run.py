@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config import RunConfig
+from olive_eval.config.executor import ExecutorConfig
 from olive_eval.config.metric_key import metric_keys
-from olive_eval.config.run import joint_key
+from olive_eval.config.metric_set import joint_key
 from olive_eval.decide.goals import apply_goals
 from olive_eval.decide.pareto import mark_pareto
 from olive_eval.decide.ranking import Objective, rank
@@ -24,7 +25,7 @@ from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.executors.base import Executor, ExecutorConfig, build_executor
+from olive_eval.engine.executors.base import Executor, build_executor
 from olive_eval.engine.goals import goal_check, stages
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.recorder import Recorder

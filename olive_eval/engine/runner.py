@@ -30,7 +30,7 @@ from olive_eval.engine.plan import Plan, PredictionPass, Settings, settings_key
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer
-from olive_eval.lm_eval.planning import LmEvalRun
+from olive_eval.lm_eval_run.plan import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.progress import Progress, silent, start_task
 from olive_eval.records.results import ModelResult
@@ -257,7 +257,7 @@ class ModelEvaluator:
 
     def _lm_eval(self, recorder: Recorder, job: LmEvalRun) -> None:
         """One lm-eval run over the job's tasks; every sub-type of its metrics reads its value from it."""
-        from olive_eval.lm_eval.evaluate import evaluate_tasks, record_stderr, write_records
+        from olive_eval.lm_eval_run.evaluate import evaluate_tasks, record_stderr, write_records
 
         self.progress(recorder.model_name, f"lm-eval tasks {', '.join(job.options.tasks)}")
         with recorder.stage("lm_eval"):

@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
+from olive_eval.config.executor import ExecutorConfig, executor_config, executor_registry
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.candidates import CANDIDATE, CandidateResult, validated_candidate
-from olive_eval.engine.executors.base import Executor, ExecutorConfig, executor_config, executor_registry
+from olive_eval.engine.executors.base import Executor
 from olive_eval.engine.resume_plan import plan_resume
 from olive_eval.engine.run import Run
 from olive_eval.errors import ConfigError, UsageError

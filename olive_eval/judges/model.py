@@ -1,6 +1,6 @@
 """A judge that is a model olive-eval runs and that generates text (an ``HfModel`` text-generation model, a
 ``GenAIModel``), reached through the runtime interface: the runtime loads it, and its lm-eval adapter
-(``Runtime.lm_eval_adapter``, the interface every generating runtime already serves) generates the replies, with
+(:func:`olive_eval.lm_eval.serving.adapter_for`, the interface every generating model type serves) generates the replies, with
 lm-eval's own stop-string and length handling. This module is the only part of the judges that touches runtimes,
 and it is imported only when a spec names ``"type": "model"``; judged metrics never import it.
 """
@@ -57,9 +57,9 @@ class ModelSource(JudgeSource):
         """A model whose type (or task) cannot generate text cannot judge: refused with the plan, not when the run
         builds the judge. A model that only knows once loaded (a Python model) is checked then."""
         from olive_eval.lm_eval.adapters import GENERATE
-        from olive_eval.runtimes.base import runtime_registry
+        from olive_eval.lm_eval.serving import requests_of
 
-        served = runtime_registry.get(config.type).lm_eval_requests(config)
+        served = requests_of(config)
         if served is None or GENERATE in served:
             return
         task = getattr(config, "task", None)
@@ -79,14 +79,16 @@ class ModelSource(JudgeSource):
         from lm_eval.api.instance import Instance
 
         from olive_eval.errors import EvaluationError
-        from olive_eval.lm_eval.adapters import GENERATE, AdapterOptions
+        from olive_eval.lm_eval.adapters import GENERATE
+        from olive_eval.lm_eval.options import AdapterOptions
+        from olive_eval.lm_eval.serving import adapter_for, served_by
         from olive_eval.runtimes.base import create_runtime
 
         config = _model_config(spec.model)
         runtime = create_runtime(config, spec.device, [])
-        if GENERATE not in runtime.lm_eval_served():
+        if GENERATE not in served_by(runtime):
             raise EvaluationError(f"judge model '{config.display_name()}' does not generate text")
-        adapter = runtime.lm_eval_adapter(AdapterOptions(batch_size=spec.batch_size))
+        adapter = adapter_for(runtime, AdapterOptions(batch_size=spec.batch_size))
         gen = {"until": list(spec.until), "max_gen_toks": spec.max_new_tokens, **spec.generation_kwargs}
         gen.setdefault("do_sample", False)
 

@@ -5,9 +5,11 @@ are used as they are. olive-eval adds what Olive's ``LMEvaluator`` drops: every 
 sub-type with lm-eval's direction, its stderr becomes the sub-type's interval, per-sample results back paired
 goals, nothing downloads unless the run allows it, and the task versions and hashes are recorded.
 
-Modules: ``options`` (the metric's ``metric_config``, no lm-eval import), ``names`` (sub-type names),
-``tasks`` (finding and checking tasks before any model loads), ``adapters`` (lm-eval ``LM`` objects over
-olive-eval's runtimes), ``evaluate`` (one lm-eval run and its results as scores and evidence).
+Modules: ``options`` (the metric's ``metric_config`` and the adapters' options, no lm-eval import),
+``metric_type`` (the ``lm_eval`` metric type), ``names`` (sub-type names), ``tasks`` (finding and checking tasks
+before any model loads), ``adapters`` (request types and the check that a model serves them), ``serving`` (what
+each model type serves, and the lm-eval ``LM`` objects over olive-eval's loaded models). The run's side (planning
+with the run; one lm-eval run and its results as scores and evidence) is :mod:`olive_eval.lm_eval_run`.
 """
 
 from __future__ import annotations

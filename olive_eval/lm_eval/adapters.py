@@ -1,19 +1,15 @@
-"""lm-eval ``LM`` objects over olive-eval's loaded models, so lm-eval's requests run on the model the run loaded.
+"""lm-eval's request types, the ones a run's tasks make, and the check that a model serves them.
 
-A runtime says which of lm-eval's request types it serves (``Runtime.lm_eval_requests``) and builds its adapter
-(``Runtime.lm_eval_adapter``): a transformers model is lm-eval's own ``HFLM`` around the loaded module; a GenAI
-model is lm-eval's ``onnxruntime-genai`` backend around the loaded ``og.Model``; a Python model is
-:class:`PythonLM` here. The request logic (context and continuation tokens, rolling windows, stop sequences)
-stays lm-eval's wherever lm-eval has it.
+What each model type serves, and the lm-eval ``LM`` over a loaded model, are :mod:`olive_eval.lm_eval.serving`'s.
+The request logic (context and continuation tokens, rolling windows, stop sequences) stays lm-eval's wherever
+lm-eval has it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from olive_eval.errors import EvaluationError
-from olive_eval.lm_eval import lm_eval_package
 
 #: lm-eval's request types, and the task output types that make each.
 LOGLIKELIHOOD, ROLLING, GENERATE = "loglikelihood", "loglikelihood_rolling", "generate_until"
@@ -24,14 +20,6 @@ REQUEST_OF_OUTPUT = {
     "loglikelihood_rolling": ROLLING,
     "generate_until": GENERATE,
 }
-
-
-@dataclass(frozen=True)
-class AdapterOptions:
-    """What every adapter takes from the metric's ``metric_config``."""
-
-    batch_size: int = 1
-    max_length: int | None = None
 
 
 def requests_needed(loaded_tasks: dict[str, Any]) -> dict[str, list[str]]:
@@ -52,17 +40,3 @@ def check_serves(model: str, served: frozenset[str] | set[str], needed: dict[str
                 f"model '{model}' cannot serve lm-eval's {request} requests, which task(s) {', '.join(tasks)} make "
                 f"({how}; it serves: {can})"
             )
-
-
-def python_lm(obj: Any, call: Any, where: str, options: AdapterOptions) -> Any:
-    """:class:`PythonLM` for a Python model object (lm-eval is imported here, on first use)."""
-    lm_eval_package()
-    from olive_eval.lm_eval.python_lm import PythonLM
-
-    return PythonLM(obj, call, where, options)
-
-
-def python_requests(obj: Any) -> frozenset[str]:
-    """What a Python model object serves: generation through its call; the others through its own methods."""
-    own = {r for r in (LOGLIKELIHOOD, ROLLING) if callable(getattr(obj, r, None))}
-    return frozenset({GENERATE, *own})

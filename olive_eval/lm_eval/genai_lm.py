@@ -8,7 +8,7 @@ from typing import Any
 
 from lm_eval.models.onnxruntime_genai import ONNXRuntimeGenAILM
 
-from olive_eval.lm_eval.adapters import AdapterOptions
+from olive_eval.lm_eval.options import AdapterOptions
 from olive_eval.lm_eval.python_lm import DEFAULT_MAX_GEN_TOKS
 
 

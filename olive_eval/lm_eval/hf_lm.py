@@ -9,7 +9,7 @@ from typing import Any
 from lm_eval.models.huggingface import HFLM
 
 from olive_eval.huggingface_env import downloads_allowed, offline, quiet_transformers
-from olive_eval.lm_eval.adapters import AdapterOptions
+from olive_eval.lm_eval.options import AdapterOptions
 
 
 def hf_lm(model: Any, source: str | Path, device: Any, options: AdapterOptions) -> Any:

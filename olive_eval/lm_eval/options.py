@@ -1,8 +1,10 @@
-"""An lm_eval metric's ``metric_config``: which tasks, and how lm-eval runs them. Validated without lm-eval."""
+"""An lm_eval metric's ``metric_config``: which tasks, and how lm-eval runs them; and what an lm-eval adapter over
+a loaded model takes from it. Validated without lm-eval."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,14 @@ from olive_eval.strict_model import LaxPath, StrictModel
 #: lm-eval's own seeds (``lm_eval.defaults``): python's ``random``, then numpy, torch and the few-shot sampler.
 LM_EVAL_RANDOM_SEED = 0
 LM_EVAL_OTHER_SEED = 1234
+
+
+@dataclass(frozen=True)
+class AdapterOptions:
+    """What every adapter takes from the metric's ``metric_config``."""
+
+    batch_size: int = 1
+    max_length: int | None = None
 
 
 class LmEvalGeneration(StrictModel):

@@ -15,7 +15,7 @@ from typing import Any
 from lm_eval.api.model import LM
 
 from olive_eval.errors import EvaluationError
-from olive_eval.lm_eval.adapters import AdapterOptions
+from olive_eval.lm_eval.options import AdapterOptions
 from olive_eval.user_module import call_user
 
 #: lm-eval's default generation length when a task sets none.

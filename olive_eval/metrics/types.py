@@ -11,12 +11,12 @@ import math
 import os
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 from pydantic import BaseModel
 
-from olive_eval.lm_eval.options import LmEvalOptions
 from olive_eval.metrics.base import Score
 from olive_eval.metrics.performance import (
     GENERATION_QUANTITIES,
@@ -36,9 +36,6 @@ from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
 
-if TYPE_CHECKING:
-    from olive_eval.runtimes.base import ModelConfig
-
 
 class Need(str, Enum):
     PREDICTIONS = "predictions"
@@ -48,6 +45,24 @@ class Need(str, Enum):
     LM_EVAL = "lm_eval"  # lm-eval's tasks, run on the loaded model through an adapter
 
 
+class MetricOptions(Protocol):
+    """A metric-level ``metric_config`` model (lm-eval's tasks and options): validated, its paths resolved."""
+
+    @classmethod
+    def model_validate(cls, obj: Any) -> Any: ...
+
+    @staticmethod
+    def resolve_paths(raw: dict[str, Any], base: Path) -> dict[str, Any]: ...
+
+
+class ModelFiles(Protocol):
+    """A model config, as far as the size on disk reads it."""
+
+    def no_files_reason(self) -> str | None: ...
+
+    def files(self) -> list[Path]: ...
+
+
 class MetricType:
     name: ClassVar[str]
     need: ClassVar[Need]
@@ -55,7 +70,7 @@ class MetricType:
     #: Whether values can be bootstrapped (per-example statistics or repeated timings exist).
     resamplable: ClassVar[bool] = False
     #: The metric-level ``metric_config`` the type takes (None: it takes none; sub-types have their own).
-    options: ClassVar[type[LmEvalOptions] | None] = None
+    options: ClassVar[type[MetricOptions] | None] = None
     #: False when sub-types and their directions are known only once the run is planned (lm-eval's tasks say).
     sub_types_known_at_load: ClassVar[bool] = True
     #: What a type that brings its own data (lm-eval's tasks) says to a metric-level data option it cannot honour.
@@ -102,7 +117,10 @@ class MetricType:
             raise ValueError(f"unknown {self.name} sub-type '{sub_type}'; {hint}valid: {', '.join(names)}")
 
 
-metric_type_registry: Registry[MetricType] = Registry("metric type")
+#: Olive's metric types, and lm-eval's (registered by the lm-eval package, beside its options).
+metric_type_registry: Registry[MetricType] = Registry(
+    "metric type", packages=("olive_eval.metrics.types", "olive_eval.lm_eval.metric_type")
+)
 
 
 def model_keys(model: type[BaseModel]) -> set[str]:
@@ -260,7 +278,7 @@ class SizeOnDiskType(MetricType):
     need = Need.MODEL_FILES
     unit = "bytes"
 
-    def score_model(self, model: ModelConfig) -> Score:
+    def score_model(self, model: ModelFiles) -> Score:
         """Total bytes of the model's files (a directory counts every file below it); undefined, with the
         model's reason, when it has no files."""
         reason = model.no_files_reason()
@@ -297,37 +315,4 @@ class CustomType(MetricType):
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
         if raw:
             raise ValueError("custom sub-types take no metric_config; pass arguments in user_config.*_func_kwargs")
-        return None
-
-
-@_register
-class LmEvalType(MetricType):
-    """lm-evaluation-harness tasks (:mod:`olive_eval.lm_eval`): the metric-level ``metric_config`` names the tasks;
-    sub-types are the (task, metric, filter) values they report, resolved with their directions when the run is
-    planned; none given measures all of them."""
-
-    name = "lm_eval"
-    need = Need.LM_EVAL
-    resamplable = True
-    options = LmEvalOptions
-    sub_types_known_at_load = False
-    own_data = "lm-eval's tasks bring their own data, filters and repeats: set them in the task's YAML file"
-
-    def sub_type_names(self) -> None:
-        return None
-
-    def default_higher_is_better(self, sub_type: str) -> None:
-        return None
-
-    def evidence_metric(self) -> Any:
-        from olive_eval.lm_eval.evidence import SampleMetric
-
-        return SampleMetric()
-
-    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> Any:
-        if raw:
-            raise ValueError(
-                "lm_eval sub-types take no metric_config; the tasks and their options go in the "
-                "metric's own metric_config"
-            )
         return None

@@ -116,7 +116,7 @@ class PredictCall(BoundCall):
 @dataclass(frozen=True)
 class Emits:
     """The outputs ``predict`` gives for a model config, known before the model loads: ``names`` the runtime gives
-    itself (those of :mod:`olive_eval.data.runtime_outputs`), and whether the model's own named outputs come too
+    itself (those of :mod:`olive_eval.tasks.runtime_outputs`), and whether the model's own named outputs come too
     (``model_outputs``: then any name may appear, and only the loaded model knows which)."""
 
     names: tuple[str, ...] = ()
@@ -162,21 +162,6 @@ class Runtime(ABC):
         """What ``predict`` gives for ``model_config`` when its call mode (:meth:`ModelConfig.call_mode`) generates
         (``generates``) or not: by default the model's own outputs and nothing added."""
         return Emits()
-
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        """The lm-eval request types (``loglikelihood``, ``loglikelihood_rolling``, ``generate_until``) this model
-        serves, known before it loads; None when only the loaded model knows (:meth:`lm_eval_served`)."""
-        return frozenset()
-
-    def lm_eval_served(self) -> frozenset[str]:
-        """The lm-eval request types the loaded model serves."""
-        return self.lm_eval_requests(None) or frozenset()
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        """An lm-eval ``LM`` over the loaded model (``options``: :class:`olive_eval.lm_eval.adapters.AdapterOptions`)
-        for the runtimes that serve lm-eval tasks."""
-        raise NotImplementedError(f"{self.model_type} models do not run lm-eval tasks")
 
     @abstractmethod
     def predict(self, batch: Batch) -> Outputs:

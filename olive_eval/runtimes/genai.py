@@ -12,20 +12,18 @@ rows of one length together. Generation options come from ``generation_kwargs`` 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError, MissingDependencyError
-from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.genai_config import CONFIG_FILE, GenAIModelConfig, genai, search_options
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.streaming import StreamingCall
 from olive_eval.strict_model import StrictModel
+from olive_eval.tasks.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 
 #: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.repeats.SEED_COLUMN``): GenAI keeps
 #: its own generator, so the seed becomes its ``random_seed``.
@@ -209,16 +207,6 @@ class GenAIRuntime(Runtime):
                 f"'{self.config.display_name()}''s context of {self.context} ({CONFIG_FILE} model.context_length)"
             )
         return _Streamed(self, np.stack(prompts), new_tokens)
-
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        return frozenset(LM_EVAL_REQUESTS)
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        """lm-eval's own GenAI backend on this loaded model."""
-        from olive_eval.lm_eval.genai_lm import LoadedGenAILM
-
-        return LoadedGenAILM(genai(), self.model, Path(self.config.model_path), options)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -13,11 +13,9 @@ from typing import Any
 import numpy as np
 
 from olive_eval.data.batch import Batch, Outputs
-from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import downloads_allowed, offline, quiet_transformers
 from olive_eval.lazy import LazyModule
-from olive_eval.lm_eval.adapters import REQUESTS as LM_EVAL_REQUESTS
 from olive_eval.runtimes.base import BoundCall, Device, Emits, Runtime, runtime_registry
 from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.runtimes.hf_shapes import misfit
@@ -29,6 +27,7 @@ from olive_eval.runtimes.torch_threads import torch_threads, usable_cores
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.base import find_task, get_task
 from olive_eval.tasks.call_mode import CallMode
+from olive_eval.tasks.runtime_outputs import OUTPUT_LENGTHS, PROMPT_LENGTH, SEQUENCES
 
 torch = LazyModule("torch")
 transformers = LazyModule("transformers")
@@ -211,22 +210,6 @@ class HfRuntime(Runtime):
     def run_session(self, session: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
         with torch.inference_mode():
             return (session or self.model)(**inputs, **kwargs)
-
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        """A causal or sequence-to-sequence language model serves all of lm-eval's requests (through ``HFLM``)."""
-        task = find_task(getattr(model_config, "task", None)) if model_config is not None else None
-        if task is not None and any(c.endswith(("CausalLM", "Seq2SeqLM")) for c in task.model_classes):
-            return frozenset(LM_EVAL_REQUESTS)
-        return frozenset()
-
-    def lm_eval_served(self) -> frozenset[str]:
-        return self.lm_eval_requests(self.config) or frozenset()
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        from olive_eval.lm_eval.hf_lm import hf_lm
-
-        return hf_lm(self.model, self.config.folder() or self.config.model_path, self.device, options)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -17,7 +17,6 @@ from pydantic import Field
 
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
-from olive_eval.lm_eval.adapters import python_lm, python_requests
 from olive_eval.runtimes.base import BoundCall, Device, ModelConfig, PredictCall, Runtime, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -65,8 +64,8 @@ class PythonRuntime(Runtime):
 
     def __init__(self, obj: Any, call: Callable[[dict[str, Any]], Any], where: str) -> None:
         self.model = obj
-        self._call = call
-        self._where = where
+        self.user_call = call
+        self.where = where
         self._batches = 0
 
     @classmethod
@@ -90,19 +89,19 @@ class PythonRuntime(Runtime):
 
     def predict(self, batch: Batch) -> Outputs:
         self._batches += 1
-        result = call_user(self._call, self._where, (dict(batch.columns),), {})
+        result = call_user(self.user_call, self.where, (dict(batch.columns),), {})
         if isinstance(result, np.ndarray) and result.ndim >= 1:
             predictions: Any = result
         elif isinstance(result, (list, tuple)):
             predictions = list(result)
         else:
             raise EvaluationError(
-                f"{self._where} returned {type(result).__name__} for the batch of examples {batch.start}.."
+                f"{self.where} returned {type(result).__name__} for the batch of examples {batch.start}.."
                 f"{batch.start + batch.size - 1}; it must return one prediction per example (a list)"
             )
         if len(predictions) != batch.size:
             raise EvaluationError(
-                f"{self._where} returned {len(predictions)} predictions for the batch of {batch.size} examples "
+                f"{self.where} returned {len(predictions)} predictions for the batch of {batch.size} examples "
                 f"{batch.start}..{batch.start + batch.size - 1}"
             )
         return {"prediction": predictions}
@@ -112,16 +111,6 @@ class PythonRuntime(Runtime):
 
     def output_names(self) -> list[str]:
         return ["prediction"]
-
-    @classmethod
-    def lm_eval_requests(cls, model_config: Any) -> frozenset[str] | None:
-        return None  # what the loaded object has decides
-
-    def lm_eval_served(self) -> frozenset[str]:
-        return python_requests(self.model)
-
-    def lm_eval_adapter(self, options: Any) -> Any:
-        return python_lm(self.model, self._call, self._where, options)
 
     def describe(self) -> dict[str, Any]:
         return {"runtime": "python", "object": f"{type(self.model).__module__}.{type(self.model).__qualname__}"}

@@ -34,7 +34,7 @@ class Task:
     pre_process: ClassVar[str | None] = None
     post_process: ClassVar[str | None] = None
     dataloader: ClassVar[str | None] = None
-    #: Outputs the runtime adds to a forward pass's (:mod:`olive_eval.data.runtime_outputs`).
+    #: Outputs the runtime adds to a forward pass's (:mod:`olive_eval.tasks.runtime_outputs`).
     provides: ClassVar[tuple[str, ...]] = ()
     #: The metric sub-types it allows among those some task restricts; None: any (Olive's vision task check).
     metrics: ClassVar[tuple[str, ...] | None] = None

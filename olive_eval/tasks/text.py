@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from olive_eval.data.runtime_outputs import OUTPUT_LENGTHS
 from olive_eval.tasks.base import Task, register_task
 from olive_eval.tasks.call_mode import CallMode
+from olive_eval.tasks.runtime_outputs import OUTPUT_LENGTHS
 
 
 @register_task("text-classification")

@@ -76,7 +76,7 @@ def curves_run(folder: Path) -> RunResult:
 def lm_eval_instances(folder: Path, model_folder: str, metric: str, answers: dict[str, list[str]]) -> None:
     """lm-eval's per-sample log as the engine writes it: a generation task scored by two filters and a multiple
     choice task, answers per task (the same for both filters; the right answer is "ok")."""
-    from olive_eval.lm_eval.evaluate import LmEvalOutcome
+    from olive_eval.lm_eval_run.evaluate import LmEvalOutcome
 
     def sample(doc: int, filter_: str, answer: str, name: str) -> dict:
         scored = 1.0 if answer == "ok" else 0.0

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from pydantic import model_validator
-
-from olive_eval.config.components import nested_error
-from olive_eval.engine.executors.base import ExecutorConfig, executor_registry
+from olive_eval.engine.executors.base import executor_builders
 from olive_eval.progress import Progress
 
 if TYPE_CHECKING:
+    from olive_eval.config.executor import LocalConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.unit import ModelEvaluation, ModelUnit
@@ -47,22 +45,9 @@ class LocalExecutor:
         return node_info()
 
 
-@executor_registry.decorator("local")
-class LocalConfig(ExecutorConfig):
-    """In this process, one model after another (the default)."""
-
-    type: Literal["local"] = "local"
-
-    @model_validator(mode="after")
-    def _no_timeout(self) -> LocalConfig:
-        if self.timeout_s is not None:
-            raise nested_error(
-                "timeout_s",
-                "the local executor cannot stop a model that hangs; use the 'process' or 'ray' executor for a timeout",
-            )
-        return self
-
-    def build(
-        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
-    ) -> LocalExecutor:
-        return LocalExecutor(evaluator, self.shards)
+@executor_builders.decorator("local")
+def build_local(
+    config: LocalConfig, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+) -> LocalExecutor:
+    """The run's own evaluator, its shards scored one after another in this process."""
+    return LocalExecutor(evaluator, config.shards)

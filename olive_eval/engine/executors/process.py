@@ -22,9 +22,9 @@ import time
 from collections.abc import Iterator
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import executor_builders, failed_evaluation
 from olive_eval.engine.executors.fork_server import (
     LAZY_IMPORTS,
     engine_modules,
@@ -38,6 +38,7 @@ from olive_eval.progress import Progress
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
 
+    from olive_eval.config.executor import ProcessConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.runner import ModelEvaluator
     from olive_eval.engine.shards import Mapper
@@ -298,13 +299,9 @@ class ProcessExecutor:
 REPORT_S = 10.0
 
 
-@executor_registry.decorator("process")
-class ProcessConfig(ExecutorConfig):
-    """Each model in a fresh child process: its crash, ``os._exit`` or out-of-memory kill fails only that model."""
-
-    type: Literal["process"] = "process"
-
-    def build(
-        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
-    ) -> ProcessExecutor:
-        return ProcessExecutor(run, evaluator, output_dir, progress, self.timeout_s, self.shards)
+@executor_builders.decorator("process")
+def build_process(
+    config: ProcessConfig, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+) -> ProcessExecutor:
+    """A fork-server child per model (and per shard)."""
+    return ProcessExecutor(run, evaluator, output_dir, progress, config.timeout_s, config.shards)

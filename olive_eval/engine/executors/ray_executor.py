@@ -18,19 +18,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
-
-from olive_eval.engine.executors.base import ExecutorConfig, executor_registry, failed_evaluation
+from olive_eval.engine.executors.base import executor_builders, failed_evaluation
 from olive_eval.engine.executors.node import node_info
 from olive_eval.engine.executors.ray_cluster import check_resources, connect
 from olive_eval.engine.executors.ray_common import POLL_S, Reporter, import_ray, worker_name
 from olive_eval.errors import first_line
 from olive_eval.progress import Progress
-from olive_eval.strict_model import StrictModel
 
 if TYPE_CHECKING:
+    from olive_eval.config.executor import RayConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.executors.process import ProcessExecutor
     from olive_eval.engine.executors.worker import Packed
@@ -226,43 +224,9 @@ class RayExecutor:
         self._owns = False
 
 
-class ResourcesPerModel(StrictModel):
-    """What one model's task reserves on a Ray node."""
-
-    num_cpus: float = Field(1, ge=0, description="CPUs one model's task reserves.")
-    num_gpus: float = Field(0, ge=0, description="GPUs one model's task reserves (a fraction shares a GPU).")
-    memory: int | None = Field(None, gt=0, description="Bytes of memory one model's task reserves.")
-
-
-@executor_registry.decorator("ray")
-class RayConfig(ExecutorConfig):
-    """Models spread over Ray workers (``pip install 'olive-eval[ray]'``): this machine or a cluster."""
-
-    type: Literal["ray"] = "ray"
-    address: str = Field(
-        "local",
-        description="'local' (start Ray here with num_workers CPUs), 'auto' (the running cluster: RAY_ADDRESS or "
-        "the one started on this machine), 'ray://host:port' (Ray Client) or 'host:port' (a head node).",
-    )
-    num_workers: int | None = Field(
-        None, gt=0, description="Models evaluated at a time (default: this machine's CPUs for 'local', else all)."
-    )
-    resources_per_model: ResourcesPerModel = Field(default_factory=ResourcesPerModel)
-    runtime_env: dict[str, Any] | None = Field(
-        None,
-        description="Ray runtime_env of the workers (working_dir, py_modules, pip...); default on a cluster: the "
-        "config's folder as working_dir, so its user scripts travel.",
-    )
-    connect_timeout_s: float = Field(5, gt=0, description="Seconds to wait for a cluster's address to answer.")
-
-    @field_validator("address")
-    @classmethod
-    def _address(cls, v: str) -> str:
-        if v in ("local", "auto") or v.startswith("ray://") or v.rpartition(":")[2].isdigit():
-            return v
-        raise ValueError(f"address is 'local', 'auto', 'ray://host:port' or 'host:port', not {v!r}")
-
-    def build(
-        self, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
-    ) -> RayExecutor:
-        return RayExecutor(self, run, evaluator, output_dir, progress)
+@executor_builders.decorator("ray")
+def build_ray(
+    config: RayConfig, run: RunConfig, evaluator: ModelEvaluator, output_dir: Path | None, progress: Progress
+) -> RayExecutor:
+    """Ray workers, on this machine or a cluster (connected now)."""
+    return RayExecutor(config, run, evaluator, output_dir, progress)

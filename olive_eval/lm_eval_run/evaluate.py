@@ -14,12 +14,13 @@ from typing import Any
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
 from olive_eval.lm_eval import lm_eval_package
-from olive_eval.lm_eval.adapters import AdapterOptions, check_serves
+from olive_eval.lm_eval.adapters import check_serves
 from olive_eval.lm_eval.evidence import sample_evidence
 from olive_eval.lm_eval.names import Produced
-from olive_eval.lm_eval.options import LmEvalOptions
-from olive_eval.lm_eval.planning import LmEvalRun
+from olive_eval.lm_eval.options import AdapterOptions, LmEvalOptions
+from olive_eval.lm_eval.serving import adapter_for, served_by
 from olive_eval.lm_eval.tasks import quiet_lm_eval
+from olive_eval.lm_eval_run.plan import LmEvalRun
 from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.records.json_text import jsonable
 from olive_eval.records.results import ConfidenceInterval, SubMetricResult
@@ -77,10 +78,10 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
     lm_eval = lm_eval_package()
     assert job.tasks is not None
     options = job.options
-    served = runtime.lm_eval_served()
+    served = served_by(runtime)
     check_serves(model_name, served, job.needed_requests(), f"{runtime.model_type}")
     with offline(allow_download), quiet_lm_eval():
-        lm = runtime.lm_eval_adapter(AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
+        lm = adapter_for(runtime, AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
         results = lm_eval.simple_evaluate(
             model=lm,
             tasks=list(job.tasks.top),

@@ -17,6 +17,7 @@ from olive_eval.errors import ConfigError, MissingDependencyError
 from olive_eval.lm_eval.adapters import check_serves, requests_needed
 from olive_eval.lm_eval.names import Produced, resolve
 from olive_eval.lm_eval.options import LmEvalOptions
+from olive_eval.lm_eval.serving import requests_of
 from olive_eval.lm_eval.tasks import LoadedTasks, TaskProblem, load_tasks
 
 
@@ -110,11 +111,9 @@ def _in_group(task: str, names: set[str], groups: dict[str, Any]) -> bool:
 
 def _check_models(run: Any, job: LmEvalRun, where: str) -> None:
     """Each model whose runtime knows before loading what it serves can serve the tasks' requests."""
-    from olive_eval.runtimes.base import runtime_registry
-
     needed = job.needed_requests()
     for i, model in enumerate(run.models()):
-        served = runtime_registry.get(model.type).lm_eval_requests(model)
+        served = requests_of(model)
         if served is None:
             continue  # known once loaded (a Python model's object)
         model_key = "input_model" if i == 0 else f"candidates[{i - 1}]"
