@@ -28,6 +28,8 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from bench_call_mode import GENERATION  # noqa: E402
+from bench_call_mode import config as call_mode_config  # noqa: E402
 from transformers import AutoModelForCausalLM  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
@@ -37,8 +39,6 @@ from olive_eval.runtimes.torch_threads import torch_threads, usable_cores  # noq
 from tests.helpers import write_jsonl  # noqa: E402
 from tests.runtimes import hf_models  # noqa: E402
 
-GENERATION = {"max_new_tokens": 24, "do_sample": False}
-
 
 def busy() -> None:
     """One core's worth of background load, until terminated."""
@@ -47,29 +47,10 @@ def busy() -> None:
 
 
 def config(folder: Path, data: Path, out: Path, runs: int, threads: int) -> dict[str, Any]:
-    pre = {"type": "text_generation_huggingface_pre_process", "input_cols": ["text"]}
-    model = {"type": "HfModel", "name": "gpt2", "model_path": str(folder), "task": "text-generation"}
-    return {
-        "input_model": {**model, "generation_kwargs": GENERATION, "threads": threads},
-        "data_configs": [
-            {
-                "name": "prompts",
-                "load_dataset_config": {"data_name": "json", "data_files": str(data)},
-                "pre_process_data_config": pre,
-                "post_process_data_config": {"type": "decode"},
-                "dataloader_config": {"batch_size": 4},
-            }
-        ],
-        "metrics": [
-            {
-                "name": "lat",
-                "type": "latency",
-                "data_config": "prompts",
-                "sub_types": [{"name": "p50", "metric_config": {"warmup_num": 3, "repeat_test_num": runs}}],
-            }
-        ],
-        "output_dir": str(out),
-    }
+    """bench_call_mode's latency config of the same model, with the model's thread count set."""
+    run = call_mode_config(folder, data, out, runs)
+    run["input_model"]["threads"] = threads
+    return run
 
 
 def direct_p50(lm: Any, tensors: dict[str, Any], runs: int, threads: int) -> float:
