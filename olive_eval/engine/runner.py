@@ -2,7 +2,7 @@
 of its own (:mod:`olive_eval.engine.timing_phase`).
 
 A model's evaluation is a self-contained unit of work: given the run config and the model, it returns the
-model's results and the evidence for paired goals (see :func:`evaluate_model`). The runner talks to
+model's results and the evidence for paired goals (see :func:`olive_eval.engine.unit.run_unit`). The runner talks to
 runtimes only through the ``Runtime`` interface and to metrics only through the registered metric types,
 so a new runtime or metric family changes nothing here. Every kind of work records its values through the
 model's :class:`~olive_eval.engine.recorder.Recorder`.

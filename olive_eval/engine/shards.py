@@ -277,23 +277,6 @@ def merge_shards(
     return record, scored
 
 
-def run_sharded(
-    run: RunConfig,
-    model: ModelConfig,
-    data_config: str,
-    metrics: list[str],
-    shards: int,
-    mapper: Mapper = map,
-    settings: Settings | None = None,
-    store: DataStore | None = None,
-) -> tuple[PassRecord, dict[str, list[Scored]]]:
-    """One model's pass over ``data_config`` in ``shards`` shards, each run by ``mapper``; merged."""
-    store = store if store is not None else DataStore(run)
-    works = plan_shards(run, model, data_config, settings or {}, metrics, shards, store)
-    parts = list(mapper(score_shard, works))
-    return merge_shards(run, works, parts, run.source_dir)
-
-
 def sharded_pass(
     run: RunConfig,
     store: DataStore,

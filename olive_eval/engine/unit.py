@@ -2,9 +2,9 @@
 
 :class:`ModelUnit` names the model (its config, which pickles) and its folder. :func:`run_unit` evaluates
 the unit's per-model work (prediction passes, file sizes, user functions) on an evaluator that holds the
-run's plan and data: the local executor calls it in this process with the run's own evaluator, and
-:func:`evaluate_model` builds that evaluator from the config first (importing its user scripts, so their
-metrics and components are registered where it runs), as a spawned process or another machine does. The
+run's plan and data: the local executor calls it in this process with the run's own evaluator, and a child
+process or another machine builds that evaluator from the config first (importing its user scripts, so their
+metrics and components are registered where it runs). The
 result pickles (function metrics by their registered name). Latency is not part of it: timing is only
 comparable on one machine, so the interleaved timing rounds stay with the run.
 """
@@ -12,19 +12,12 @@ comparable on one machine, so the interleaved timing rounds stay with the run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from olive_eval.config import RunConfig, load_run_config
-from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.goals import goal_check, stopping_goal
-from olive_eval.engine.plan import make_plan
 from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.progress import Progress, silent
-from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import ModelResult
-from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
 if TYPE_CHECKING:
@@ -72,22 +65,3 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | No
 
     result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding)
     return ModelEvaluation(result, evaluator.evidence[unit.name])
-
-
-def evaluate_model(
-    config: RunConfig | dict[str, Any] | str | Path,
-    model_name: str,
-    *,
-    output_dir: str | Path | None = None,
-    progress: Progress = silent,
-) -> ModelEvaluation:
-    """Evaluate one model of the run from its config alone (in another process); per-example files go under
-    ``output_dir`` when it is given."""
-    run = load_run_config(config)
-    models = {m.display_name(): m for m in run.models()}
-    if model_name not in models:
-        raise KeyError(f"no model '{model_name}' in the run; models: {', '.join(models)}")
-    folders = folder_names(list(models))
-    writer = InstanceWriter(Path(output_dir), [m.name for m in run.all_metrics]) if output_dir is not None else None
-    evaluator = ModelEvaluator(run, make_plan(run), DataStore(run), progress, writer, run.source_dir)
-    return run_unit(evaluator, ModelUnit(models[model_name], folders[model_name]))

@@ -66,7 +66,7 @@ def quiet_lm_eval() -> Iterator[None]:
         logger.setLevel(level)
 
 
-def needs_download(dataset_path: str | None, data_files: Any = None) -> bool:
+def needs_download(dataset_path: str | None) -> bool:
     """Whether a task's dataset is neither local files nor in the Hugging Face cache."""
     if not dataset_path or dataset_path in LOCAL_BUILDERS or Path(dataset_path).exists():
         return False

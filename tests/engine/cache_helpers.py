@@ -13,9 +13,10 @@ from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.unit import ModelEvaluation, evaluate_model
+from olive_eval.engine.unit import ModelEvaluation
 from olive_eval.metrics.performance import TimingSample
 from olive_eval.metrics.types import metric_type_registry
+from tests.engine.unit_helpers import evaluate_model
 
 METRICS = [
     {

@@ -13,8 +13,9 @@ import pytest
 
 from olive_eval.engine.cache import ResultCache
 from olive_eval.engine.cache_key import CACHE_FORMAT
-from olive_eval.engine.unit import ModelEvaluation, evaluate_model
+from olive_eval.engine.unit import ModelEvaluation
 from tests.engine.cache_helpers import as_json, key_of, make_cache, real_evaluation, write_config
+from tests.engine.unit_helpers import evaluate_model
 from tests.helpers import write_margin_metric
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from olive_eval import evaluate
-from olive_eval.engine.unit import evaluate_model
+from tests.engine.unit_helpers import evaluate_model
 from tests.helpers import write_margin_metric
 
 

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 
 from olive_eval.decide.pareto import dominates
-from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
+from olive_eval.records.results import GoalResult, RunResult
 
 
 def model_order(result: RunResult) -> list[str]:
@@ -118,7 +118,7 @@ class RankingRow:
     goals: list[GoalCell] = field(default_factory=list)
 
 
-def _shortfall(sub: SubMetricResult, goal: GoalResult) -> float | None:
+def _shortfall(goal: GoalResult) -> float | None:
     """How far short a missed goal fell, in the metric's units: the bound's for a goal with a confidence."""
     if goal.met:
         return None
@@ -154,7 +154,7 @@ def ranking_rows(result: RunResult, names: list[str]) -> list[RankingRow]:
                     finite(base_sub.value) if base_sub is not None else None,
                     finite(goal.threshold),
                     goal.met,
-                    _shortfall(sub, goal),
+                    _shortfall(goal),
                     ">=" if sub.higher_is_better else "<=",
                     goal.reason,
                 )

@@ -17,9 +17,10 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.plan import make_plan
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.shards import RowRange, run_sharded, shard_ranges
+from olive_eval.engine.shards import RowRange, shard_ranges
 from olive_eval.errors import ConfigError
 from olive_eval.records.results import ModelResult
+from tests.engine.unit_helpers import run_sharded
 
 CI = {"method": "percentile", "n_resamples": 200, "seed": 3}
 METRICS = [
