@@ -74,6 +74,8 @@ def _describe(exc: BaseException, source: Path | None = None) -> str:
         text = f"raised {type(exc).__name__}" + (f": {lines[0]}" if lines else "")
     where = _syntax_error_location(exc, source) if isinstance(exc, SyntaxError) else None
     where = where or failure_location(exc)
+    if source is not None and where is not None and where.startswith("<frozen"):
+        where = str(source)  # the import machinery refused the file itself (a null byte, on Python < 3.11.4)
     return text + (f" (at {where})" if where else "")
 
 
