@@ -135,13 +135,19 @@ def _mapped(shard_map: Mapper, works: list[Any]) -> tuple[str, Any]:
         return ("error", exc)
 
 
-def _shard_exit(children: list[Any]) -> str:
+#: What multiprocessing's fork-server process handle reports when it could not read a child's status (a child the
+#: pool ended as it broke, say): not the status the child itself exited with.
+UNREAD_STATUS = 255
+
+
+def shard_exit(children: list[Any]) -> str:
     """Why a shard's child ended, from the first that did not exit cleanly (the pool ends the others with
-    SIGTERM once one has died)."""
+    SIGTERM once one has died), preferring a status that was read to the fork server's "could not read"."""
     for child in children:
         child.join(1)
     codes = [c.exitcode for c in children if c.exitcode and c.exitcode != -signal.SIGTERM]
-    return exit_reason(codes[0] if codes else None)
+    read = [code for code in codes if code != UNREAD_STATUS]
+    return exit_reason((read or codes or [None])[0])
 
 
 class ProcessExecutor:
@@ -275,7 +281,7 @@ class ProcessExecutor:
                 )
             return [future.result() for future in futures]
         except BrokenProcessPool:
-            raise EvaluationError(f"a shard of the pass: {_shard_exit(children)}") from None
+            raise EvaluationError(f"a shard of the pass: {shard_exit(children)}") from None
         finally:
             for child in children:
                 if child.is_alive():

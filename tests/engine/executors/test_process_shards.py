@@ -15,6 +15,7 @@ from typing import Any
 import psutil
 
 from olive_eval import evaluate
+from olive_eval.engine.executors.process import UNREAD_STATUS, shard_exit
 from tests.helpers import python_model_run, write_jsonl
 
 MODELS = """
@@ -127,3 +128,21 @@ def test_a_sharded_model_that_dies_while_loading_fails_alone_and_leaves_no_proce
     assert models["after"]["status"] == "ok" and models["after"]["metrics"]["acc-accuracy_score"]["value"] == 1.0
     assert models["base"]["status"] == "ok"
     assert left == []
+
+
+class FakeChild:
+    """A pool child as the shard's failure reads it: joined, then its exit code."""
+
+    def __init__(self, exitcode: int) -> None:
+        self.exitcode = exitcode
+
+    def join(self, timeout: float) -> None:
+        pass
+
+
+def test_the_shard_that_died_is_named_by_its_own_status_not_the_fork_servers_unread_one():
+    """The pool ends the other children when one dies; the fork server's handle reports 255 for a child whose status
+    it could not read. Seen in a full run: shard 0 (ended by the pool, 255) came before shard 1 (os._exit(3))."""
+    assert shard_exit([FakeChild(UNREAD_STATUS), FakeChild(3)]) == "the model's process exited with status 3"
+    assert shard_exit([FakeChild(-15), FakeChild(-11)]) == "the model's process was killed by signal SIGSEGV"
+    assert shard_exit([FakeChild(0), FakeChild(UNREAD_STATUS)]) == "the model's process exited with status 255"
