@@ -66,6 +66,23 @@ def config(folder: Path, data: Path, out: Path, runs: int) -> dict[str, Any]:
     }
 
 
+def traced_gpt2(tmp: Path) -> tuple[Path, Path, dict[str, Any], Any]:
+    """A tiny GPT-2 and its prompts built under ``tmp``, the model loaded for the direct loop, and a dict that
+    receives (under ``"tensors"``) the very tensors olive-eval times, for the direct loop to time too."""
+    folder = hf_models.build_gpt2(tmp / "gpt2")
+    data = write_jsonl(tmp / "prompts.jsonl", [{"text": t} for t in hf_models.sentences(4, seed=3, max_words=5)])
+    timed: dict[str, Any] = {}
+    bind = hf.HfRuntime.bind
+
+    def keep_inputs(self: hf.HfRuntime, batch: Any) -> Any:
+        call = bind(self, batch)
+        timed["tensors"] = call._tensors
+        return call
+
+    hf.HfRuntime.bind = keep_inputs  # type: ignore[method-assign]
+    return folder, data, timed, AutoModelForCausalLM.from_pretrained(folder).eval()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=60, help="timed calls per repetition, each side")
@@ -74,18 +91,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
     transformers_logging.set_verbosity_error()  # the direct loop's padding-side notice, once per call
     tmp = Path(tempfile.mkdtemp())
-    folder = hf_models.build_gpt2(tmp / "gpt2")
-    data = write_jsonl(tmp / "prompts.jsonl", [{"text": t} for t in hf_models.sentences(4, seed=3, max_words=5)])
-    timed: dict[str, Any] = {}
-    bind = hf.HfRuntime.bind
-
-    def keep_inputs(self: hf.HfRuntime, batch: Any) -> Any:  # the very tensors olive-eval times, for the direct loop
-        call = bind(self, batch)
-        timed["tensors"] = call._tensors
-        return call
-
-    hf.HfRuntime.bind = keep_inputs  # type: ignore[method-assign]
-    lm = AutoModelForCausalLM.from_pretrained(folder).eval()
+    folder, data, timed, lm = traced_gpt2(tmp)
     ratios = []
     for rep in range(args.reps):
         result = evaluate(config(folder, data, tmp / f"out{rep}", args.runs)).models["gpt2"]

@@ -28,16 +28,12 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from bench_call_mode import GENERATION  # noqa: E402
+from bench_call_mode import GENERATION, traced_gpt2  # noqa: E402
 from bench_call_mode import config as call_mode_config  # noqa: E402
-from transformers import AutoModelForCausalLM  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
 from olive_eval import evaluate  # noqa: E402
-from olive_eval.runtimes import hf  # noqa: E402
 from olive_eval.runtimes.torch_threads import torch_threads, usable_cores  # noqa: E402
-from tests.helpers import write_jsonl  # noqa: E402
-from tests.runtimes import hf_models  # noqa: E402
 
 
 def busy() -> None:
@@ -75,18 +71,7 @@ def main() -> None:
     args = parser.parse_args()
     transformers_logging.set_verbosity_error()  # the direct loop's padding-side notice, once per call
     tmp = Path(tempfile.mkdtemp())
-    folder = hf_models.build_gpt2(tmp / "gpt2")
-    data = write_jsonl(tmp / "prompts.jsonl", [{"text": t} for t in hf_models.sentences(4, seed=3, max_words=5)])
-    timed: dict[str, Any] = {}
-    bind = hf.HfRuntime.bind
-
-    def keep_inputs(self: hf.HfRuntime, batch: Any) -> Any:  # the very tensors olive-eval times, for the direct loop
-        call = bind(self, batch)
-        timed["tensors"] = call._tensors
-        return call
-
-    hf.HfRuntime.bind = keep_inputs  # type: ignore[method-assign]
-    lm = AutoModelForCausalLM.from_pretrained(folder).eval()
+    folder, data, timed, lm = traced_gpt2(tmp)
     load = [multiprocessing.get_context("spawn").Process(target=busy, daemon=True) for _ in range(args.load)]
     for process in load:
         process.start()
