@@ -6,7 +6,6 @@ on ``sys.path``, which ``importlib.metadata`` finds as pip would leave it. Nothi
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 from pathlib import Path
@@ -22,6 +21,7 @@ from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry
 from olive_eval.metrics.aggregations import aggregation_registry
 from olive_eval.runtimes.base import runtime_registry
+from tests.plugins.toy_distribution import install_distribution
 
 PLUGIN = textwrap.dedent(
     '''
@@ -151,15 +151,15 @@ NAMES = {
 @pytest.fixture
 def plugin(tmp_path, monkeypatch, request):
     """The distribution ``olive-eval-toy-plugin 0.3`` installed under tmp_path (a unique module per test)."""
-    module = "olive_eval_toy_plugin_" + re.sub(r"\W", "_", request.node.name)
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / f"{module}.py").write_text(PLUGIN)
-    info = site / "olive_eval_toy_plugin-0.3.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: olive-eval-toy-plugin\nVersion: 0.3\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS.format(module=module))
-    monkeypatch.syspath_prepend(str(site))
+    module = install_distribution(
+        tmp_path,
+        monkeypatch,
+        request,
+        name="olive-eval-toy-plugin",
+        version="0.3",
+        source=PLUGIN,
+        entry_points=ENTRY_POINTS,
+    )
     yield module
     monkeypatch.undo()  # sys.path without the plugin, before the registries are asked again
     for registry, names in NAMES.items():

@@ -3,7 +3,6 @@ used, with both definitions named; the plugin's other entry points still work.""
 
 from __future__ import annotations
 
-import re
 import sys
 
 import numpy as np
@@ -14,6 +13,7 @@ from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry
 from olive_eval.registry import Registry, RegistryError
 from tests.plugins.test_entry_points import ENTRY_POINTS, NAMES, PLUGIN, run_config
+from tests.plugins.toy_distribution import install_distribution
 
 CLASH = "accuracy_score = {module}:WeightedHit\n"
 
@@ -21,16 +21,16 @@ CLASH = "accuracy_score = {module}:WeightedHit\n"
 @pytest.fixture
 def clashing_plugin(tmp_path, monkeypatch, request):
     """The toy plugin of test_entry_points, whose metrics group also claims the built-in ``accuracy_score``."""
-    module = "olive_eval_clash_plugin_" + re.sub(r"\W", "_", request.node.name)
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / f"{module}.py").write_text(PLUGIN)
-    info = site / "olive_eval_clash_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: olive-eval-clash-plugin\nVersion: 0.1\n")
     points = ENTRY_POINTS.replace("[olive_eval.metrics]\n", "[olive_eval.metrics]\n" + CLASH)
-    (info / "entry_points.txt").write_text(points.format(module=module))
-    monkeypatch.syspath_prepend(str(site))
+    module = install_distribution(
+        tmp_path,
+        monkeypatch,
+        request,
+        name="olive-eval-clash-plugin",
+        version="0.1",
+        source=PLUGIN,
+        entry_points=points,
+    )
     yield module
     monkeypatch.undo()
     for registry, names in NAMES.items():

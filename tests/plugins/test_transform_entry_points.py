@@ -14,6 +14,7 @@ from olive_eval import compute_metric
 from olive_eval.data.filters import Repeats, apply_filters, build_filters
 from olive_eval.metrics.reductions import build_reduction, reduction_registry
 from olive_eval.transforms import transform_registry
+from tests.plugins.toy_distribution import install_distribution
 
 PLUGIN = textwrap.dedent(
     '''
@@ -47,15 +48,15 @@ plugin_not_a_reduction = {module}:digits_only
 
 @pytest.fixture
 def plugin(tmp_path, monkeypatch, request):
-    module = "olive_eval_text_plugin_" + re.sub(r"\W", "_", request.node.name)
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / f"{module}.py").write_text(PLUGIN)
-    info = site / "olive_eval_text_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: olive-eval-text-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS.format(module=module))
-    monkeypatch.syspath_prepend(str(site))
+    module = install_distribution(
+        tmp_path,
+        monkeypatch,
+        request,
+        name="olive-eval-text-plugin",
+        version="0.1",
+        source=PLUGIN,
+        entry_points=ENTRY_POINTS,
+    )
     yield module
     monkeypatch.undo()
     transform_registry.unregister("plugin_digits")

@@ -3,7 +3,6 @@ an HfModel takes it with the call mode it declares, and an entry point that is n
 
 from __future__ import annotations
 
-import re
 import sys
 import textwrap
 
@@ -13,6 +12,7 @@ from olive_eval.registry import RegistryError
 from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.base import get_task, task_names, task_problem, task_registry
 from olive_eval.tasks.call_mode import CallMode
+from tests.plugins.toy_distribution import install_distribution
 
 PLUGIN = textwrap.dedent(
     """
@@ -41,15 +41,15 @@ plugin-broken = {module}:not_a_task
 
 @pytest.fixture
 def plugin(tmp_path, monkeypatch, request):
-    module = "olive_eval_task_plugin_" + re.sub(r"\W", "_", request.node.name)
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / f"{module}.py").write_text(PLUGIN)
-    info = site / "olive_eval_task_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: olive-eval-task-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(ENTRY_POINTS.format(module=module))
-    monkeypatch.syspath_prepend(str(site))
+    module = install_distribution(
+        tmp_path,
+        monkeypatch,
+        request,
+        name="olive-eval-task-plugin",
+        version="0.1",
+        source=PLUGIN,
+        entry_points=ENTRY_POINTS,
+    )
     yield module
     monkeypatch.undo()
     for name in ("plugin-summarization", "summarize"):

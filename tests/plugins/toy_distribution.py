@@ -1,0 +1,32 @@
+"""A toy plugin distribution installed into a test's own folder: one module and its entry points."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+
+def install_distribution(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    *,
+    name: str,
+    version: str,
+    source: str,
+    entry_points: str,
+) -> str:
+    """Install distribution ``name`` (its module's source and its ``entry_points.txt``, where ``{module}``
+    stands for the module) on ``sys.path``; the module name is unique per test, so no import is reused."""
+    module = name.replace("-", "_") + "_" + re.sub(r"\W", "_", request.node.name)
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / f"{module}.py").write_text(source)
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(entry_points.format(module=module))
+    monkeypatch.syspath_prepend(str(site))
+    return module
