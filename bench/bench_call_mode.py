@@ -76,7 +76,7 @@ def traced_gpt2(tmp: Path) -> tuple[Path, Path, dict[str, Any], Any]:
 
     def keep_inputs(self: hf.HfRuntime, batch: Any) -> Any:
         call = bind(self, batch)
-        timed["tensors"] = call._tensors
+        timed["tensors"] = call.tensors
         return call
 
     hf.HfRuntime.bind = keep_inputs  # type: ignore[method-assign]

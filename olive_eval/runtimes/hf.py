@@ -35,14 +35,15 @@ transformers = LazyModule("transformers")
 
 class _Call(BoundCall):
     def __init__(self, runtime: HfRuntime, tensors: dict[str, Any], generate: bool, where: str) -> None:
-        self._runtime, self._tensors, self._generate, self._where = runtime, tensors, generate, where
+        self._runtime, self._generate, self._where = runtime, generate, where
+        self.tensors = tensors  #: the model inputs this call sends (public: a bench times the same tensors directly)
         self._outputs: Outputs = {}
 
     def __call__(self) -> None:
-        self._result = self._runtime._call(self._tensors, self._generate, self._where)
+        self._result = self._runtime._call(self.tensors, self._generate, self._where)
 
     def outputs(self) -> Outputs:
-        return self._runtime._outputs(self._result, self._tensors, self._generate)
+        return self._runtime._outputs(self._result, self.tensors, self._generate)
 
 
 class HfRuntime(Runtime):
