@@ -51,6 +51,13 @@ MODULES: dict[str, dict[str, str]] = {
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",
     },
+    "kind of work": {
+        "lm_eval": "olive_eval.lm_eval_run.work",
+        "model_files": "olive_eval.engine.work.model_files",
+        "prediction_pass": "olive_eval.engine.work.prediction_pass",
+        "timing": "olive_eval.engine.work.timing",
+        "user_function": "olive_eval.engine.work.user_function",
+    },
     "lm-eval serving": {
         "GenAIModel": "olive_eval.lm_eval.serving",
         "HfModel": "olive_eval.lm_eval.serving",

@@ -79,7 +79,9 @@ def check_repeats(config: RepeatedMetric) -> None:
     if reduction.prediction_filter is None:
         for i, sub in enumerate(config.sub_types):
             metric = (
-                metric_registry.get(sub.name) if config.type == "accuracy" and sub.name in metric_registry else None
+                metric_registry.get(sub.name)
+                if config.metric_type.sub_types_are_metrics and sub.name in metric_registry
+                else None
             )
             if metric is None or metric.kind is not Kind.INSTANCE or config.backend != "torch_metrics":
                 raise nested_error(

@@ -20,10 +20,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.content_hash import tree_sha256
-from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import ModelConfig
 
 #: Bump when the entry layout or the key's contents change: older entries then miss (2: per-example files).
@@ -69,10 +67,6 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def is_timing(metric: MetricConfig) -> bool:
-    return metric.metric_type.need is Need.TIMINGS
-
-
 #: Config keys naming folders whose content is not an input: where samples are written, and a folder put on
 #: ``sys.path`` for a user script (the script itself is hashed; hashing all of its folder could mean a project).
 NOT_INPUTS = ("sample_log_dir", "script_dir")
@@ -96,7 +90,7 @@ def _without_ranking(metric: dict[str, Any]) -> dict[str, Any]:
 
 def key_payload(run: RunConfig, model: ModelConfig, *, include_timing: bool) -> dict[str, Any]:
     """Everything the model's cached values depend on, as JSON (paths of local files with their content hashes)."""
-    metrics = [m for m in run.all_metrics if include_timing or not is_timing(m)]
+    metrics = [m for m in run.all_metrics if include_timing or not m.timed]
     data_names = {m.data_config for m in metrics if m.data_config is not None}
     model_json = model.model_dump(mode="json", exclude={"name"})
     metrics_json = [_without_ranking(m.model_dump(mode="json")) for m in metrics]

@@ -16,7 +16,6 @@ from olive_eval.config.run import RunConfig
 from olive_eval.decide.goals import GoalCheck, apply_goals
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.significance import confident_goal
-from olive_eval.metrics.types import Need
 from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 
@@ -43,7 +42,7 @@ def stages(run: RunConfig) -> tuple[tuple[str, ...], ...]:
 
     Without ``early_stop`` everything is one stage.
     """
-    names = [m.name for m in run.all_metrics if m.metric_type.need is not Need.TIMINGS]
+    names = [m.name for m in run.all_metrics if not m.timed]
     if not run.early_stop:
         return (tuple(names),)
     listed = [name for name in run.order or [] if name in names]

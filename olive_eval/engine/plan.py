@@ -1,115 +1,58 @@
-"""Planning: which inference passes, timing runs, file sizes and user functions a run needs.
+"""Planning: the run's units of work, the same for every model, from the registered kinds of work.
 
-The same plan applies to every model. Metrics that read predictions from the same data config
-with the same runtime settings share one pass; timing sub-types with the same data, settings and
-timing config share one timing run (latency and throughput included).
+Each metric's type names the kind of work that measures it (:attr:`MetricType.work`); each kind plans its
+metrics into units (a prediction pass shared by the metrics of one data config and runtime settings, a timing
+run, a user function...). Nothing here knows a kind by name: a new kind is a new registered module.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
-from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.preflight import check_device, check_outputs
-from olive_eval.lm_eval_run.plan import LmEvalRun, new_run, plan_lm_eval
-from olive_eval.metrics.performance import TimingConfig
-from olive_eval.metrics.types import Need
+from olive_eval.engine.preflight import check_device
+from olive_eval.engine.runtime_settings import Settings, settings_key
+from olive_eval.engine.work.base import ModelUnit, WorkUnit, work_registry
 
-#: A metric's runtime settings by framework (``user_config.inference_settings``), or None for the model's own.
-Settings = dict[str, Any] | None
-
-
-def settings_key(settings: Settings) -> str:
-    """Identity of runtime settings: a pass or a timing run per distinct settings, whatever the runtime."""
-    return "" if not settings else json.dumps(settings, sort_keys=True, default=str)
-
-
-@dataclass
-class PredictionPass:
-    """One pass of a model over a labelled data config; every listed metric scores its output."""
-
-    data_config: str
-    settings: Settings
-    metrics: list[MetricConfig] = field(default_factory=list)
-
-
-@dataclass
-class TimingRun:
-    """Repeated calls on one batch; ``data_config`` None means dummy inputs from the model's own shapes."""
-
-    data_config: str | None
-    settings: Settings
-    timing: TimingConfig
-    sub_types: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
+U = TypeVar("U", bound=WorkUnit)
 
 
 @dataclass
 class Plan:
-    passes: list[PredictionPass] = field(default_factory=list)
-    timings: list[TimingRun] = field(default_factory=list)
-    file_sizes: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
-    user_functions: list[MetricConfig] = field(default_factory=list)
-    lm_eval_runs: list[LmEvalRun] = field(default_factory=list)
+    units: list[WorkUnit] = field(default_factory=list)
+
+    def model_units(self) -> list[ModelUnit]:
+        """The units each model's evaluator runs, in the kinds' order."""
+        return [unit for unit in self.units if isinstance(unit, ModelUnit)]
+
+    def units_of(self, cls: type[U]) -> list[U]:
+        """The units of one type (the timing phase's timing runs; the prediction passes the run checks)."""
+        return [unit for unit in self.units if isinstance(unit, cls)]
 
     def data_configs(self) -> list[str]:
         """The data configs the plan reads, in plan order."""
-        names = [p.data_config for p in self.passes] + [t.data_config for t in self.timings if t.data_config]
-        return list(dict.fromkeys(names))
+        return list(dict.fromkeys(unit.data_config for unit in self.units if unit.data_config))
 
     def settings_variants(self) -> list[tuple[Settings, list[str]]]:
         """Distinct runtime settings the per-model work needs (one loaded model each), with the metrics using
         each. Timing runs are not among them: the timing phase loads the models itself."""
         seen: dict[str, tuple[Settings, list[str]]] = {}
-        uses = [
-            *((p.settings, [m.name for m in p.metrics]) for p in self.passes),
-            *((m.user_config.settings_override(), [m.name]) for m in self.user_functions),
-            *((job.settings, [m.name for m in job.metrics]) for job in self.lm_eval_runs),
-        ]
-        for settings, metrics in uses:
-            names = seen.setdefault(settings_key(settings), (settings, []))[1]
-            names.extend(n for n in metrics if n not in names)
+        for unit in self.model_units():
+            if not unit.loads_model:
+                continue
+            names = seen.setdefault(settings_key(unit.settings), (unit.settings, []))[1]
+            names.extend(m.name for m in unit.metrics if m.name not in names)
         return list(seen.values())
 
 
 def make_plan(run: RunConfig) -> Plan:
-    """The run's work for every model. A device no model can run on, or a post-process needing an output a model
-    cannot give, is a config error here, before any loads."""
+    """The run's work for every model. A device no model can run on, or work a kind cannot do with the models
+    and data given, is a config error here, before any loads."""
     check_device(run)
-    plan = Plan()
-    passes: dict[tuple[str, str], PredictionPass] = {}
-    timings: dict[tuple[str | None, str, str], TimingRun] = {}
-    lm_eval_runs: dict[tuple[str, str], LmEvalRun] = {}
+    by_kind: dict[str, list[MetricConfig]] = {}
     for metric in run.all_metrics:
-        override = metric.user_config.settings_override()
-        need = metric.metric_type.need
-        if metric.uses_predictions:
-            assert metric.data_config is not None  # resolved by RunConfig validation
-            key = (metric.data_config, settings_key(override))
-            passes.setdefault(key, PredictionPass(metric.data_config, override)).metrics.append(metric)
-        elif need is Need.TIMINGS:
-            for sub in metric.sub_types:
-                timing = metric.parsed_config(sub)
-                tkey = (metric.data_config, settings_key(override), timing.model_dump_json())
-                timings.setdefault(tkey, TimingRun(metric.data_config, override, timing)).sub_types.append(
-                    (metric, sub)
-                )
-        elif need is Need.MODEL_FILES:
-            plan.file_sizes.extend((metric, sub) for sub in metric.sub_types)
-        elif need is Need.LM_EVAL:
-            lkey = (metric.lm_eval_options().run_key(), settings_key(override))
-            if lkey in lm_eval_runs:
-                lm_eval_runs[lkey].add(metric)
-            else:
-                lm_eval_runs[lkey] = new_run(metric, override)
-        else:
-            plan.user_functions.append(metric)
-    plan.passes = list(passes.values())
-    check_outputs(run, [p.data_config for p in plan.passes])
-    plan.timings = list(timings.values())
-    plan.lm_eval_runs = list(lm_eval_runs.values())
-    if plan.lm_eval_runs:
-        plan_lm_eval(run, plan.lm_eval_runs)
-    return plan
+        by_kind.setdefault(metric.work, []).append(metric)
+    kinds = sorted((work_registry.get(name) for name in by_kind), key=lambda kind: kind.order)
+    return Plan([unit for kind in kinds for unit in kind.plan(run, by_kind[kind.name])])

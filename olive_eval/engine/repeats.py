@@ -20,7 +20,7 @@ import dataclasses
 import random
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -30,9 +30,9 @@ from olive_eval.data.filters import Repeats
 from olive_eval.errors import ConfigError
 
 if TYPE_CHECKING:
+    from olive_eval.config.metric import MetricConfig
     from olive_eval.config.run import RunConfig
     from olive_eval.data.sources import Source
-    from olive_eval.engine.plan import PredictionPass
 
 #: The batch column holding the seed of the repeat being generated (one value per example).
 SEED_COLUMN = "repeat_seed"
@@ -222,7 +222,14 @@ def _rows(source: Source) -> int:
     return known if known is not None else sum(chunk.num_rows for chunk in source.chunks())
 
 
-def check_generations(run: RunConfig, passes: Sequence[PredictionPass], source_of: Callable[[str], Source]) -> None:
+class PassOfMetrics(Protocol):
+    """A prediction pass as far as its generations are counted: its data config and its metrics."""
+
+    data_config: str
+    metrics: list[MetricConfig]
+
+
+def check_generations(run: RunConfig, passes: Sequence[PassOfMetrics], source_of: Callable[[str], Source]) -> None:
     """Each pass of repeats generates at most :data:`MAX_GENERATIONS` samples (repeats x examples), every one held
     until the pass is scored: a ConfigError at the metric's ``repeats`` when the data is opened, before any model
     loads, instead of the process killed for memory."""

@@ -27,7 +27,7 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, build_executor
 from olive_eval.engine.goals import goal_check, stages
-from olive_eval.engine.plan import TimingRun, make_plan
+from olive_eval.engine.plan import make_plan
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import check_generations
 from olive_eval.engine.reuse import Reuse
@@ -37,6 +37,8 @@ from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.timing_results import record_timing
 from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+from olive_eval.engine.work.prediction_pass import PredictionPass
+from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
@@ -74,6 +76,10 @@ class Run:
     ) -> None:
         self.config = run
         self.plan = make_plan(run)
+        #: the timing runs the timing phase measures after the per-model work
+        self.timing_runs = self.plan.units_of(TimingRun)
+        #: the data configs the prediction passes read (a candidate added later must suit them)
+        self.pass_data = [job.data_config for job in self.plan.units_of(PredictionPass)]
         self.out_dir = out_dir
         self.progress = progress
         self.candidates = list(run.candidates)
@@ -103,7 +109,7 @@ class Run:
         self.current: str | None = None
         #: models of an :meth:`evaluate_many` batch still running on the executor's workers
         self._running: set[str] = set()
-        timing_keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
+        timing_keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
         self.reuse = Reuse(run, cache, kept or {}, self.writer, self.folders, progress, timing_keys)
 
     @property
@@ -115,8 +121,8 @@ class Run:
         ``claim`` the output folder and save: a data or config error here (exit 2) leaves the folder as it was
         (an earlier run's results included)."""
         self.data.preload(self.plan.data_configs())
-        check_generations(self.config, self.plan.passes, self.data.source)
-        check_shards(self.config, self.shards, [job.data_config for job in self.plan.passes], self.data)
+        check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
+        check_shards(self.config, self.shards, self.pass_data, self.data)
         claim()
         self.save(durable=False)
 
@@ -194,20 +200,20 @@ class Run:
     def time(self, models: list[ModelConfig]) -> None:
         """The timing rounds of ``models`` (the baseline first), interleaved unless the config says otherwise;
         each candidate is paired with the baseline's measurement from these rounds."""
-        if not self.plan.timings:
+        if not self.timing_runs:
             return
         models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self.reuse.timed]
         inputs = timing_inputs(self.config, self.data)
         phase = TimingPhase(self.config, inputs, _statistics, self.progress, self.context)
-        outcomes = phase.measure(models, self.plan.timings)
+        outcomes = phase.measure(models, self.timing_runs)
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
             recorder = Recorder(name, self.result.models[name], self.evidence.setdefault(name, {}))
-            record_timing(recorder, self.plan.timings, model_outcomes)
+            record_timing(recorder, self.timing_runs, model_outcomes)
             settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
             _timed_here(self.result.models[name], self.executor)
         if base in outcomes:
-            keys = {joint_key(m, s) for job in self.plan.timings for m, s in job.sub_types}
+            keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
             base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
             pair = (
                 {k: v for k, v in base_result.metrics.items() if k in keys},

@@ -285,3 +285,13 @@ class CustomScorer:
         if self._samples is not None:
             self._samples.discard()
             self._samples = None
+
+
+def scorer_for(
+    metric: MetricConfig, model: str, base_dir: Path | None, writer: InstanceWriter | HeldRecords | None, folder: str
+) -> MetricScorer | CustomScorer:
+    """The scorer of one metric's pass: the user's function for a type a user function scores (once, on the joined
+    columns when the pass is sharded), the sub-types' registered metrics for the others."""
+    if metric.metric_type.scored_by_user:
+        return CustomScorer(metric, model, writer, folder)
+    return MetricScorer(metric, base_dir, writer, folder)

@@ -135,7 +135,7 @@ class Evaluation:
         candidate has been timed beside it yet."""
         self._check_open()
         self._evaluate_baseline()
-        if self._run.plan.timings and not self._run.paired:
+        if self._run.timing_runs and not self._run.paired:
             base = self.result.models[self.result.baseline]
             if not any(sub.timing is not None for sub in base.metrics.values()):
                 self._guarded(lambda: self._run.time([self._run.config.input_model]))
@@ -150,7 +150,7 @@ class Evaluation:
 
         def work() -> None:
             self._run.evaluate(model)  # saved before and after
-            if self._run.plan.timings and self._run.timeable(model.display_name()):  # not stopped, not failed
+            if self._run.timing_runs and self._run.timeable(model.display_name()):  # not stopped, not failed
                 self._run.time([self._run.config.input_model, model])
                 self._run.save()
 
@@ -178,7 +178,7 @@ class Evaluation:
         def work() -> None:
             self._run.evaluate_many(models)  # saved before and as each finishes
             timed = [m for m in models if self._run.timeable(m.display_name())]
-            if self._run.plan.timings and timed:
+            if self._run.timing_runs and timed:
                 self._run.time([self._run.config.input_model, *timed])
                 self._run.save()
 
@@ -209,7 +209,7 @@ class Evaluation:
             ]
             self._run.evaluate_many(pending, durable=False)  # together where the executor can; last save below
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
-            if self._run.plan.timings:
+            if self._run.timing_runs:
                 clock = time.perf_counter()
                 self._run.time(self._run.config.models())
                 result.stage_seconds["timing"] = round(time.perf_counter() - clock, 6)
@@ -282,8 +282,7 @@ class Evaluation:
     def _candidate(self, candidate: ModelConfig | dict[str, Any]) -> ModelConfig:
         """A candidate validated as the config's own models are (see :func:`validated_candidate`)."""
         run = self._run.config
-        passes = [p.data_config for p in self._run.plan.passes]
-        return validated_candidate(candidate, run, set(self.result.models), passes)
+        return validated_candidate(candidate, run, set(self.result.models), self._run.pass_data)
 
 
 def _named(exc: ConfigError, run: RunConfig) -> ConfigError:

@@ -31,10 +31,10 @@ from olive_eval.engine.context import RunContext
 from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.guard import Guarded, failure_message, scoring_error
 from olive_eval.engine.passes import PassRecord, run_pass
-from olive_eval.engine.plan import PredictionPass, Settings
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import with_repeats
-from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
+from olive_eval.engine.runtime_settings import Settings
+from olive_eval.engine.scoring import Scored, scorer_for
 from olive_eval.errors import ConfigError, EvaluationError
 from olive_eval.progress import Progress
 from olive_eval.records.sinks import HeldSink
@@ -179,14 +179,6 @@ class ShardPart:
     records: dict[tuple[str, str], HeldSink] = field(default_factory=dict)
 
 
-def _scorer(
-    metric: MetricConfig, base_dir: Path | None, writer: HeldRecords | None, model: str
-) -> MetricScorer | CustomScorer:
-    if metric.type == "custom":  # the user's function runs once, in the driver, on the shards' joined columns
-        return CustomScorer(metric, model, writer, "")
-    return MetricScorer(metric, base_dir, writer, "")
-
-
 def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
     """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
     run = work.run
@@ -198,7 +190,7 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
         runtime, view = with_repeats(runtime, view, metrics, work.model)
         writer = HeldRecords() if work.records else None
         name = work.model.display_name()
-        guarded = [Guarded(m, _scorer(m, run.source_dir, writer, name)) for m in metrics]
+        guarded = [Guarded(m, scorer_for(m, name, run.source_dir, writer, "")) for m in metrics]
         record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
         held = [
             g.scorer.held() if g.error is None else EvaluationError(failure_message(g.error)) for g in guarded
@@ -247,7 +239,7 @@ def finish_metric(
     for item in held:
         if isinstance(item, Exception):
             raise item
-    return _scorer(metric, base_dir, None, model).finish_shards(held)
+    return scorer_for(metric, model, base_dir, None, "").finish_shards(held)
 
 
 def write_records(writer: InstanceWriter, folder: str, metric: MetricConfig, parts: list[ShardPart]) -> None:
@@ -281,26 +273,26 @@ def sharded_pass(
     run: RunConfig,
     store: DataStore,
     sharding: Sharding,
-    job: PredictionPass,
+    data_config: str,
+    settings: Settings,
+    metrics: list[MetricConfig],
     model_config: ModelConfig,
     recorder: Recorder,
     writer: InstanceWriter | None,
     base_dir: Path | None,
     progress: Progress,
 ) -> None:
-    """The pass of ``job`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values and
+    """The pass over ``data_config`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values and
     per-example files as one pass of the runner (:class:`~olive_eval.engine.runner.ModelEvaluator`)."""
-    names = [m.name for m in job.metrics]
+    names = [m.name for m in metrics]
     name = recorder.model_name
-    progress(name, f"predicting on '{job.data_config}' in {sharding.shards} shards")
-    with recorder.stage(f"pass:{job.data_config}"):
-        works = plan_shards(
-            run, model_config, job.data_config, job.settings, names, sharding.shards, store, writer is not None
-        )
+    progress(name, f"predicting on '{data_config}' in {sharding.shards} shards")
+    with recorder.stage(f"pass:{data_config}"):
+        works = plan_shards(run, model_config, data_config, settings, names, sharding.shards, store, writer is not None)
         parts = list(sharding.mapper(partial(score_shard, store=store), works))  # in-process: the run's data
-    recorder.record_pass(job.data_config, merged_record(job.data_config, parts))
-    progress(name, f"finishing the scores of {len(names)} metric(s) on '{job.data_config}'")
-    for i, metric in enumerate(job.metrics):
+    recorder.record_pass(data_config, merged_record(data_config, parts))
+    progress(name, f"finishing the scores of {len(names)} metric(s) on '{data_config}'")
+    for i, metric in enumerate(metrics):
         try:
             scored = finish_metric(metric, parts, i, base_dir, name)
             if writer is not None:  # a metric that failed to score has no file, as in one pass

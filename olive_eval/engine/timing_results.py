@@ -11,9 +11,9 @@ from dataclasses import replace
 from typing import Any
 
 from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.plan import TimingRun
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.timing_phase import TimingOutcome
+from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.records.results import ModelResult, TimedRuns, TimingInfo

@@ -1,8 +1,9 @@
 """Olive's metric types (accuracy, latency, throughput, size_on_disk, custom) as registered objects.
 
 Each type says which sub-types it has, their default direction, how to read their metric_config,
-and what evidence it needs from a model (predictions, timings, files or a user function). The
-planner and the scorer ask these objects; nothing branches on type or sub-type names.
+and which registered kind of work measures it (:mod:`olive_eval.engine.work`: a prediction pass, timing rounds,
+the model's files, a user function). The planner and the scorer ask these objects; nothing branches on type or
+sub-type names.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
@@ -36,13 +36,12 @@ from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
 
-
-class Need(str, Enum):
-    PREDICTIONS = "predictions"
-    TIMINGS = "timings"
-    MODEL_FILES = "model_files"
-    USER_FUNCTION = "user_function"
-    LM_EVAL = "lm_eval"  # lm-eval's tasks, run on the loaded model through an adapter
+#: The built-in kinds of work a type can name (each registered in :mod:`olive_eval.engine.work`; a plugin's type
+#: may name its own). Config validation asks only whether a metric scores a prediction pass or is timed.
+PREDICTION_PASS = "prediction_pass"
+TIMING = "timing"
+MODEL_FILES = "model_files"
+USER_FUNCTION = "user_function"
 
 
 class MetricOptions(Protocol):
@@ -65,7 +64,8 @@ class ModelFiles(Protocol):
 
 class MetricType:
     name: ClassVar[str]
-    need: ClassVar[Need]
+    #: The registered kind of work that measures the type's metrics (see :meth:`work_of`).
+    work: ClassVar[str]
     unit: ClassVar[str | None] = None
     #: Whether values can be bootstrapped (per-example statistics or repeated timings exist).
     resamplable: ClassVar[bool] = False
@@ -75,6 +75,20 @@ class MetricType:
     sub_types_known_at_load: ClassVar[bool] = True
     #: What a type that brings its own data (lm-eval's tasks) says to a metric-level data option it cannot honour.
     own_data: ClassVar[str | None] = None
+
+    #: Whether the sub-types are registered metrics (the ``torch_metrics`` / ``huggingface_metrics`` backends,
+    #: aggregations and per-example reductions apply to them).
+    sub_types_are_metrics: ClassVar[bool] = False
+    #: Whether a user function (``user_config.metric_func``) scores the pass, not the sub-types' metrics.
+    scored_by_user: ClassVar[bool] = False
+
+    def work_of(self, config: Any) -> str:
+        """The kind of work that measures metric ``config`` of this type (a type may choose by the config)."""
+        return self.work
+
+    def config_problem(self, config: Any) -> tuple[str, str] | None:
+        """A problem of metric ``config`` as a whole that only the type knows: (JSON path below the metric, message)."""
+        return None
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -138,8 +152,9 @@ class AccuracyType(MetricType):
     """Sub-types are the registered metrics; they score the model's predictions on a data config."""
 
     name = "accuracy"
-    need = Need.PREDICTIONS
+    work = PREDICTION_PASS
     resamplable = True
+    sub_types_are_metrics = True
 
     def sub_type_names(self) -> list[str]:
         return metric_registry.names()
@@ -165,7 +180,7 @@ class AccuracyType(MetricType):
 class _TimingType(MetricType):
     """Statistics over repeated model calls on one batch (a :class:`TimingSample`)."""
 
-    need = Need.TIMINGS
+    work = TIMING
     resamplable = True
     higher_is_better: ClassVar[bool]
 
@@ -275,7 +290,7 @@ class SizeOnDiskType(MetricType):
     """Bytes of the model's files, external data included."""
 
     name = "size_on_disk"
-    need = Need.MODEL_FILES
+    work = MODEL_FILES
     unit = "bytes"
 
     def score_model(self, model: ModelFiles) -> Score:
@@ -304,7 +319,18 @@ class CustomType(MetricType):
     """A user function: ``evaluate_func`` (runs the model itself) or ``metric_func`` (scores predictions)."""
 
     name = "custom"
-    need = Need.USER_FUNCTION
+    work = USER_FUNCTION
+    scored_by_user = True
+
+    def work_of(self, config: Any) -> str:
+        """``evaluate_func`` runs the model itself; ``metric_func`` scores a prediction pass."""
+        return USER_FUNCTION if config.user_config.evaluate_func is not None else PREDICTION_PASS
+
+    def config_problem(self, config: Any) -> tuple[str, str] | None:
+        user = config.user_config
+        if user.evaluate_func is None and user.metric_func is None:
+            return "user_config", "a custom metric needs user_config.evaluate_func or metric_func"
+        return None
 
     def sub_type_names(self) -> None:
         return None
