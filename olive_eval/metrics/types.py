@@ -131,9 +131,20 @@ class MetricType:
             raise ValueError(f"unknown {self.name} sub-type '{sub_type}'; {hint}valid: {', '.join(names)}")
 
 
-#: Olive's metric types, and lm-eval's (registered by the lm-eval package, beside its options).
+def _adopt(name: str, cls: type[MetricType], origin: str) -> None:
+    """A metric type from another package's entry point (group ``olive_eval.metric_types``): its class, named
+    ``name``, registered as the one instance the planner and the scorer ask."""
+    cls.name = name
+    metric_type_registry.register(name, cls(), origin=origin)
+
+
+#: Olive's metric types, lm-eval's (registered by the lm-eval package, beside its options), and plugins'.
 metric_type_registry: Registry[MetricType] = Registry(
-    "metric type", packages=("olive_eval.metrics.types", "olive_eval.lm_eval.metric_type")
+    "metric type",
+    packages=("olive_eval.metrics.types", "olive_eval.lm_eval.metric_type"),
+    group="olive_eval.metric_types",
+    base=MetricType,
+    adopt=_adopt,
 )
 
 
