@@ -147,10 +147,10 @@ MODULES: dict[str, dict[str, str]] = {
     "metric type": {
         "accuracy": "olive_eval.metrics.types",
         "custom": "olive_eval.metrics.types",
-        "latency": "olive_eval.metrics.types",
+        "latency": "olive_eval.metrics.timing_types",
         "lm_eval": "olive_eval.lm_eval.metric_type",
         "size_on_disk": "olive_eval.metrics.types",
-        "throughput": "olive_eval.metrics.types",
+        "throughput": "olive_eval.metrics.timing_types",
     },
     "model type": {
         "GenAIModel": "olive_eval.runtimes.genai",

@@ -279,7 +279,7 @@ class MetricConfig(StrictModel):
         return get_metric(sub.name, sub.metric_config, sub.aggregation)
 
     def reads(self, sub: SubType) -> tuple[str, ...]:
-        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.fields`)."""
+        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.passes.fields`)."""
         if self.metric_type.scored_by_user:  # metric_func gets the predictions, the raw outputs and the references
             return ("prediction", "logits", "references")
         if self.backend == "huggingface_metrics":

@@ -3,7 +3,7 @@
 ``repeats`` sits on the metric, beside the filters and the reduction that consume the samples, so every check
 of it is local to one metric config: a metric with repeats needs a reduction, and pass@k needs k <= repeats.
 The pass over a data config samples as many repeats as its metrics ask for; a metric with fewer reads the first
-ones (:mod:`olive_eval.engine.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
+ones (:mod:`olive_eval.engine.passes.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
 values are a config error (:func:`olive_eval.config.metric_set.check_shared_seeds`), not a surprise after the model loaded.
 
 Bounds, so a typo cannot take the machine's memory: ``repeats`` is at most :data:`MAX_REPEATS`, and a pass

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.runtime_settings import settings_key
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.runtime_settings import settings_key
 from olive_eval.engine.work.base import ModelUnit, UnitContext, WorkKind, WorkUnit, register_work
 from olive_eval.lm_eval_run.plan import LmEvalRun, new_run, plan_lm_eval
 from olive_eval.metrics import Score

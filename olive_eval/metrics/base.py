@@ -56,7 +56,7 @@ class Metric:
     example, aggregated by ``aggregation``), ``statistics`` + ``reduce`` (map/reduce: additive
     per-example statistics), or ``compute`` (global). ``reads`` names the fields the metric takes, in
     the order ``statistics``/``compute`` take them: fields of the pass (``prediction``, ``logits``, ``references``,
-    timing; see :func:`olive_eval.engine.fields.pass_fields`) or columns of the data; checked when the run is planned.
+    timing; see :func:`olive_eval.engine.passes.fields.pass_fields`) or columns of the data; checked when the run is planned.
     ``scalar`` is False for a metric whose value is a structure (a curve): it cannot be ranked.
     ``requires`` names packages checked when the metric is configured, with ``extra`` to suggest.
     """

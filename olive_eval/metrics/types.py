@@ -1,4 +1,5 @@
-"""Olive's metric types (accuracy, latency, throughput, size_on_disk, custom) as registered objects.
+"""Olive's metric types as registered objects: accuracy, size_on_disk and custom here, latency and throughput in
+:mod:`olive_eval.metrics.timing_types`.
 
 Each type says which sub-types it has, their default direction, how to read their metric_config,
 and which registered kind of work measures it (:mod:`olive_eval.engine.work`: a prediction pass, timing rounds,
@@ -10,28 +11,12 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-import numpy as np
 from pydantic import BaseModel
 
 from olive_eval.metrics.base import Score
-from olive_eval.metrics.performance import (
-    GENERATION_QUANTITIES,
-    GENERATION_STATISTICS,
-    LOAD_STATISTICS,
-    PEAK_MEMORY,
-    RUN_STATISTICS,
-    SPREAD_STATISTICS,
-    GenerationTimingConfig,
-    RunStatistic,
-    TimingConfig,
-    TimingSample,
-    generation_sub_type,
-    load_statistic_ms,
-)
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
@@ -141,7 +126,7 @@ def _adopt(name: str, cls: type[MetricType], origin: str) -> None:
 #: Olive's metric types, lm-eval's (registered by the lm-eval package, beside its options), and plugins'.
 metric_type_registry: Registry[MetricType] = Registry(
     "metric type",
-    packages=("olive_eval.metrics.types", "olive_eval.lm_eval.metric_type"),
+    packages=("olive_eval.metrics.types", "olive_eval.metrics.timing_types", "olive_eval.lm_eval.metric_type"),
     group="olive_eval.metric_types",
     base=MetricType,
     adopt=_adopt,
@@ -153,12 +138,13 @@ def model_keys(model: type[BaseModel]) -> set[str]:
     return {key for name, field in model.model_fields.items() for key in (name, field.alias) if key}
 
 
-def _register(cls: type[MetricType]) -> type[MetricType]:
+def register_metric_type(cls: type[MetricType]) -> type[MetricType]:
+    """Register a built-in metric type (a :class:`MetricType` subclass) as its one instance, under its name."""
     metric_type_registry.register(cls.name, cls())
     return cls
 
 
-@_register
+@register_metric_type
 class AccuracyType(MetricType):
     """Sub-types are the registered metrics; they score the model's predictions on a data config."""
 
@@ -188,115 +174,7 @@ class AccuracyType(MetricType):
         return metric_registry.get(sub_type).scalar
 
 
-class _TimingType(MetricType):
-    """Statistics over repeated model calls on one batch (a :class:`TimingSample`)."""
-
-    work = TIMING
-    resamplable = True
-    higher_is_better: ClassVar[bool]
-
-    def sub_type_names(self) -> list[str]:
-        return list(RUN_STATISTICS)
-
-    def default_higher_is_better(self, sub_type: str) -> bool:
-        return False if sub_type in SPREAD_STATISTICS else self.higher_is_better
-
-    def can_resample(self, sub_type: str) -> bool:
-        return sub_type in RUN_STATISTICS
-
-    def unit_of(self, sub_type: str) -> str | None:
-        return "%" if sub_type == "cv" else self.unit
-
-    def config_keys(self, sub_type: str) -> set[str]:
-        return model_keys(TimingConfig)
-
-    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
-        return TimingConfig.model_validate(raw or {})
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        """The sub-type as a function of the timed runs' seconds ``[..., n]`` (for resampling)."""
-        raise NotImplementedError
-
-    def score(self, sample: TimingSample, sub_type: str) -> float:
-        return float(self.statistic(sub_type, sample.batch_size)(sample.seconds))
-
-    def sample_for(self, sample: TimingSample, sub_type: str) -> TimingSample:
-        """The part of a timing run's sample that a sub-type is a statistic of (all of it by default)."""
-        return sample
-
-
-@_register
-class LatencyType(_TimingType):
-    """Milliseconds per model call (``cv`` in percent); ``load`` and ``first_call`` once per model load; and the
-    generation sub-types (``ttft``, ``tpot``, ``e2e``, ``tokens_per_second``, ``prefill_tokens_per_second``, each
-    with ``_p50`` and ``_p90``, and ``peak_memory_mb``), measured token by token."""
-
-    name = "latency"
-    unit = "ms"
-    higher_is_better = False
-
-    def sub_type_names(self) -> list[str]:
-        return [*RUN_STATISTICS, *LOAD_STATISTICS, *GENERATION_STATISTICS]
-
-    def default_higher_is_better(self, sub_type: str) -> bool:
-        generation = generation_sub_type(sub_type)
-        if generation is not None:
-            return GENERATION_QUANTITIES[generation[0]][1]
-        return super().default_higher_is_better(sub_type)
-
-    def can_resample(self, sub_type: str) -> bool:
-        return generation_sub_type(sub_type) is not None or super().can_resample(sub_type)
-
-    def unit_of(self, sub_type: str) -> str | None:
-        generation = generation_sub_type(sub_type)
-        if generation is not None:
-            return GENERATION_QUANTITIES[generation[0]][0]
-        return "MB" if sub_type == PEAK_MEMORY else super().unit_of(sub_type)
-
-    def config_keys(self, sub_type: str) -> set[str]:
-        if sub_type in GENERATION_STATISTICS:
-            return model_keys(GenerationTimingConfig)
-        return super().config_keys(sub_type)
-
-    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
-        if sub_type in GENERATION_STATISTICS:
-            return GenerationTimingConfig.model_validate(raw or {})
-        return super().parse_metric_config(sub_type, raw)
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        generation = generation_sub_type(sub_type)
-        if generation is None:
-            return RunStatistic(sub_type)
-        quantity, statistic = generation
-        return RunStatistic(statistic, batch_size if GENERATION_QUANTITIES[quantity][0] == "tokens/s" else None)
-
-    def sample_for(self, sample: TimingSample, sub_type: str) -> TimingSample:
-        generation = generation_sub_type(sub_type)
-        return sample if generation is None else sample.of(generation[0])
-
-    def score(self, sample: TimingSample, sub_type: str) -> float:
-        if sub_type in LOAD_STATISTICS:
-            return load_statistic_ms(sample, sub_type)
-        if sub_type == PEAK_MEMORY:
-            if not sample.peak_rss_bytes:
-                raise ValueError("the process's resident memory cannot be read on this system")
-            return sample.peak_rss_bytes / 2**20
-        return super().score(self.sample_for(sample, sub_type), sub_type)
-
-
-@_register
-class ThroughputType(_TimingType):
-    """Samples per second (``cv`` in percent)."""
-
-    name = "throughput"
-    unit = "samples/s"
-    higher_is_better = True
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        return RunStatistic(sub_type, batch_size)
-
-
-@_register
+@register_metric_type
 class SizeOnDiskType(MetricType):
     """Bytes of the model's files, external data included."""
 
@@ -325,7 +203,7 @@ class SizeOnDiskType(MetricType):
         return False
 
 
-@_register
+@register_metric_type
 class CustomType(MetricType):
     """A user function: ``evaluate_func`` (runs the model itself) or ``metric_func`` (scores predictions)."""
 

@@ -21,8 +21,8 @@ import evaluate  # noqa: F401  (plainly: the huggingface backend's test module, 
 import numpy as np
 import pytest
 
-from olive_eval.engine import evidence_store
-from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.cache import evidence_store
+from olive_eval.engine.model.evidence import Evidence
 from olive_eval.judges import forget_judges, register_judge
 from olive_eval.lm_eval.evidence import SampleMetric, sample_evidence
 from olive_eval.metrics import get_metric

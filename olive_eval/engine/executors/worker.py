@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
-from olive_eval.engine.data_store import DataSnapshot, DataStore
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.run.data_store import DataSnapshot, DataStore
+from olive_eval.engine.run.plan import make_plan
 from olive_eval.progress import Progress, silent
 from olive_eval.records.writer import InstanceWriter
 
 if TYPE_CHECKING:
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """What a kind of work is: it plans units of work from the metrics that name it, and each unit measures its
-metrics' sub-types and records their values through the model's :class:`~olive_eval.engine.recorder.Recorder`.
+metrics' sub-types and records their values through the model's :class:`~olive_eval.engine.model.recorder.Recorder`.
 
-Most kinds run per model, inside :class:`~olive_eval.engine.runner.ModelEvaluator`, on the model's loaded
+Most kinds run per model, inside :class:`~olive_eval.engine.model.runner.ModelEvaluator`, on the model's loaded
 runtimes (:class:`ModelUnit`); the timing kind's units are measured by the run's timing phase instead, in rounds
 that interleave the models, so they are plain :class:`WorkUnit` values the phase reads.
 """
@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.context import RunContext
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.runtime_settings import Settings, settings_key
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.model.runtime_settings import Settings, settings_key
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataStore
 from olive_eval.progress import Progress
 from olive_eval.records.writer import InstanceWriter
 from olive_eval.registry import Registry
 from olive_eval.runtimes.base import ModelConfig, Runtime
 
 if TYPE_CHECKING:
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
 
 @dataclass

@@ -7,14 +7,14 @@ from dataclasses import dataclass, replace
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.data_store import DataView
-from olive_eval.engine.guard import Guarded, scoring_error
-from olive_eval.engine.passes import run_pass
-from olive_eval.engine.preflight import check_outputs
-from olive_eval.engine.repeats import with_repeats
-from olive_eval.engine.runtime_settings import settings_key
-from olive_eval.engine.scoring import scorer_for
-from olive_eval.engine.shards import sharded_pass
+from olive_eval.engine.model.guard import Guarded, scoring_error
+from olive_eval.engine.model.runtime_settings import settings_key
+from olive_eval.engine.passes.pass_loop import run_pass
+from olive_eval.engine.passes.repeats import with_repeats
+from olive_eval.engine.passes.scoring import scorer_for
+from olive_eval.engine.passes.shards import sharded_pass
+from olive_eval.engine.run.data_store import DataView
+from olive_eval.engine.run.preflight import check_outputs
 from olive_eval.engine.work.base import ModelUnit, UnitContext, WorkKind, WorkUnit, register_work
 from olive_eval.metrics.types import PREDICTION_PASS
 from olive_eval.progress import start_task

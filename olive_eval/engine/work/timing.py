@@ -1,6 +1,6 @@
 """Timing: repeated calls on one batch. Sub-types with the same data, runtime settings and timing config share
 one timing run (latency and throughput included). The run's timing phase measures the runs, in rounds that
-interleave the models (:mod:`olive_eval.engine.timing_phase`), so a timing run is planned here and not run per
+interleave the models (:mod:`olive_eval.engine.timing.timing_phase`), so a timing run is planned here and not run per
 model."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.runtime_settings import settings_key
+from olive_eval.engine.model.runtime_settings import settings_key
 from olive_eval.engine.work.base import WorkKind, WorkUnit, register_work
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.metrics.types import TIMING

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.custom import call_user_function
+from olive_eval.engine.model.custom import call_user_function
 from olive_eval.engine.work.base import ModelUnit, UnitContext, WorkKind, WorkUnit, register_work
 from olive_eval.metrics.types import USER_FUNCTION
 

@@ -87,7 +87,7 @@ class JudgedMetric(Metric):
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
-        # Plain attributes only: the run's cache stores them with the evidence (engine/evidence_store.py).
+        # Plain attributes only: the run's cache stores them with the evidence (engine/cache/evidence_store.py).
         self._seen = 0
         self._identity = ""  # the judge's identity, as JSON, once it has been asked
         self._messages = ""  # the first KEEP_MESSAGES failure messages, one a line

@@ -2,7 +2,7 @@
 baseline, ranking and the Pareto front, and results.json written before and after each model.
 
 :class:`Run` holds one run open: the config's plan, its loaded data and the results so far. The session
-(:mod:`olive_eval.engine.session`) drives it; ``evaluate()`` is the session over the config's candidates.
+(:mod:`olive_eval.engine.session.session`) drives it; ``evaluate()`` is the session over the config's candidates.
 Each candidate's latency is compared with the baseline's from the same interleaved rounds (``paired``):
 a batch run times every model together, a session times the baseline again beside each new candidate.
 """
@@ -21,22 +21,22 @@ from olive_eval.config.metric_set import joint_key
 from olive_eval.decide.goals import apply_goals
 from olive_eval.decide.pareto import mark_pareto
 from olive_eval.decide.ranking import Objective, rank
-from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.context import RunContext
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.cache.result_cache import ResultCache
+from olive_eval.engine.cache.reuse import Reuse
 from olive_eval.engine.executors.base import Executor, build_executor
-from olive_eval.engine.goals import goal_check, stages
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.repeats import check_generations
-from olive_eval.engine.reuse import Reuse
-from olive_eval.engine.runner import ModelEvaluator, Progress, settle_status
-from olive_eval.engine.shards import check_shards
-from olive_eval.engine.significance import RATIO_LEVEL, ratio_interval
-from olive_eval.engine.timing_phase import TimingPhase, timing_inputs
-from olive_eval.engine.timing_results import record_timing
-from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.model.runner import ModelEvaluator, Progress, settle_status
+from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
+from olive_eval.engine.passes.repeats import check_generations
+from olive_eval.engine.passes.shards import check_shards
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.goals import goal_check, stages
+from olive_eval.engine.run.plan import make_plan
+from olive_eval.engine.run.significance import RATIO_LEVEL, ratio_interval
+from olive_eval.engine.timing.timing_phase import TimingPhase, timing_inputs
+from olive_eval.engine.timing.timing_results import record_timing
 from olive_eval.engine.work.prediction_pass import PredictionPass
 from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics.performance import SPREAD_STATISTICS

@@ -1,8 +1,8 @@
 """The timing phase's measurements of one model as its sub-type results: values, how they were timed, the
 evidence paired goals resample, and a warning where the machine was too busy to trust them.
 
-The phase (:mod:`olive_eval.engine.timing_phase`) measures; this records, through the model's
-:class:`~olive_eval.engine.recorder.Recorder`, as every other kind of work does.
+The phase (:mod:`olive_eval.engine.timing.timing_phase`) measures; this records, through the model's
+:class:`~olive_eval.engine.model.recorder.Recorder`, as every other kind of work does.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.timing_phase import TimingOutcome
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.timing.timing_phase import TimingOutcome
 from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms

@@ -11,7 +11,7 @@ import numpy as np
 
 from olive_eval.config.goal import Goal
 from olive_eval.decide.goals import threshold_from
-from olive_eval.engine.evidence import Evidence, paired_distribution
+from olive_eval.engine.model.evidence import Evidence, paired_distribution
 from olive_eval.records.results import GoalResult
 
 

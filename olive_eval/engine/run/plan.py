@@ -12,8 +12,8 @@ from typing import TypeVar
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.preflight import check_device
-from olive_eval.engine.runtime_settings import Settings, settings_key
+from olive_eval.engine.model.runtime_settings import Settings, settings_key
+from olive_eval.engine.run.preflight import check_device
 from olive_eval.engine.work.base import ModelUnit, WorkUnit, work_registry
 
 U = TypeVar("U", bound=WorkUnit)

@@ -19,7 +19,7 @@ from olive_eval.data.batch import Batch
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import CHUNK_ROWS, DataContext, FileSource, Source, Subset
-from olive_eval.engine.preflight import check_data
+from olive_eval.engine.run.preflight import check_data
 from olive_eval.runtimes.base import ModelConfig
 from olive_eval.tasks.call_mode import CallMode
 

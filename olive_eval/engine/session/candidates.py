@@ -1,7 +1,7 @@
 """A candidate a session is handed: validated as the config's own models are, and its standing once evaluated.
 
 An optimization loop proposes candidates as dicts or model configs while the session runs
-(:class:`~olive_eval.engine.session.Evaluation`); each is checked here before anything loads: its type's schema,
+(:class:`~olive_eval.engine.session.session.Evaluation`); each is checked here before anything loads: its type's schema,
 a name no other model of the session has, the files it names, and that its outputs fit the run's passes. An error
 names the candidate (``<candidate>``), not the config.
 """
@@ -18,7 +18,7 @@ from olive_eval.config import RunConfig
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.loader import check_model_references
 from olive_eval.config.run import Model
-from olive_eval.engine.preflight import check_outputs
+from olive_eval.engine.run.preflight import check_outputs
 from olive_eval.errors import ConfigError
 from olive_eval.records.results import ModelResult, SubMetricResult
 from olive_eval.runtimes.base import ModelConfig, check_name

@@ -1,6 +1,6 @@
 """A prediction pass split into shards: contiguous ranges of the data config's examples, scored apart and merged.
 
-Each shard runs the ordinary pass (:func:`olive_eval.engine.passes.run_pass`) over its range and hands back,
+Each shard runs the ordinary pass (:func:`olive_eval.engine.passes.pass_loop.run_pass`) over its range and hands back,
 per metric sub-type, the per-example statistics (or a global metric's fields) in example order. The driver
 joins the shards' rows in example order and finishes each metric once, on the same scorer code a one-process
 pass uses: the reduction, the confidence intervals and the paired goals see arrays identical to one process,
@@ -27,14 +27,14 @@ from olive_eval.data.batch import Batch, Columns, num_rows, take
 from olive_eval.data.collate import DefaultDataloader
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, Prepared
-from olive_eval.engine.context import RunContext
-from olive_eval.engine.data_store import DataStore, DataView
-from olive_eval.engine.guard import Guarded, failure_message, scoring_error
-from olive_eval.engine.passes import PassRecord, run_pass
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.repeats import with_repeats
-from olive_eval.engine.runtime_settings import Settings
-from olive_eval.engine.scoring import Scored, scorer_for
+from olive_eval.engine.model.guard import Guarded, failure_message, scoring_error
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.model.runtime_settings import Settings
+from olive_eval.engine.passes.pass_loop import PassRecord, run_pass
+from olive_eval.engine.passes.repeats import with_repeats
+from olive_eval.engine.passes.scoring import Scored, scorer_for
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataStore, DataView
 from olive_eval.errors import ConfigError, EvaluationError
 from olive_eval.progress import Progress
 from olive_eval.records.sinks import HeldSink
@@ -283,7 +283,7 @@ def sharded_pass(
     progress: Progress,
 ) -> None:
     """The pass over ``data_config`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values and
-    per-example files as one pass of the runner (:class:`~olive_eval.engine.runner.ModelEvaluator`)."""
+    per-example files as one pass of the runner (:class:`~olive_eval.engine.model.runner.ModelEvaluator`)."""
     names = [m.name for m in metrics]
     name = recorder.model_name
     progress(name, f"predicting on '{data_config}' in {sharding.shards} shards")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.content_hash import tree_sha256
+from olive_eval.engine.cache.content_hash import tree_sha256
 from olive_eval.runtimes.base import ModelConfig
 
 #: Bump when the entry layout or the key's contents change: older entries then miss (2: per-example files).

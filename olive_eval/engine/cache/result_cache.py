@@ -27,9 +27,9 @@ import numpy as np
 
 from olive_eval.config.metric_set import joint_key
 from olive_eval.config.run import RunConfig
-from olive_eval.engine import evidence_store, record_files
-from olive_eval.engine.cache_key import CACHE_FORMAT, digest, key_payload, olive_eval_version
-from olive_eval.engine.unit import ModelEvaluation
+from olive_eval.engine.cache import evidence_store, record_files
+from olive_eval.engine.cache.cache_key import CACHE_FORMAT, digest, key_payload, olive_eval_version
+from olive_eval.engine.model.unit import ModelEvaluation
 from olive_eval.records.results import atomic_write_text, file_mode
 from olive_eval.records.results_load import model_result_from_dict
 from olive_eval.runtimes.base import ModelConfig

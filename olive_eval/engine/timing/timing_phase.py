@@ -24,10 +24,10 @@ import numpy as np
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch, split_group
 from olive_eval.data.dummy import dummy_inputs
-from olive_eval.engine.context import RunContext
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.generation_timing import bind_timed, record_tokens
-from olive_eval.engine.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.timing.generation_timing import bind_timed, record_tokens
+from olive_eval.engine.timing.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
 from olive_eval.progress import NO_TASK, Progress, start_task

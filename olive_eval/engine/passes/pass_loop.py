@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
-from olive_eval.engine.data_store import DataView
-from olive_eval.engine.fields import pass_fields
+from olive_eval.engine.passes.fields import pass_fields
+from olive_eval.engine.run.data_store import DataView
 from olive_eval.errors import EvaluationError
 from olive_eval.progress import NO_TASK, Task
 from olive_eval.runtimes.base import Runtime

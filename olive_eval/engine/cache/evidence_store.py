@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.model.evidence import Evidence
 from olive_eval.metrics.detection.per_image import PerImage, Table
 from olive_eval.metrics.performance import TimingSample
 from olive_eval.metrics.resampling import ExampleStats

@@ -1,7 +1,7 @@
 """What ``--resume`` keeps of an earlier run in the same output folder, and what it tells the user.
 
 A model the earlier run finished (``ok`` or ``partial``) is kept when nothing its values depend on changed:
-its cache key (:func:`olive_eval.engine.cache_key.key_payload`, without timings) is the same under the
+its cache key (:func:`olive_eval.engine.cache.cache_key.key_payload`, without timings) is the same under the
 recorded config and the current one. Everything else is evaluated again; timings always are.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from olive_eval.config import RunConfig
-from olive_eval.engine.cache_key import digest, key_payload
-from olive_eval.engine.resume import config_changes, previous_run
+from olive_eval.engine.cache.cache_key import digest, key_payload
+from olive_eval.engine.cache.resume import config_changes, previous_run
 from olive_eval.errors import UsageError
 from olive_eval.records.results import ModelResult
 

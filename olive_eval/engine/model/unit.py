@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.goals import goal_check, stopping_goal
-from olive_eval.engine.runner import ModelEvaluator
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.run.goals import goal_check, stopping_goal
 from olive_eval.records.results import ModelResult
 from olive_eval.runtimes.base import ModelConfig
 
 if TYPE_CHECKING:
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
 
 @dataclass
@@ -30,7 +30,7 @@ class ModelEvaluation:
 
     result: ModelResult
     evidence: dict[str, Evidence]
-    #: The per-example files the evaluation wrote, as :mod:`olive_eval.engine.record_files` names them: filled
+    #: The per-example files the evaluation wrote, as :mod:`olive_eval.engine.cache.record_files` names them: filled
     #: when the evaluation goes into the result cache or comes out of it, so a cached model gets its files too.
     records: dict[str, bytes] = field(default_factory=dict)
 

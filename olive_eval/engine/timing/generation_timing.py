@@ -1,7 +1,7 @@
 """Generation latency in the timing phase: a run of the generation sub-types (``ttft``, ``tpot``, ``e2e``,
 ``tokens_per_second``, ``prefill_tokens_per_second``, ``peak_memory_mb``) times the model token by token.
 
-The phase's rounds, warm-up and pairing are the ordinary ones (:mod:`olive_eval.engine.timing_phase`): only the
+The phase's rounds, warm-up and pairing are the ordinary ones (:mod:`olive_eval.engine.timing.timing_phase`): only the
 call differs. :func:`bind_timed` binds prompts of one fixed length to a streaming call that decodes exactly
 ``max_new_tokens`` tokens per row (:mod:`olive_eval.runtimes.streaming`); after each round, :func:`record_tokens`
 turns the round's token traces into per-run seconds of each quantity, kept in the sample beside the call seconds

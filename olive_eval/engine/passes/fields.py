@@ -4,7 +4,7 @@ run is planned, that every field a metric reads is given.
 A pass gives :data:`PASS_FIELDS` always, ``references`` where the data config has a label column, and every
 column its pre-process leaves (metadata such as ``audio_seconds``). A metric declares what it reads
 (``Metric.reads``; :meth:`MetricConfig.reads` for any sub-type). What a runtime adds to a model's outputs
-(``Runtime.emits``) is the post-process's to read, checked in :func:`olive_eval.engine.preflight.check_outputs`: it
+(``Runtime.emits``) is the post-process's to read, checked in :func:`olive_eval.engine.run.preflight.check_outputs`: it
 reaches metrics only through ``prediction`` and ``logits``.
 """
 

@@ -1,6 +1,6 @@
 """Scoring a prediction pass as it streams: each metric reads its fields batch by batch.
 
-Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.chunks`). Decomposable metrics
+Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.passes.chunks`). Decomposable metrics
 (instance, map/reduce) keep only their per-example statistics; sub-types whose statistics are the same work
 (``Metric.shared_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
 records go to the instance file as each chunk is scored.
@@ -17,10 +17,10 @@ import numpy as np
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.data.batch import Column, concat
 from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
-from olive_eval.engine.chunks import Chunker
-from olive_eval.engine.custom import ModelOutput, call_user_function
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.repeats import check_reduced, first_samples, flatten
+from olive_eval.engine.model.custom import ModelOutput, call_user_function
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.passes.chunks import Chunker
+from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError, first_line
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
@@ -89,7 +89,7 @@ class MetricScorer:
             )
 
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
-        """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.chunks`)."""
+        """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.passes.chunks`)."""
         if not self._chunk.joins(fields):
             self._score(cache)
         self._chunk.add(fields, start, len(fields["prediction"]))

@@ -21,11 +21,11 @@ from pydantic import ValidationError
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.executor import ExecutorConfig, executor_config, executor_registry
-from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.candidates import CANDIDATE, CandidateResult, validated_candidate
+from olive_eval.engine.cache.result_cache import ResultCache
+from olive_eval.engine.cache.resume_plan import plan_resume
 from olive_eval.engine.executors.base import Executor
-from olive_eval.engine.resume_plan import plan_resume
-from olive_eval.engine.run import Run
+from olive_eval.engine.run.run import Run
+from olive_eval.engine.session.candidates import CANDIDATE, CandidateResult, validated_candidate
 from olive_eval.errors import ConfigError, UsageError
 from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import OutputDir

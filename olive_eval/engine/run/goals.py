@@ -14,8 +14,8 @@ from dataclasses import replace
 from olive_eval.config.metric_set import joint_key
 from olive_eval.config.run import RunConfig
 from olive_eval.decide.goals import GoalCheck, apply_goals
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.significance import confident_goal
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.run.significance import confident_goal
 from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
 
 

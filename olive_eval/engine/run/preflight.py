@@ -5,7 +5,7 @@ exit 2, not the same failure recorded for each model after it loaded.
 * Each data config the plan reads: its source opens (a malformed or blank JSON lines file fails here, by line)
   and has rows (a ``limit`` can keep none); its pre-process finds its columns, and a tokenizer source where text
   needs one, for each model's processor; data read as stored has its first batch built (a missing label shows).
-* The fields each metric reads are given by the pass over its data config (:mod:`olive_eval.engine.fields`).
+* The fields each metric reads are given by the pass over its data config (:mod:`olive_eval.engine.passes.fields`).
 * Each model's runtime can give the outputs each post-process of its passes requires (``Runtime.emits``).
 
 A pre-process is stopped where it would load a tokenizer or processor (:class:`ProcessorDeferred`): what it
@@ -22,7 +22,7 @@ from olive_eval.config.run import RunConfig
 from olive_eval.data.components import build
 from olive_eval.data.prepared import PrepareContext, ProcessorDeferred
 from olive_eval.data.sources import Source
-from olive_eval.engine.fields import check_reads, pass_fields
+from olive_eval.engine.passes.fields import check_reads, pass_fields
 from olive_eval.errors import ConfigError, DataError, EvaluationError, OliveEvalError
 from olive_eval.runtimes.base import ModelConfig, runtime_registry
 from olive_eval.tasks.call_mode import CallMode

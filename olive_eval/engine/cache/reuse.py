@@ -8,9 +8,9 @@ where the cache holds them (``cache_timings``), else the run times the model aga
 from __future__ import annotations
 
 from olive_eval.config import RunConfig
-from olive_eval.engine import record_files
-from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.unit import ModelEvaluation
+from olive_eval.engine.cache import record_files
+from olive_eval.engine.cache.result_cache import ResultCache
+from olive_eval.engine.model.unit import ModelEvaluation
 from olive_eval.progress import Progress
 from olive_eval.records.results import ModelResult
 from olive_eval.records.writer import InstanceWriter

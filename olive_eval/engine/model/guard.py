@@ -1,7 +1,7 @@
 """A failure kept to what it concerns: a metric that cannot score stops alone, and an error says what a user can
 act on.
 
-The pass (:mod:`olive_eval.engine.runner`) and each shard of a sharded pass (:mod:`olive_eval.engine.shards`)
+The pass (:mod:`olive_eval.engine.model.runner`) and each shard of a sharded pass (:mod:`olive_eval.engine.passes.shards`)
 wrap every metric's scorer in :class:`Guarded`; what the failure then says is :func:`failure_message` (the
 one-line error results.json records) and :func:`format_traceback` (the ``--debug`` traceback).
 """
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig
-from olive_eval.engine.scoring import CustomScorer, MetricScorer, Scored
+from olive_eval.engine.passes.scoring import CustomScorer, MetricScorer, Scored
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 
 

@@ -1,12 +1,12 @@
 """Evaluating one model: each unit of the plan's per-model work once (prediction passes, user functions, file
 sizes, lm-eval runs: :mod:`olive_eval.engine.work`); timing is a phase of its own
-(:mod:`olive_eval.engine.timing_phase`).
+(:mod:`olive_eval.engine.timing.timing_phase`).
 
 A model's evaluation is a self-contained unit of work: given the run config and the model, it returns the
-model's results and the evidence for paired goals (see :func:`olive_eval.engine.unit.run_unit`). The runner talks to
+model's results and the evidence for paired goals (see :func:`olive_eval.engine.model.unit.run_unit`). The runner talks to
 runtimes only through the ``Runtime`` interface and to the work only through the registered kinds of work,
 so a new runtime, metric family or kind of work changes nothing here. Every kind of work records its values
-through the model's :class:`~olive_eval.engine.recorder.Recorder`.
+through the model's :class:`~olive_eval.engine.model.recorder.Recorder`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from olive_eval.config.metric_key import MetricKey, metric_keys
 from olive_eval.config.run import RunConfig
-from olive_eval.engine.context import RunContext
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.guard import failure_message, format_traceback
-from olive_eval.engine.plan import Plan
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.runtime_settings import settings_key
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.guard import failure_message, format_traceback
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.model.runtime_settings import settings_key
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.plan import Plan
 from olive_eval.engine.work.base import ModelUnit, UnitContext
 from olive_eval.progress import Progress, silent
 from olive_eval.records.results import ModelResult
@@ -32,7 +32,7 @@ from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig, Runtime
 
 if TYPE_CHECKING:
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
 
 def settle_status(result: ModelResult, keys: Mapping[str, MetricKey]) -> None:
