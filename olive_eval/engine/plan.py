@@ -13,6 +13,7 @@ from typing import Any
 
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
+from olive_eval.engine.judges import PlannedJudge, plan_judges
 from olive_eval.engine.preflight import check_device, check_outputs
 from olive_eval.lm_eval_run.plan import LmEvalRun, new_run, plan_lm_eval
 from olive_eval.metrics.performance import TimingConfig
@@ -53,6 +54,8 @@ class Plan:
     file_sizes: list[tuple[MetricConfig, SubType]] = field(default_factory=list)
     user_functions: list[MetricConfig] = field(default_factory=list)
     lm_eval_runs: list[LmEvalRun] = field(default_factory=list)
+    #: the judges the metrics name, by spec key (checked here, loaded by the engine: :mod:`olive_eval.engine.judges`)
+    judges: dict[str, PlannedJudge] = field(default_factory=dict)
 
     def data_configs(self) -> list[str]:
         """The data configs the plan reads, in plan order."""
@@ -112,4 +115,5 @@ def make_plan(run: RunConfig) -> Plan:
     plan.lm_eval_runs = list(lm_eval_runs.values())
     if plan.lm_eval_runs:
         plan_lm_eval(run, plan.lm_eval_runs)
+    plan.judges = plan_judges(run)
     return plan

@@ -27,6 +27,7 @@ from olive_eval.engine.data_store import DataStore
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.executors.base import Executor, build_executor
 from olive_eval.engine.goals import goal_check, stages
+from olive_eval.engine.judges import RunJudges
 from olive_eval.engine.plan import TimingRun, make_plan
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import check_generations
@@ -91,7 +92,11 @@ class Run:
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
         self.data = DataStore(run)
         self.context = RunContext.of(run)
-        self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
+        #: the judges the metrics ask, loaded with the run's context on first use and closed with the run
+        self.judges = RunJudges(self.plan.judges, self.context)
+        self.evaluator = ModelEvaluator(
+            run, self.plan, self.data, progress, self.writer, run.source_dir, self.context, self.judges
+        )
         #: each pass's shards, where the executor's config says (one built by the caller may shard as it likes)
         self.shards = 1
         if executor is None or isinstance(executor, ExecutorConfig):  # the config's, or one given in its place
@@ -285,6 +290,10 @@ class Run:
         self.finish()
         self.save()
         return RunInterrupted(self.result, current)
+
+    def close(self) -> None:
+        """Close what the run loaded for itself: its judges and their models."""
+        self.judges.close()
 
     def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.

@@ -25,11 +25,13 @@ from olive_eval.engine.custom import call_user_function
 from olive_eval.engine.data_store import DataStore, DataView
 from olive_eval.engine.evidence import Evidence
 from olive_eval.engine.guard import Guarded, failure_message, format_traceback, scoring_error
+from olive_eval.engine.judges import RunJudges
 from olive_eval.engine.passes import run_pass
 from olive_eval.engine.plan import Plan, PredictionPass, Settings, settings_key
 from olive_eval.engine.recorder import Recorder
 from olive_eval.engine.repeats import with_repeats
 from olive_eval.engine.scoring import CustomScorer, MetricScorer
+from olive_eval.judges.base import Judges
 from olive_eval.lm_eval_run.plan import LmEvalRun
 from olive_eval.metrics import Score
 from olive_eval.progress import Progress, silent, start_task
@@ -69,9 +71,12 @@ class ModelEvaluator:
         writer: InstanceWriter | None = None,
         base_dir: Path | None = None,
         context: RunContext | None = None,
+        judges: Judges | None = None,
     ) -> None:
         self.run = run
         self.context = context or RunContext.of(run)
+        #: the run's judges, by spec key (the caller closes them; by default the plan's, loaded on first use)
+        self.judges = judges if judges is not None else RunJudges(plan.judges, self.context)
         self.plan = plan
         self.data = data
         self.progress = progress
@@ -202,6 +207,7 @@ class ModelEvaluator:
                 self.writer,
                 self.base_dir,
                 self.progress,
+                self.judges,
             )
         name = recorder.model_name
         view = self.data.view(job.data_config, model_config)
@@ -212,7 +218,7 @@ class ModelEvaluator:
                 metric,
                 CustomScorer(metric, name, self.writer, folder)
                 if metric.type == "custom"
-                else MetricScorer(metric, self.base_dir, self.writer, folder),
+                else MetricScorer(metric, self.base_dir, self.writer, folder, self.judges),
             )
             for metric in job.metrics
         ]
