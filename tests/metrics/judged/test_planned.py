@@ -207,7 +207,7 @@ def test_each_executor_judges_with_judges_of_its_own_run_context(tmp_path, execu
         metrics = result.models[model].metrics
         assert result.models[model].status == "ok", result.models[model].error
         assert metrics["judged-context_relevance"].value == pytest.approx(0.75)
-        # hallucination: "a+" contradicts nothing ("yes" for + items), "b-" no: [c+] -> 1, [a+, b-] -> 1/2
+        # hallucination: the scripted judge says a context with "+" is contradicted: [c+] -> 1, [a+, b-] -> 1/2
         assert metrics["judged-hallucination"].value == pytest.approx(0.75)
         assert metrics["judged-hallucination"].details["judge"]["runtime"]["runtime"] == "python"
     # local: once for the run; process: once in each model's child; with shards: in each shard's child
@@ -227,3 +227,18 @@ def test_a_model_judge_that_would_need_a_download_is_the_offline_one_line_error(
     assert 'allow downloads with "allow_download": true or --allow-download' in err.value.message
     assert "\n" not in str(err.value)
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "says"),
+    [
+        ("device", "tpu", "got 'tpu'; expected 'cpu' or 'gpu'"),
+        ("execution_providers", 3, "execution providers must be a name, a [name, options] pair, or a list of those"),
+    ],
+)
+def test_a_bad_device_or_providers_of_a_model_judge_is_one_config_error(tmp_path, key, value, says):
+    judge = {"type": "model", "model": {"type": "HfModel", "model_path": "never_read"}, key: value}
+    with pytest.raises(ConfigError) as err:
+        evaluate(_run(tmp_path, [{"name": "bias", "metric_config": {"judge": judge}}]))
+    assert err.value.path == f"metrics[0].sub_types[0].metric_config.judge.{key}"
+    assert err.value.message == says and "\n" not in str(err.value)
