@@ -287,6 +287,11 @@ class MetricConfig(StrictModel):
         return metric_registry.get(sub.name).reads if self.metric_type.sub_types_are_metrics else ()
 
     def parsed_config(self, sub: SubType) -> Any:
+        """The sub-type's validated metric_config (what the planner asks of it: a timing config, the judges)."""
+        if self.backend == "huggingface_metrics":
+            from olive_eval.metrics.huggingface import HuggingFaceMetricConfig
+
+            return HuggingFaceMetricConfig.model_validate(sub.metric_config or {})
         return self.metric_type.parse_metric_config(sub.name, sub.metric_config)
 
     @property

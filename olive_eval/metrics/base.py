@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics.aggregations import Aggregation, get_aggregation
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
+
+if TYPE_CHECKING:
+    from olive_eval.judges.base import Judges
 
 
 class Kind(str, Enum):
@@ -108,6 +111,10 @@ class Metric:
         ``fields`` are the columns of :attr:`reads`, for the examples of one batch (or of the whole set).
         """
         raise NotImplementedError(f"{type(self).__name__} is a global metric and has no per-example statistics")
+
+    def bind_judges(self, judges: Judges) -> None:
+        """The run's judges, by spec key, for a metric that asks one (:mod:`olive_eval.metrics.judged`); the run
+        loads and closes them, the metric only calls them. Others ignore them."""
 
     def shared_key(self) -> Any:
         """Identifies the work of ``statistics``: sub-types with the same key (e.g. accuracy, F1, precision

@@ -23,7 +23,7 @@ import pytest
 
 from olive_eval.engine.cache import evidence_store
 from olive_eval.engine.model.evidence import Evidence
-from olive_eval.judges import forget_judges, register_judge
+from olive_eval.judges import register_judge
 from olive_eval.lm_eval.evidence import SampleMetric, sample_evidence
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.base import Metric, metric_registry
@@ -263,10 +263,7 @@ def check_round_trip(build: Callable[[], Metric], columns: tuple[Any, ...]) -> N
 def test_a_metric_evidence_is_stored_and_restored_with_its_value(case, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    try:
-        check_round_trip(lambda: get_metric(case.name, case.config), case.columns)
-    finally:
-        forget_judges()
+    check_round_trip(lambda: get_metric(case.name, case.config), case.columns)
 
 
 def test_a_huggingface_metric_is_stored_without_its_module(hf_home, tmp_path):  # noqa: F811

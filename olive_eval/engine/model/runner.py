@@ -24,8 +24,10 @@ from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import settings_key
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.judges import RunJudges
 from olive_eval.engine.run.plan import Plan
 from olive_eval.engine.work.base import ModelUnit, UnitContext
+from olive_eval.judges.base import Judges
 from olive_eval.progress import Progress, silent
 from olive_eval.records.results import ModelResult
 from olive_eval.records.writer import InstanceWriter
@@ -63,9 +65,12 @@ class ModelEvaluator:
         writer: InstanceWriter | None = None,
         base_dir: Path | None = None,
         context: RunContext | None = None,
+        judges: Judges | None = None,
     ) -> None:
         self.run = run
         self.context = context or RunContext.of(run)
+        #: the run's judges, by spec key (the caller closes them; by default the plan's, loaded on first use)
+        self.judges = judges if judges is not None else RunJudges(plan.judges, self.context)
         self.plan = plan
         self.data = data
         self.progress = progress
@@ -118,7 +123,7 @@ class ModelEvaluator:
         else:
             ctx = UnitContext(
                 self.run, self.context, model_config, recorder, self._runtimes, self.data, self.progress,
-                self.writer, self.base_dir, sharding, self.examples_seen,
+                self.writer, self.base_dir, sharding, self.judges, self.examples_seen,
             )  # fmt: skip
             for names in stages if stages is not None else [None]:
                 for unit in self._units(names):

@@ -22,6 +22,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.passes.chunks import Chunker
 from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError, first_line
+from olive_eval.judges.base import Judges
 from olive_eval.metrics import Score
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
@@ -60,7 +61,10 @@ class MetricScorer:
         base_dir: Path | None,
         writer: InstanceWriter | HeldRecords | None,
         model_folder: str,
+        judges: Judges | None = None,
     ) -> None:
+        """``judges``: the run's, by spec key, handed to the metrics that ask one (none: a scorer that finishes
+        what shards scored asks no judge)."""
         self.config = config
         self.filters = build_filters(config.filters, "filters")
         reduction = build_reduction(config.reduction) if config.reduction is not None else None
@@ -69,6 +73,9 @@ class MetricScorer:
         #: A reduction of the sample scores (mean, pass_at_k): every sample is scored, then reduced per example.
         self._reduce_scores = reduction if reduction is not None and reduction.prediction_filter is None else None
         self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
+        if judges is not None:
+            for s in self._subs:
+                s.metric.bind_judges(judges)
         self._instances = writer.instances(model_folder, config.name) if writer is not None else None
         self._samples = (
             writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
@@ -288,10 +295,15 @@ class CustomScorer:
 
 
 def scorer_for(
-    metric: MetricConfig, model: str, base_dir: Path | None, writer: InstanceWriter | HeldRecords | None, folder: str
+    metric: MetricConfig,
+    model: str,
+    base_dir: Path | None,
+    writer: InstanceWriter | HeldRecords | None,
+    folder: str,
+    judges: Judges | None = None,
 ) -> MetricScorer | CustomScorer:
     """The scorer of one metric's pass: the user's function for a type a user function scores (once, on the joined
     columns when the pass is sharded), the sub-types' registered metrics for the others."""
     if metric.metric_type.scored_by_user:
         return CustomScorer(metric, model, writer, folder)
-    return MetricScorer(metric, base_dir, writer, folder)
+    return MetricScorer(metric, base_dir, writer, folder, judges)

@@ -35,7 +35,9 @@ from olive_eval.engine.passes.repeats import with_repeats
 from olive_eval.engine.passes.scoring import Scored, scorer_for
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore, DataView
+from olive_eval.engine.run.judges import RunJudges, plan_judges
 from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.judges.base import Judges
 from olive_eval.progress import Progress
 from olive_eval.records.sinks import HeldSink
 from olive_eval.records.writer import HeldRecords, InstanceWriter
@@ -179,18 +181,21 @@ class ShardPart:
     records: dict[tuple[str, str], HeldSink] = field(default_factory=dict)
 
 
-def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
-    """Run the pass over the shard's range; the metrics are not finished (the driver finishes them)."""
+def score_shard(work: ShardWork, store: DataStore | None = None, judges: Judges | None = None) -> ShardPart:
+    """Run the pass over the shard's range; the metrics are not finished (the driver finishes them). ``judges``:
+    the run's, for a shard scored in the run's process; a shard elsewhere loads its own and closes them."""
     run = work.run
     store = store if store is not None else DataStore(run)
     metrics = [m for name in work.metrics for m in run.all_metrics if m.name == name]
-    runtime = RunContext.of(run).load(work.model, work.settings)
+    context = RunContext.of(run)
+    own = RunJudges(plan_judges(run), context) if judges is None else None
+    runtime = context.load(work.model, work.settings)
     try:
         view = store.view(work.data_config, work.model)
         runtime, view = with_repeats(runtime, view, metrics, work.model)
         writer = HeldRecords() if work.records else None
         name = work.model.display_name()
-        guarded = [Guarded(m, scorer_for(m, name, run.source_dir, writer, "")) for m in metrics]
+        guarded = [Guarded(m, scorer_for(m, name, run.source_dir, writer, "", judges or own)) for m in metrics]
         record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
         held = [
             g.scorer.held() if g.error is None else EvaluationError(failure_message(g.error)) for g in guarded
@@ -198,6 +203,8 @@ def score_shard(work: ShardWork, store: DataStore | None = None) -> ShardPart:
         return ShardPart(record, held, writer.sinks if writer is not None else {})
     finally:
         runtime.close()
+        if own is not None:
+            own.close()
 
 
 def plan_shards(
@@ -281,15 +288,19 @@ def sharded_pass(
     writer: InstanceWriter | None,
     base_dir: Path | None,
     progress: Progress,
+    judges: Judges | None = None,
 ) -> None:
-    """The pass over ``data_config`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values and
-    per-example files as one pass of the runner (:class:`~olive_eval.engine.model.runner.ModelEvaluator`)."""
+    """The pass over ``data_config`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values
+    and per-example files as one pass of the runner (:class:`~olive_eval.engine.model.runner.ModelEvaluator`).
+    ``judges``: the evaluator's, for shards mapped in this process (a mapper that sends them elsewhere runs each on
+    its own)."""
     names = [m.name for m in metrics]
     name = recorder.model_name
     progress(name, f"predicting on '{data_config}' in {sharding.shards} shards")
     with recorder.stage(f"pass:{data_config}"):
         works = plan_shards(run, model_config, data_config, settings, names, sharding.shards, store, writer is not None)
-        parts = list(sharding.mapper(partial(score_shard, store=store), works))  # in-process: the run's data
+        # in-process: the run's data and judges
+        parts = list(sharding.mapper(partial(score_shard, store=store, judges=judges), works))
     recorder.record_pass(data_config, merged_record(data_config, parts))
     progress(name, f"finishing the scores of {len(names)} metric(s) on '{data_config}'")
     for i, metric in enumerate(metrics):

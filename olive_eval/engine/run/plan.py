@@ -13,6 +13,7 @@ from typing import TypeVar
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.model.runtime_settings import Settings, settings_key
+from olive_eval.engine.run.judges import PlannedJudge, plan_judges
 from olive_eval.engine.run.preflight import check_device
 from olive_eval.engine.work.base import ModelUnit, WorkUnit, work_registry
 
@@ -22,6 +23,8 @@ U = TypeVar("U", bound=WorkUnit)
 @dataclass
 class Plan:
     units: list[WorkUnit] = field(default_factory=list)
+    #: the judges the metrics name, by spec key (checked here, loaded by the engine: :mod:`olive_eval.engine.run.judges`)
+    judges: dict[str, PlannedJudge] = field(default_factory=dict)
 
     def model_units(self) -> list[ModelUnit]:
         """The units each model's evaluator runs, in the kinds' order."""
@@ -55,4 +58,4 @@ def make_plan(run: RunConfig) -> Plan:
     for metric in run.all_metrics:
         by_kind.setdefault(metric.work, []).append(metric)
     kinds = sorted((work_registry.get(name) for name in by_kind), key=lambda kind: kind.order)
-    return Plan([unit for kind in kinds for unit in kind.plan(run, by_kind[kind.name])])
+    return Plan([unit for kind in kinds for unit in kind.plan(run, by_kind[kind.name])], plan_judges(run))

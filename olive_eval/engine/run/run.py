@@ -33,6 +33,7 @@ from olive_eval.engine.passes.shards import check_shards
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.goals import goal_check, stages
+from olive_eval.engine.run.judges import RunJudges
 from olive_eval.engine.run.plan import make_plan
 from olive_eval.engine.run.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing.timing_phase import TimingPhase, timing_inputs
@@ -97,7 +98,11 @@ class Run:
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
         self.data = DataStore(run)
         self.context = RunContext.of(run)
-        self.evaluator = ModelEvaluator(run, self.plan, self.data, progress, self.writer, run.source_dir, self.context)
+        #: the judges the metrics ask, loaded with the run's context on first use and closed with the run
+        self.judges = RunJudges(self.plan.judges, self.context)
+        self.evaluator = ModelEvaluator(
+            run, self.plan, self.data, progress, self.writer, run.source_dir, self.context, self.judges
+        )
         #: each pass's shards, where the executor's config says (one built by the caller may shard as it likes)
         self.shards = 1
         if executor is None or isinstance(executor, ExecutorConfig):  # the config's, or one given in its place
@@ -291,6 +296,10 @@ class Run:
         self.finish()
         self.save()
         return RunInterrupted(self.result, current)
+
+    def close(self) -> None:
+        """Close what the run loaded for itself: its judges and their models."""
+        self.judges.close()
 
     def save(self, durable: bool = True) -> None:
         """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.

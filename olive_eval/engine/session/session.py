@@ -120,14 +120,18 @@ class Evaluation:
         self.close()
 
     def close(self) -> None:
-        """Release the output directory; the results stay readable, no model can be added."""
+        """Release the executor, the run's judges and the output directory; the results stay readable, no model
+        can be added."""
         if not self._closed:
             self._closed = True
             try:
                 if self._owns_executor:
                     self._run.executor.close()
             finally:
-                self._held.close()
+                try:
+                    self._run.close()
+                finally:
+                    self._held.close()
 
     # ------------------------------------------------------------------ evaluating
     def baseline(self) -> CandidateResult:

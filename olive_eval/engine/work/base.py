@@ -20,6 +20,7 @@ from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import Settings, settings_key
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
+from olive_eval.judges.base import Judges
 from olive_eval.progress import Progress
 from olive_eval.records.writer import InstanceWriter
 from olive_eval.registry import Registry
@@ -58,6 +59,8 @@ class UnitContext:
     base_dir: Path | None
     #: how the executor splits each prediction pass (None: one pass in this process)
     sharding: Sharding | None
+    #: the run's judges, by spec key (loaded on first use, closed with the run)
+    judges: Judges | None = None
     #: data config -> examples its last pass went over, shared by the model evaluations of one evaluator
     examples_seen: dict[str, int] = field(default_factory=dict)
 

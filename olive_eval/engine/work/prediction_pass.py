@@ -33,14 +33,17 @@ class PredictionPass(ModelUnit):
         if ctx.sharding is not None and ctx.sharding.shards > 1:
             sharded_pass(
                 ctx.run, ctx.data, ctx.sharding, self.data_config, self.settings, self.metrics, ctx.model, ctx.recorder,
-                ctx.writer, ctx.base_dir, ctx.progress,
+                ctx.writer, ctx.base_dir, ctx.progress, ctx.judges,
             )  # fmt: skip
             return
         recorder = ctx.recorder
         view = ctx.data.view(self.data_config, ctx.model)
         runtime, view = with_repeats(ctx.runtime(self.settings), view, self.metrics, ctx.model)
         consumers = [
-            Guarded(metric, scorer_for(metric, recorder.model_name, ctx.base_dir, ctx.writer, recorder.records_folder))
+            Guarded(
+                metric,
+                scorer_for(metric, recorder.model_name, ctx.base_dir, ctx.writer, recorder.records_folder, ctx.judges),
+            )
             for metric in self.metrics
         ]
         ctx.note(f"predicting on '{self.data_config}' and scoring {len(consumers)} metric(s)")
