@@ -134,6 +134,7 @@ def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
 judge_source_registry: Registry[type[JudgeSource]] = Registry(
     "judge source",
     packages=("olive_eval.judges",),
+    group="olive_eval.judge_sources",
     base=JudgeSource,
     form=SpecForm(default="function", params=False, model=lambda source: source.Spec, make=_checked, explain=None),
 )

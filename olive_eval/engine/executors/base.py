@@ -68,7 +68,9 @@ class Executor(Protocol):
 Builder = Callable[[Any, "RunConfig", "ModelEvaluator", "Path | None", Progress], Executor]
 
 #: Executor builders, by executor type: each module of ``olive_eval.engine.executors`` registers its own.
-executor_builders: Registry[Builder] = Registry("executor builder", packages=("olive_eval.engine.executors",))
+executor_builders: Registry[Builder] = Registry(
+    "executor builder", packages=("olive_eval.engine.executors",), group="olive_eval.executor_builders"
+)
 
 
 def build_executor(
