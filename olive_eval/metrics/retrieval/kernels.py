@@ -28,24 +28,46 @@ Gain = Literal["linear", "exponential"]
 def top_ranked(scores: np.ndarray, depth: int | None) -> np.ndarray:
     """Column indices of each row's ``depth`` highest scores, best first; equal scores keep their column order.
 
-    Only the top ``depth`` is sorted: a partition finds each row's ``depth``-th highest score, every column above
-    it and the first columns equal to it (as many as the ranking still needs) are kept in column order, and a
-    stable sort of those few orders them. ``None``: the whole row.
+    Only the top ``depth`` is sorted when it is a small part of the row (a partition picks it); ``None``: the whole
+    row. numpy's fast sorts and partitions order ties arbitrarily, so the rows where a tie could change the result
+    are done again exactly, and only those.
     """
     n, width = scores.shape
     depth = width if depth is None else min(depth, width)
     if depth == 0:
         return np.empty((n, 0), np.intp)
     if 4 * depth >= width:
-        return np.argsort(-scores, axis=1, kind="stable")[:, :depth]
+        return _sorted_columns(scores)[:, :depth]
+    columns = np.argpartition(-scores, depth - 1, axis=1)[:, :depth]
+    cut = np.take_along_axis(scores, columns, axis=1).min(axis=1, keepdims=True)
+    tied_at_cut = np.flatnonzero((scores >= cut).sum(axis=1) > depth)  # which tied columns make the cut matters
+    if len(tied_at_cut):
+        columns[tied_at_cut] = _first_at_cut(scores[tied_at_cut], depth)
+    columns.sort(axis=1)  # column order, so that the stable sort below keeps ties in it
+    order = np.argsort(-np.take_along_axis(scores, columns, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(columns, order, axis=1)
+
+
+def _first_at_cut(scores: np.ndarray, depth: int) -> np.ndarray:
+    """The columns of each row's ``depth`` highest scores, in column order: every one above the ``depth``-th highest
+    score and, of those equal to it, the first ones (as many as are still wanted)."""
     threshold = -np.partition(-scores, depth - 1, axis=1)[:, depth - 1 : depth]
     above = scores > threshold
     tied = scores == threshold
     wanted = depth - above.sum(axis=1, keepdims=True)
     kept = above | (tied & (np.cumsum(tied, axis=1) <= wanted))
-    columns = np.nonzero(kept)[1].reshape(n, depth)
-    order = np.argsort(-np.take_along_axis(scores, columns, axis=1), axis=1, kind="stable")
-    return np.take_along_axis(columns, order, axis=1)
+    return np.nonzero(kept)[1].reshape(len(scores), depth)
+
+
+def _sorted_columns(scores: np.ndarray) -> np.ndarray:
+    """Each row's columns by descending score, ties in column order. numpy's quicksort is three times faster than
+    its stable sort but orders ties arbitrarily: only the rows where it met a tie are sorted again, stably."""
+    order = np.argsort(-scores, axis=1)
+    ranked = np.take_along_axis(scores, order, axis=1)
+    tied = np.flatnonzero((ranked[:, 1:] == ranked[:, :-1]).any(axis=1))
+    if len(tied):
+        order[tied] = np.argsort(-scores[tied], axis=1, kind="stable")
+    return order
 
 
 def ranked_grades(scores: np.ndarray, grades: np.ndarray, depth: int | None) -> np.ndarray:
