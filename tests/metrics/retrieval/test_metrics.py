@@ -96,10 +96,12 @@ def test_k_takes_effect_on_random_data() -> None:
 
 
 def test_top_ranked_is_a_stable_descending_sort() -> None:
-    """Every depth, on rows of few distinct values padded with -inf, against numpy's lexsort."""
+    """Every depth against numpy's lexsort, on rows of distinct scores (the fast paths) and rows of few distinct
+    values padded with -inf (ties at the cut: the exact paths)."""
     rng = np.random.default_rng(0)
-    scores = rng.integers(0, 4, (300, 60)).astype(np.float64)
-    scores[rng.random(scores.shape) < 0.2] = -np.inf
+    scores = rng.random((300, 60))
+    scores[::2] = rng.integers(0, 4, (150, 60))
+    scores[::2][rng.random((150, 60)) < 0.2] = -np.inf
     full = np.lexsort((np.broadcast_to(np.arange(60), scores.shape), -scores), axis=1)
     for depth in (1, 2, 7, 14, 15, 16, 59, 60, 100, None):
         expected = full[:, : 60 if depth is None else min(depth, 60)]
