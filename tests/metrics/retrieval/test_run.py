@@ -1,6 +1,6 @@
 """The retrieval sub-types in a run: a PythonModel reranker scoring each query's candidates, the grades in the data
 file's label column (lists of different lengths, or dicts keyed by doc id), values equal to ranx's, a bootstrap
-interval on nDCG, and a bad query named by its place in the data."""
+interval on nDCG, a candidate with a paired goal, and a bad query named by its place in the data."""
 
 from __future__ import annotations
 
@@ -33,6 +33,13 @@ MODEL = textwrap.dedent(
                     out.append(scores(query, list(target)) + ([0.0] if wrong else []))
             return out
         return predict
+
+    def load_reversed(model_path):
+        # every third query ranked upside down: a worse candidate
+        base = load(model_path)
+        return lambda batch: [
+            [-x for x in s] if query % 3 == 0 else s for query, s in zip(batch["query"], base(batch))
+        ]
     """
 )
 
@@ -107,6 +114,22 @@ def test_dicts_in_a_run(tmp_path: Path) -> None:
     result = run_config(config).models["m"].metrics
     for sub in ("ndcg", "mrr", "recall_at_k"):
         assert result[f"rank-{sub}"].value == pytest.approx(ranx_values(grades, RANX[sub], True), rel=1e-12), sub
+
+
+def test_a_candidate_with_a_paired_goal(tmp_path: Path) -> None:
+    """A paired bootstrap over the same queries: the candidate's nDCG drop and its interval."""
+    grades = queries()
+    write(tmp_path, [{"query": q, "target": g} for q, g in enumerate(grades)])
+    goal = {"type": "max-degradation", "value": 0.01, "confidence": 0.95, "n_resamples": 500}
+    sub_types = [{"name": "ndcg", "priority": 1, "metric_config": {"k": 5}, "goal": goal}]
+    config = python_model_run(tmp_path, {"name": "rank", "sub_types": sub_types}, batch_size=7)
+    config["candidates"] = [{**config["input_model"], "name": "c", "model_loader": "load_reversed"}]
+    result = run_config(config)
+    base, cand = (result.models[m].metrics["rank-ndcg"] for m in ("m", "c"))
+    assert cand.value < base.value
+    assert cand.goal.change == pytest.approx(cand.value - base.value)
+    assert cand.goal.change_ci_low < cand.goal.change < cand.goal.change_ci_high < 0
+    assert not cand.goal.met
 
 
 def test_a_bad_query_is_named_by_its_place_in_the_data(tmp_path: Path) -> None:
