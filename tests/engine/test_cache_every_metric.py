@@ -158,6 +158,13 @@ def _segmentation() -> list[Case]:
     return [Case(name, {"num_classes": 3}, (preds, refs)) for name in names]
 
 
+def _retrieval() -> list[Case]:
+    lists = ([[0.3, 0.9, 0.1], [0.5, 0.5], [0.2, 0.4, 0.6, 0.8]], [[1, 0, 2], [0, 1], [0, 0, 1, 3]])
+    dicts = ([{"a": 0.9, "b": 0.1}, {"c": 0.5}], [{"a": 0, "b": 2, "z": 1}, {"c": 1, "d": None}])
+    cases = [Case(name, {"k": 2}, lists) for name in ("ndcg", "mrr", "recall_at_k", "precision_at_k", "map_at_k")]
+    return [*cases, Case("ndcg", {"gain": "exponential"}, dicts, "-dicts")]
+
+
 def _language_modeling() -> list[Case]:
     rng = np.random.default_rng(1)
     logits, targets = rng.normal(size=(3, 5, 7)), rng.integers(0, 7, (3, 5))
@@ -182,6 +189,7 @@ CASES = [
     *_violations(),
     *_detection(),
     *_segmentation(),
+    *_retrieval(),
     *_language_modeling(),
     *_embeddings(),
 ]
