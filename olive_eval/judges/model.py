@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, JudgeSpecError, OneCall, judge_source_registry
+from olive_eval.registry_spec import SpecError, SpecForm
 
 __all__ = ["ModelJudgeSpec"]
 
@@ -30,12 +31,24 @@ class ModelJudgeSpec(JudgeSpec):
     )
 
 
+#: A judge's ``model``: a model config as input_model's, validated by its model type's ``Config`` (no default type).
+MODEL_FORM = SpecForm(
+    params=False,
+    missing="missing required key: a judge model needs a type (HfModel, GenAIModel...)",
+    model=lambda runtime: runtime.Config,
+    make=lambda runtime, config: config,
+    explain=None,
+)
+
+
 def _model_config(raw: dict[str, Any]) -> Any:
+    """The judge's model config, its paths resolved against the current folder."""
     from olive_eval.runtimes.base import runtime_registry
 
-    if "type" not in raw:
-        raise JudgeSpecError("model.type", "missing required key: a judge model needs a type (HfModel, GenAIModel...)")
-    config = runtime_registry.get(raw["type"]).Config.model_validate(raw)
+    try:
+        config = runtime_registry.build(raw, form=MODEL_FORM)
+    except SpecError as exc:
+        raise JudgeSpecError(f"model.{exc.key}", exc.message) from None
     config.resolve_paths(Path.cwd())
     return config
 
