@@ -28,9 +28,7 @@ from olive_eval.strict_model import LaxPath, StrictModel
 #: A model config: the class its runtime registered for the config's ``type``.
 Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
 #: Where the models run: the config class registered for the executor's ``type`` (local, process, ray).
-ExecutorSetting = Annotated[
-    ExecutorConfig, Registered(executor_registry, default_type=DEFAULT_EXECUTOR, what="executor type")
-]
+ExecutorSetting = Annotated[ExecutorConfig, Registered(executor_registry)]
 
 
 class EvaluatorConfig(StrictModel):
@@ -119,17 +117,6 @@ class RunConfig(StrictModel):
     def source(self) -> str:
         """The config file's path (``<config>`` for a dict), which errors found when the run is planned name."""
         return self._source
-
-    @field_validator("executor", mode="before")
-    @classmethod
-    def _executor_type(cls, v: Any) -> Any:
-        """An unknown type lists the registered ones (there are few)."""
-        name = v.get("type", DEFAULT_EXECUTOR) if isinstance(v, dict) else None
-        if isinstance(name, str) and name not in executor_registry.names():
-            raise nested_error(
-                "type", f"unknown executor type '{name}'; executor types: {', '.join(executor_registry.names())}"
-            )
-        return v
 
     @field_validator("execution_providers", mode="before")
     @classmethod

@@ -31,6 +31,7 @@ from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import OutputDir
 from olive_eval.records.provenance import environment
 from olive_eval.records.results import ModelResult, RunResult
+from olive_eval.registry_spec import SpecError
 from olive_eval.runtimes.base import ModelConfig
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
@@ -303,15 +304,18 @@ def _executor(
     if isinstance(given, str):
         if given == configured.type:
             return configured
-        if given not in executor_registry.names():  # the CLI's --executor, or a name given in Python
-            raise UsageError(f"unknown executor type '{given}'; executor types: {', '.join(executor_registry.names())}")
-        given = {"type": given, "timeout_s": configured.timeout_s} if configured.timeout_s is not None else given
+        if configured.timeout_s is not None and given in executor_registry:
+            given = {"type": given, "timeout_s": configured.timeout_s}
     if isinstance(given, (str, dict)):
         try:
             return executor_config(given)
-        except (ValueError, ValidationError) as exc:
-            error = from_validation_error(exc) if isinstance(exc, ValidationError) else None
-            message = error.message if error is not None else str(exc)
-            path = "executor" if error is None or error.path == "(top level)" else f"executor.{error.path}"
-            raise ConfigError(message, path=path, source="<executor>") from None
+        except SpecError as exc:
+            if isinstance(given, str):  # the CLI's --executor, or a name given in Python: not the config's fault
+                raise UsageError(exc.message) from None
+            path = ".".join(part for part in ("executor", exc.key) if part)
+            raise ConfigError(exc.message, path=path, source="<executor>") from None
+        except ValidationError as exc:
+            error = from_validation_error(exc)
+            path = "executor" if error.path == "(top level)" else f"executor.{error.path}"
+            raise ConfigError(error.message, path=path, source="<executor>") from None
     return given
