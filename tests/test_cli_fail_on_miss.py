@@ -159,7 +159,7 @@ def test_the_configs_bad_setting_is_a_config_error_naming_the_file(toy, capsys):
 
 def failing(path: Path, name: str) -> None:
     config = json.loads(path.read_text())
-    model = next(m for m in config["candidates"] if m["name"] == name)
+    model = next(m for m in [config["input_model"], *config["candidates"]] if m["name"] == name)
     model["inference_settings"] = {"execution_provider": "FooExecutionProvider"}
     path.write_text(json.dumps(config))
 
@@ -180,6 +180,16 @@ def test_a_failure_the_gate_forgives_still_exits_1(toy, capsys):
     assert run(path, "--fail-on-miss") == 1
     assert run(path, "--fail-on-miss", "good") == 1
     assert "goals missed" not in capsys.readouterr().err
+
+
+def test_a_failed_baseline_leaves_relative_goals_unmet(toy, capsys):
+    path = write(toy, {"good": GOOD})
+    failing(path, "base")
+    assert run(path, "--fail-on-miss") == 3
+    assert capsys.readouterr().err == (
+        "olive-eval: goals missed: 'good' misses acc-accuracy_score: the baseline has no value for this metric; "
+        "no candidate meets every goal\n"
+    )
 
 
 def test_an_early_stopped_candidate_misses_and_says_so(toy, capsys):
