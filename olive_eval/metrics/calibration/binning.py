@@ -1,0 +1,143 @@
+"""Bins of confidences and their totals, which calibration errors and the reliability diagram are made of. Pure numpy.
+
+* ``uniform`` (torchmetrics' ``CalibrationError``): bin ``k`` holds the confidences in ``[k/n, (k+1)/n)``, so a
+  confidence exactly on an edge belongs to the bin above it, and a confidence of exactly 1 has a bin of its own,
+  bin ``n`` (``torch.bucketize(right=True)`` over ``linspace(0, 1, n + 1)`` puts it past the last edge). Empty
+  bins weigh nothing. The edges here are the float64 values nearest ``k/n``; torchmetrics makes them with
+  ``torch.linspace`` in the scores' precision (float32 for multiclass), whose last bit varies with ``k`` and the
+  CPU's vector width, so a confidence within a rounding error of an edge that is not exactly representable may
+  fall in the neighbouring bin there.
+* ``adaptive`` (equal mass): the confidences in ascending order (ties: misses first, so the bins do not depend
+  on the order of the examples), cut into ``n`` runs whose sizes differ by at most one, the larger first (numpy's
+  ``array_split``); with fewer examples than bins the last bins are empty.
+
+Totals are ``[..., 3, bins]``: count, sum of confidences, sum of hits. A bootstrap resample is a row of example
+indices; the totals of many resamples come out of one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+COUNT, CONFIDENCE, HITS = 0, 1, 2
+
+#: Gathered elements per step of a resampled computation (bounds the memory of a chunk of resamples).
+_STEP_ELEMENTS = 1 << 20
+
+
+def uniform_edges(n_bins: int) -> np.ndarray:
+    """``[n_bins + 1]``: the edges ``k / n_bins``, the float64 quotients (1 is the lower edge of the last bin)."""
+    return np.arange(n_bins + 1, dtype=np.float64) / n_bins
+
+
+def uniform_bins(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Each confidence's bin (int32, in ``[0, n_bins]``): ``floor(c * n)``, moved back or on where rounding put it
+    across an edge; ``k / n`` here is the same float64 quotient as :func:`uniform_edges`'s ``k``-th edge."""
+    bins = (confidence * n_bins).astype(np.int32)
+    bins -= confidence < bins / n_bins
+    bins += confidence >= (bins + 1) / n_bins
+    return bins
+
+
+def uniform_totals(bins: np.ndarray, confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> np.ndarray:
+    """``[3, n_bins + 1]`` totals of the examples."""
+    width = n_bins + 1
+    counts = np.bincount(bins * 2 + hit, minlength=2 * width).reshape(width, 2)
+    return np.stack([counts.sum(axis=1), np.bincount(bins, confidence, width), counts[:, 1]]).astype(np.float64)
+
+
+def uniform_resampled_totals(
+    bins: np.ndarray, confidence: np.ndarray, hit: np.ndarray, idx: np.ndarray, n_bins: int
+) -> np.ndarray:
+    """``[B, 3, n_bins + 1]`` totals of each resample ``idx`` ``[B, n]``."""
+    width = n_bins + 1
+    out = np.empty((len(idx), 3, width))
+    rows = max(1, _STEP_ELEMENTS // max(idx.shape[1], 1))
+    for lo in range(0, len(idx), rows):
+        part = idx[lo : lo + rows]
+        keys = (bins.take(part) + width * np.arange(len(part))[:, None]).ravel()
+        size = len(part) * width
+        out[lo : lo + rows, COUNT] = np.bincount(keys, minlength=size).reshape(len(part), width)
+        out[lo : lo + rows, CONFIDENCE] = np.bincount(keys, confidence.take(part).ravel(), size).reshape(-1, width)
+        out[lo : lo + rows, HITS] = np.bincount(keys, hit.take(part).ravel(), size).reshape(-1, width)
+    return out
+
+
+def ascending(confidence: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    """The examples by confidence, misses before hits among equal confidences."""
+    return np.lexsort((hit, confidence))
+
+
+def equal_mass_cuts(total: int, n_bins: int) -> np.ndarray:
+    """``[n_bins + 1]`` positions cutting ``total`` sorted items into runs as ``np.array_split`` does."""
+    size, larger = divmod(total, n_bins)
+    j = np.arange(n_bins + 1)
+    return j * size + np.minimum(j, larger)
+
+
+def adaptive_totals(confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """``([3, n_bins] totals, [2, n_bins] lowest and highest confidence per bin, NaN when empty)``."""
+    order = ascending(confidence, hit)
+    c, h = confidence[order], hit[order].astype(np.float64)
+    cuts = equal_mass_cuts(len(c), n_bins)
+    prefix = np.zeros((2, len(c) + 1))
+    np.cumsum(c, out=prefix[0, 1:])
+    np.cumsum(h, out=prefix[1, 1:])
+    totals = np.stack([np.diff(cuts).astype(np.float64), *np.diff(prefix[:, cuts], axis=1)])
+    empty = cuts[1:] == cuts[:-1]
+    padded = np.append(c, np.nan)
+    lowest = np.where(empty, np.nan, padded[np.minimum(cuts[:-1], len(c))])
+    highest = np.where(empty, np.nan, padded[np.maximum(cuts[1:] - 1, 0)])
+    return totals, np.stack([lowest, highest])
+
+
+def adaptive_resampled_totals(confidence: np.ndarray, hit: np.ndarray, idx: np.ndarray, n_bins: int) -> np.ndarray:
+    """``[B, 3, n_bins]`` totals of each resample ``idx`` ``[B, n]``, binned by its own equal-mass cuts.
+
+    A resample is a multiplicity per example in ascending order; a bin's sum is a difference of two prefix sums at
+    its cuts, where a cut may fall among the copies of one example (a prefix there counts some of its copies).
+    """
+    order = ascending(confidence, hit)
+    n = len(order)
+    rank = np.empty(n, np.intp)
+    rank[order] = np.arange(n)
+    values = np.stack([np.ones(n), confidence[order], hit[order].astype(np.float64)])  # [3, n]
+    padded = np.concatenate([values, np.zeros((3, 1))], axis=1)  # a cut at the very end takes nothing more
+    total = idx.shape[1]
+    cuts = equal_mass_cuts(total, n_bins)
+    out = np.empty((len(idx), 3, n_bins))
+    rows = max(1, _STEP_ELEMENTS // max(n, total, 1))
+    for lo in range(0, len(idx), rows):
+        part = idx[lo : lo + rows]
+        b = len(part)
+        keys = (rank.take(part) + n * np.arange(b)[:, None]).ravel()
+        weights = np.bincount(keys, minlength=b * n).reshape(b, n).astype(np.float64)
+        covered = np.zeros((b, n + 1))  # copies before each example, per resample
+        np.cumsum(weights, axis=1, out=covered[:, 1:])
+        # per resample and cut: how many examples lie wholly before it (rows offset so one search serves all)
+        offsets = (total + 1) * np.arange(b)[:, None]
+        before = np.searchsorted((covered + offsets).ravel(), (cuts + offsets).ravel(), side="right")
+        before = before.reshape(b, -1) - (n + 1) * np.arange(b)[:, None] - 1
+        partial = cuts - np.take_along_axis(covered, before, axis=1)  # copies of example `before` counted
+        for s in range(3):
+            prefix = np.zeros((b, n + 1))
+            np.cumsum(weights * values[s], axis=1, out=prefix[:, 1:])
+            at_cuts = np.take_along_axis(prefix, before, axis=1) + partial * padded[s].take(before)
+            out[lo : lo + rows, s] = np.diff(at_cuts, axis=1)
+    return out
+
+
+def expected_error(totals: np.ndarray) -> np.ndarray:
+    """ECE of totals ``[..., 3, bins]``: the count-weighted mean gap between confidence and hits."""
+    count = totals[..., COUNT, :].sum(axis=-1)
+    gap = np.abs(totals[..., CONFIDENCE, :] - totals[..., HITS, :]).sum(axis=-1)
+    return np.divide(gap, count, out=np.full(count.shape, np.nan), where=count > 0)
+
+
+def max_error(totals: np.ndarray) -> np.ndarray:
+    """MCE of totals ``[..., 3, bins]``: the largest gap between mean confidence and hit rate of a non-empty bin."""
+    count = totals[..., COUNT, :]
+    gap = np.abs(totals[..., CONFIDENCE, :] - totals[..., HITS, :])
+    per_bin = np.divide(gap, count, out=np.full(count.shape, -np.inf), where=count > 0)
+    worst = per_bin.max(axis=-1)
+    return np.where(np.isfinite(worst), worst, np.nan)
