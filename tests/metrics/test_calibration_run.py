@@ -16,6 +16,7 @@ from sklearn.metrics import brier_score_loss
 from torchmetrics.functional.classification import multiclass_calibration_error
 
 from olive_eval import evaluate
+from olive_eval.report.html import write_report
 from tests.helpers import write_jsonl
 
 N, C = 600, 3
@@ -141,3 +142,5 @@ def test_values_intervals_goals_and_the_reliability_diagram(run) -> None:
     assert written["details"]["binning"] == "uniform" and len(rows) in (15, 16)
     assert sum(r["count"] for r in rows) == N
     assert {"lower", "upper", "count", "confidence", "accuracy"} == set(rows[0])
+    page = write_report(out).read_text()
+    assert "id='reliability-cal-ece'" in page or 'id="reliability-cal-ece"' in page  # drawn from the run's details
