@@ -21,6 +21,8 @@ import numpy as np
 
 COUNT, CONFIDENCE, HITS = 0, 1, 2
 
+#: Confidences binned per step (their float64 temporaries stay in cache).
+_BIN_STEP = 1 << 16
 #: Gathered elements per step of a resampled computation (bounds the memory of a chunk of resamples).
 _STEP_ELEMENTS = 1 << 20
 
@@ -32,11 +34,15 @@ def uniform_edges(n_bins: int) -> np.ndarray:
 
 def uniform_bins(confidence: np.ndarray, n_bins: int) -> np.ndarray:
     """Each confidence's bin (int32, in ``[0, n_bins]``): ``floor(c * n)``, moved back or on where rounding put it
-    across an edge; ``k / n`` here is the same float64 quotient as :func:`uniform_edges`'s ``k``-th edge."""
-    bins = (confidence * n_bins).astype(np.int32)
-    bins -= confidence < bins / n_bins
-    bins += confidence >= (bins + 1) / n_bins
-    return bins
+    across an edge; ``k / n`` here is the same float64 quotient as :func:`uniform_edges`'s ``k``-th edge. In steps
+    whose temporaries stay in cache."""
+    out = np.empty(len(confidence), np.int32)
+    for lo in range(0, len(confidence), _BIN_STEP):
+        c, bins = confidence[lo : lo + _BIN_STEP], out[lo : lo + _BIN_STEP]
+        np.multiply(c, n_bins, out=bins, casting="unsafe")  # truncates: c >= 0
+        bins -= c < bins / n_bins
+        bins += c >= (bins + 1) / n_bins
+    return out
 
 
 def uniform_totals(bins: np.ndarray, confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> np.ndarray:
