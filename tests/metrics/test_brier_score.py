@@ -22,7 +22,7 @@ def brier(scores: np.ndarray, labels: np.ndarray, **config) -> float:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("classes", [3, 10])
+@pytest.mark.parametrize("classes", [3, 10, 200])  # 200: several blocks of scores, the last one partial
 def test_multiclass_equals_scikit_learn(seed, classes) -> None:
     rng = np.random.default_rng(seed)
     labels = rng.integers(0, classes, 3000)

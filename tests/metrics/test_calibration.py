@@ -15,6 +15,7 @@ from torchmetrics.functional.classification import binary_calibration_error, mul
 
 import olive_eval
 from olive_eval.metrics import get_metric
+from olive_eval.metrics.calibration.confidence import block_rows
 from olive_eval.metrics.resampling import ExampleStats, confidence_interval
 from olive_eval.testing import check_metric
 
@@ -107,6 +108,20 @@ def test_binary_equals_torchmetrics(seed, form) -> None:
     got = ours(scores, labels)
     np.testing.assert_allclose(got, torchmetrics_errors(positive, labels), atol=EXACT)
     np.testing.assert_allclose(got, written_out(*top_label(positive, labels), 15), atol=EXACT)
+
+
+def test_scores_in_several_blocks() -> None:
+    """200 classes: blocks of 1,024 examples, the last one partial, a tie for the top score in the middle one."""
+    logits, labels = random_multiclass(8, n=2500, classes=200)
+    assert block_rows(200) == 1024
+    logits[1500, [3, 9]] = logits[1500].max() + 1.0  # class 3 wins the tie
+    labels[1500] = 9
+    stats = get_metric("ece").statistics(logits, labels)
+    assert stats[1500, 1] == 0.0
+    confidence, hit = top_label(logits, labels)
+    np.testing.assert_allclose(stats, np.stack([confidence, hit], axis=1), rtol=1e-6, atol=0)
+    np.testing.assert_allclose(ours(logits, labels), torchmetrics_errors(logits, labels), atol=FLOAT32)
+    np.testing.assert_allclose(ours(logits, labels), written_out(confidence, hit, 15), atol=EXACT)
 
 
 def test_all_right_all_wrong_and_one_class() -> None:

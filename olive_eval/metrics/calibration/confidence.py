@@ -26,9 +26,9 @@ from olive_eval.metrics.classification.inputs import check_binary, check_labels,
 
 Task = Literal["binary", "multiclass"]
 
-#: Examples per block: a block's scores, transposed, stay in cache while the max, the tie check and the softmax
-#: read them along contiguous rows (numpy is slow along a short last axis, such as 10 classes).
-BLOCK = 8192
+#: Scores per block: a block, transposed, stays in cache while the max, the tie check and the softmax read it
+#: along contiguous rows (numpy is slow along a short last axis, such as 10 classes).
+BLOCK_SCORES = 1 << 17
 BINARY_LABELS = "binary labels are 0 (negative) or 1 (positive)"
 
 
@@ -91,14 +91,20 @@ def positive_probability(scores: np.ndarray, logits: bool) -> np.ndarray:
     return sigmoid(flat) if logits else flat.astype(np.float64)
 
 
+def block_rows(classes: int) -> int:
+    """Examples per block of scores with ``classes`` columns."""
+    return max(1024, BLOCK_SCORES // max(classes, 1))
+
+
 def blocks(scores: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
     """``(rows, transposed block)``: the scores ``[N, C]`` as ``[C, rows]`` blocks in one reused buffer (float32,
     float64 for float64 scores). A block may be changed in place: the next one overwrites it."""
     n, c = scores.shape
     dtype = np.float64 if scores.dtype == np.float64 else np.float32
-    buffer = np.empty((c, min(n, BLOCK)), dtype)
-    for start in range(0, n, BLOCK):
-        rows = slice(start, min(n, start + BLOCK))
+    step = block_rows(c)
+    buffer = np.empty((c, min(n, step)), dtype)
+    for start in range(0, n, step):
+        rows = slice(start, min(n, start + step))
         block = buffer[:, : rows.stop - start]
         np.copyto(block, scores[rows].T)
         yield rows, block
@@ -107,7 +113,7 @@ def blocks(scores: np.ndarray) -> Iterator[tuple[slice, np.ndarray]]:
 def top_label(scores: np.ndarray, labels: np.ndarray, logits: bool, out: np.ndarray) -> None:
     """Multiclass confidences and hits of scores ``[N, C]`` against labels in ``[0, C)``, into ``out[:, 0]`` and
     ``out[:, 1]`` (1.0: the top class, the first on ties, is the label)."""
-    lanes = np.arange(min(len(scores), BLOCK))
+    lanes = np.arange(block_rows(scores.shape[1]))
     for rows, block in blocks(scores):
         top = block.max(axis=0)
         is_top = block == top  # [C, rows], contiguous
