@@ -7,7 +7,8 @@ references run with their defaults (torchmetrics validates its arguments):
 
 * ece  ``get_metric("ece")``  vs torchmetrics ``CalibrationError(task="multiclass", norm="l1")``: update + compute
 * mce  ``get_metric("mce")``  vs the same with ``norm="max"``
-* brier_score                 vs scikit-learn ``brier_score_loss(labels, probabilities)``
+* brier_score                 vs scikit-learn ``brier_score_loss(labels, probabilities)``, the probabilities from
+  scipy's ``softmax`` where ours is given logits (scikit-learn takes probabilities only)
 
 on float32 logits ``[N, C]`` (what the metrics read from a pass) and on float32 probabilities. Values must
 agree (torchmetrics bins in float32, scikit-learn sums float32 probabilities in float32: to 1e-4 and 1e-6), or the
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.special
 import torch
 from sklearn.metrics import brier_score_loss
 from torchmetrics.classification import CalibrationError
@@ -56,6 +58,14 @@ def torchmetrics_error(scores: torch.Tensor, labels: torch.Tensor, classes: int,
         metric = CalibrationError(task="multiclass", num_classes=classes, norm=norm)
         metric.update(scores, labels)
         return float(metric.compute())
+
+    return run
+
+
+def brier_reference(scores: np.ndarray, labels: np.ndarray, classes: int, logits: bool) -> Callable[[], float]:
+    def run() -> float:
+        probabilities = scipy.special.softmax(scores, axis=1) if logits else scores
+        return brier_score_loss(labels, probabilities, labels=list(range(classes)))
 
     return run
 
@@ -98,7 +108,7 @@ def main() -> int:
             "mce": ours("mce", scores, labels),
             "mce ref": torchmetrics_error(tensor, target, args.classes, "max"),
             "brier": ours("brier_score", scores, labels),
-            "brier ref": lambda: brier_score_loss(labels, probabilities, labels=list(range(args.classes))),
+            "brier ref": brier_reference(scores, labels, args.classes, what == "logits"),
         }
         if args.adaptive:
             funcs["adaptive ece"] = ours("ece", scores, labels, binning="adaptive")

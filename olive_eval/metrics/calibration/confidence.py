@@ -131,17 +131,23 @@ def top_label(scores: np.ndarray, labels: np.ndarray, logits: bool, out: np.ndar
 
 
 def squared_errors(scores: np.ndarray, labels: np.ndarray, logits: bool) -> np.ndarray:
-    """Multiclass per-example ``sum_k (p_k - [k == label])^2`` (probabilities from a softmax of logits), float64."""
+    """Multiclass per-example ``sum_k (p_k - [k == label])^2 = sum_k p_k^2 - 2 p_label + 1``, in float64; from
+    logits, ``p = e / s`` with ``e = exp(l - max)`` and ``s = sum_k e_k``, so the block is never divided."""
     out = np.empty(len(scores))
+    lanes = np.arange(block_rows(scores.shape[1]))
     for rows, block in blocks(scores):
-        probabilities = block.astype(np.float64)
+        values = block.astype(np.float64)
         if logits:
-            probabilities -= probabilities.max(axis=0)
-            np.exp(probabilities, out=probabilities)
-            probabilities /= probabilities.sum(axis=0)
+            values -= values.max(axis=0)
+            np.exp(values, out=values)
         y = labels[rows]
-        picked = probabilities[y, np.arange(len(y))]
-        out[rows] = np.einsum("ij,ij->j", probabilities, probabilities) - 2.0 * picked + 1.0
+        picked = values.ravel().take(y * len(y) + lanes[: len(y)])
+        squares = np.einsum("ij,ij->j", values, values)
+        if logits:
+            total = values.sum(axis=0)
+            out[rows] = squares / total**2 - 2.0 * picked / total + 1.0
+        else:
+            out[rows] = squares - 2.0 * picked + 1.0
     return out
 
 
