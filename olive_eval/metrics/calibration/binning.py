@@ -32,24 +32,37 @@ def uniform_edges(n_bins: int) -> np.ndarray:
     return np.arange(n_bins + 1, dtype=np.float64) / n_bins
 
 
+def _bin_step(confidence: np.ndarray, n_bins: int, bins: np.ndarray) -> None:
+    """``bins`` (int32) of one step of confidences: ``floor(c * n)``, moved back or on where rounding put it across an
+    edge; ``k / n`` here is the same float64 quotient as :func:`uniform_edges`'s ``k``-th edge."""
+    np.multiply(confidence, n_bins, out=bins, casting="unsafe")  # truncates: c >= 0
+    bins -= confidence < bins / n_bins
+    bins += confidence >= (bins + 1) / n_bins
+
+
 def uniform_bins(confidence: np.ndarray, n_bins: int) -> np.ndarray:
-    """Each confidence's bin (int32, in ``[0, n_bins]``): ``floor(c * n)``, moved back or on where rounding put it
-    across an edge; ``k / n`` here is the same float64 quotient as :func:`uniform_edges`'s ``k``-th edge. In steps
-    whose temporaries stay in cache."""
+    """Each confidence's bin (int32, in ``[0, n_bins]``), in steps whose temporaries stay in cache."""
     out = np.empty(len(confidence), np.int32)
     for lo in range(0, len(confidence), _BIN_STEP):
-        c, bins = confidence[lo : lo + _BIN_STEP], out[lo : lo + _BIN_STEP]
-        np.multiply(c, n_bins, out=bins, casting="unsafe")  # truncates: c >= 0
-        bins -= c < bins / n_bins
-        bins += c >= (bins + 1) / n_bins
+        _bin_step(confidence[lo : lo + _BIN_STEP], n_bins, out[lo : lo + _BIN_STEP])
     return out
 
 
-def uniform_totals(bins: np.ndarray, confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> np.ndarray:
-    """``[3, n_bins + 1]`` totals of the examples."""
+def uniform_totals(confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> np.ndarray:
+    """``[3, n_bins + 1]`` totals of the examples, binned and summed step by step."""
     width = n_bins + 1
-    counts = np.bincount(bins * 2 + hit, minlength=2 * width).reshape(width, 2)
-    return np.stack([counts.sum(axis=1), np.bincount(bins, confidence, width), counts[:, 1]]).astype(np.float64)
+    counts, sums = np.zeros(2 * width, np.int64), np.zeros(width)
+    bins = np.empty(min(len(confidence), _BIN_STEP), np.int32)
+    for lo in range(0, len(confidence), _BIN_STEP):
+        c = confidence[lo : lo + _BIN_STEP]
+        step = bins[: len(c)]
+        _bin_step(c, n_bins, step)
+        sums += np.bincount(step, c, width)
+        step *= 2
+        step += hit[lo : lo + _BIN_STEP]
+        counts += np.bincount(step, minlength=2 * width)
+    pairs = counts.reshape(width, 2)
+    return np.stack([pairs.sum(axis=1), sums, pairs[:, 1]]).astype(np.float64)
 
 
 def uniform_resampled_totals(

@@ -129,7 +129,7 @@ class _CalibrationError(Metric):
 
     def _columns(self, statistics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         stats = np.asarray(statistics, dtype=np.float64).reshape(-1, 2)
-        return np.ascontiguousarray(stats[:, 0]), stats[:, 1] > 0.5
+        return stats[:, 0], stats[:, 1] > 0.5
 
     def reduce(self, statistics: np.ndarray) -> Score:
         confidence, hit = self._columns(statistics)
@@ -137,7 +137,7 @@ class _CalibrationError(Metric):
         if not len(confidence):
             return Score(float("nan"), undefined=NO_EXAMPLES)
         if c.binning == "uniform":
-            totals = uniform_totals(uniform_bins(confidence, c.n_bins), confidence, hit, c.n_bins)
+            totals = uniform_totals(confidence, hit, c.n_bins)
             edges = uniform_edges(c.n_bins)
             bounds = np.stack([edges, np.append(edges[1:], 1.0)])  # the last bin holds confidence 1 alone
             keep_empty = np.arange(c.n_bins + 1) < c.n_bins  # the bin of confidence 1 only when it holds some
