@@ -82,9 +82,21 @@ def uniform_resampled_totals(
     return out
 
 
+def _order_keys(confidence: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    """One int64 per example ordered as (confidence, hit): a non-negative float64's bits order as its value does,
+    and doubling them leaves the lowest bit for the hit (``+ 0.0`` turns a -0.0 into 0.0)."""
+    return (np.asarray(confidence, np.float64) + 0.0).view(np.int64) * 2 + hit
+
+
 def ascending(confidence: np.ndarray, hit: np.ndarray) -> np.ndarray:
     """The examples by confidence, misses before hits among equal confidences."""
-    return np.lexsort((hit, confidence))
+    return np.argsort(_order_keys(confidence, hit))
+
+
+def sorted_pairs(confidence: np.ndarray, hit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Confidences and hits (float64) in :func:`ascending` order, from one sort of values (no indices)."""
+    keys = np.sort(_order_keys(confidence, hit))
+    return (keys >> 1).view(np.float64), (keys & 1).astype(np.float64)
 
 
 def equal_mass_cuts(total: int, n_bins: int) -> np.ndarray:
@@ -96,8 +108,7 @@ def equal_mass_cuts(total: int, n_bins: int) -> np.ndarray:
 
 def adaptive_totals(confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """``([3, n_bins] totals, [2, n_bins] lowest and highest confidence per bin, NaN when empty)``."""
-    order = ascending(confidence, hit)
-    c, h = confidence[order], hit[order].astype(np.float64)
+    c, h = sorted_pairs(confidence, hit)
     cuts = equal_mass_cuts(len(c), n_bins)
     prefix = np.zeros((2, len(c) + 1))
     np.cumsum(c, out=prefix[0, 1:])
