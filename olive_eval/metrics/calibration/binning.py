@@ -68,17 +68,23 @@ def uniform_totals(confidence: np.ndarray, hit: np.ndarray, n_bins: int) -> np.n
 def uniform_resampled_totals(
     bins: np.ndarray, confidence: np.ndarray, hit: np.ndarray, idx: np.ndarray, n_bins: int
 ) -> np.ndarray:
-    """``[B, 3, n_bins + 1]`` totals of each resample ``idx`` ``[B, n]``."""
+    """``[B, 3, n_bins + 1]`` totals of each resample ``idx`` ``[B, n]``: per resample and (bin, hit) a count and a
+    sum of confidences, from two gathers and two bincounts."""
     width = n_bins + 1
+    code = bins.astype(np.intp) * 2 + hit  # (bin, hit) as one key
     out = np.empty((len(idx), 3, width))
     rows = max(1, _STEP_ELEMENTS // max(idx.shape[1], 1))
     for lo in range(0, len(idx), rows):
         part = idx[lo : lo + rows]
-        keys = (bins.take(part) + width * np.arange(len(part))[:, None]).ravel()
-        size = len(part) * width
-        out[lo : lo + rows, COUNT] = np.bincount(keys, minlength=size).reshape(len(part), width)
-        out[lo : lo + rows, CONFIDENCE] = np.bincount(keys, confidence.take(part).ravel(), size).reshape(-1, width)
-        out[lo : lo + rows, HITS] = np.bincount(keys, hit.take(part).ravel(), size).reshape(-1, width)
+        size = len(part) * 2 * width
+        keys = code.take(part)
+        keys += 2 * width * np.arange(len(part))[:, None]
+        keys = keys.ravel()
+        counts = np.bincount(keys, minlength=size).reshape(len(part), width, 2)
+        sums = np.bincount(keys, confidence.take(part).ravel(), size).reshape(len(part), width, 2)
+        out[lo : lo + rows, COUNT] = counts.sum(axis=2)
+        out[lo : lo + rows, CONFIDENCE] = sums.sum(axis=2)
+        out[lo : lo + rows, HITS] = counts[:, :, 1]
     return out
 
 
