@@ -28,9 +28,9 @@ from _models import classification_parquet, mlp_onnx, parameter_count
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.plan import make_plan
 
 REPO = Path(__file__).resolve().parents[1]
 QUICKSTART_MODEL = REPO / "examples" / "quickstart" / "models" / "digits_fp32.onnx"

@@ -5,7 +5,7 @@ The judge answers every prompt with canned JSON (three items per extraction, one
 after ``--sleep-ms`` of sleep, standing in for a model's latency. Timed:
 
 * ours: every sub-type as a prediction pass calls it (``statistics`` over chunks of ``--chunk`` examples, then
-  ``reduce``), with fresh judges (no reply cached from an earlier repeat); the prompts the judge received are kept;
+  ``reduce``), sharing one fresh judge (no reply cached from an earlier repeat); the prompts the judge received are kept;
 * direct: the judge function called on those same prompts, one after the other, in a plain loop.
 
 The ratio ours / direct is what the metrics add over the judge calls themselves (target: at most 1.05). It is
@@ -23,7 +23,7 @@ import re
 import statistics
 import time
 
-from olive_eval.judges import forget_judges, register_judge
+from olive_eval.judges import judges_of, register_judge
 from olive_eval.metrics import get_metric
 
 METRICS = {
@@ -75,17 +75,21 @@ def data(n: int) -> dict[str, list]:
 
 
 def ours(columns: dict[str, list], chunk: int, timeout: float | None) -> float:
-    forget_judges()
     PROMPTS.clear()
     spec = {"judge": {"function": "bench_judge", **({"timeout": timeout} if timeout else {})}}
+    judges = judges_of(spec["judge"])  # one judge for every sub-type, as a run hands them
     n = len(columns["prediction"])
     start = time.perf_counter()
     for name, reads in METRICS.items():
         metric = get_metric(name, spec)
+        metric.bind_judges(judges)
         parts = [metric.statistics(*(columns[r][i : i + chunk] for r in reads)) for i in range(0, n, chunk)]
         score = metric.reduce(metric.concat_statistics(parts))
         assert score.details["scored"] == n, (name, score.details)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    for built in judges.values():
+        built.close()
+    return seconds
 
 
 def direct(prompts: list[str]) -> float:

@@ -27,10 +27,10 @@ from _models import classification_parquet, mlp_onnx
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.plan import make_plan
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.records.writer import InstanceWriter
 
 SIZES = [256, 512, 512, 10]

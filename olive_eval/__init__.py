@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 #: Each public name → the module that defines it.
 _SOURCES = {
     "ConfigError": "olive_eval.errors",
-    "Evaluation": "olive_eval.engine.session",
+    "Evaluation": "olive_eval.engine.session.session",
     "EvaluationError": "olive_eval.errors",
     "OliveEvalError": "olive_eval.errors",
     "Metric": "olive_eval.metrics",

@@ -1,7 +1,7 @@
 """The public Python surface: ``evaluate(config)``, ``compute_metric`` and the session, ``Evaluation``.
 
-The run itself is the engine's (:mod:`olive_eval.engine.run`); ``evaluate`` is the session
-(:mod:`olive_eval.engine.session`) run over the config's own candidates.
+The run itself is the engine's (:mod:`olive_eval.engine.run.run`); ``evaluate`` is the session
+(:mod:`olive_eval.engine.session.session`) run over the config's own candidates.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 from olive_eval.config import RunConfig
 from olive_eval.config.executor import ExecutorConfig
 from olive_eval.engine.executors.base import Executor
-from olive_eval.engine.run import RunInterrupted
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.run.run import RunInterrupted
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.metrics.compute import compute_metric
 from olive_eval.progress import Progress, silent
 from olive_eval.records.results import RunResult

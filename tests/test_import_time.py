@@ -68,7 +68,7 @@ def test_star_import_gives_every_public_name():
 def test_public_names_are_the_documented_ones():
     from olive_eval.api import compute_metric, evaluate
     from olive_eval.config import RunConfig, load_run_config
-    from olive_eval.engine.session import Evaluation
+    from olive_eval.engine.session.session import Evaluation
     from olive_eval.errors import ConfigError
 
     assert olive_eval.evaluate is evaluate

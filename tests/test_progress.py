@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from olive_eval.api import Evaluation
-from olive_eval.engine.timing import timed_calls, warm_up
+from olive_eval.engine.timing.timing import timed_calls, warm_up
 from olive_eval.metrics.performance import TimingConfig
 from olive_eval.progress import NO_TASK, StageLines, Task, TerminalBars, Tracker, for_stderr, start_task
 

@@ -49,7 +49,7 @@ class ExecutorConfig(StrictModel):
 
 #: Executor types: the settings class each registers (built-in ones in this module).
 executor_registry: Registry[type[ExecutorConfig]] = Registry(
-    "executor type", packages=("olive_eval.config.executor",), base=ExecutorConfig
+    "executor type", packages=("olive_eval.config.executor",), group="olive_eval.executors", base=ExecutorConfig
 )
 
 DEFAULT_EXECUTOR = "local"

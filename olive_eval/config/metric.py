@@ -15,7 +15,7 @@ from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
 from olive_eval.metrics.registry import get_metric, metric_registry
 from olive_eval.metrics.stats import Method
-from olive_eval.metrics.types import MetricType, Need, metric_type_registry
+from olive_eval.metrics.types import PREDICTION_PASS, TIMING, MetricType, metric_type_registry
 from olive_eval.registry import RegistryError
 from olive_eval.strict_model import LaxPath, StrictModel, unknown_choice_hint
 
@@ -183,7 +183,7 @@ class MetricConfig(StrictModel):
     def _resolve_sub_types(self) -> MetricConfig:
         mtype = self.metric_type
         hf_backend = self.backend == "huggingface_metrics"
-        if hf_backend and self.type != "accuracy":
+        if hf_backend and not mtype.sub_types_are_metrics:
             raise nested_error("backend", "the huggingface_metrics backend serves accuracy metrics only")
         seen: set[str] = set()
         for i, sub in enumerate(self.sub_types):
@@ -225,10 +225,9 @@ class MetricConfig(StrictModel):
                     "statistics over the timed runs)",
                 )
             self._check_metric_config(sub, where, hf_backend)
-        if self.type == "custom":
-            uc = self.user_config
-            if uc.evaluate_func is None and uc.metric_func is None:
-                raise nested_error("user_config", "a custom metric needs user_config.evaluate_func or metric_func")
+        problem = mtype.config_problem(self)
+        if problem is not None:
+            raise nested_error(*problem)
         return self
 
     def _check_metric_config(self, sub: SubType, where: str, hf_backend: bool) -> None:
@@ -240,7 +239,9 @@ class MetricConfig(StrictModel):
             return f"{where}.metric_config." + (f"kwargs.{key}" if key.partition(".")[0] in from_kwargs else key)
 
         if not hf_backend:
-            sub.metric_config = drop_no_op_options(sub.metric_config, self.type, sub.name, located)
+            sub.metric_config = drop_no_op_options(
+                sub.metric_config, self.metric_type.sub_types_are_metrics, sub.name, located
+            )
         try:
             if hf_backend:
                 from olive_eval.metrics.huggingface import HuggingFaceMetricConfig
@@ -249,7 +250,7 @@ class MetricConfig(StrictModel):
             else:
                 self.metric_type.parse_metric_config(sub.name, sub.metric_config)
             if sub.aggregation is not None:
-                if self.type != "accuracy" or hf_backend:
+                if not self.metric_type.sub_types_are_metrics or hf_backend:
                     raise ValueError("aggregation applies to instance metrics of accuracy type")
                 metric_registry.get(sub.name)(aggregation=sub.aggregation)
         except ValidationError as exc:
@@ -278,19 +279,32 @@ class MetricConfig(StrictModel):
         return get_metric(sub.name, sub.metric_config, sub.aggregation)
 
     def reads(self, sub: SubType) -> tuple[str, ...]:
-        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.fields`)."""
-        if self.type == "custom":  # metric_func gets the predictions, the raw outputs and the references
+        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.passes.fields`)."""
+        if self.metric_type.scored_by_user:  # metric_func gets the predictions, the raw outputs and the references
             return ("prediction", "logits", "references")
         if self.backend == "huggingface_metrics":
             return ("prediction", "references")
-        return metric_registry.get(sub.name).reads if self.metric_type.need is Need.PREDICTIONS else ()
+        return metric_registry.get(sub.name).reads if self.metric_type.sub_types_are_metrics else ()
 
     def parsed_config(self, sub: SubType) -> Any:
+        """The sub-type's validated metric_config (what the planner asks of it: a timing config, the judges)."""
+        if self.backend == "huggingface_metrics":
+            from olive_eval.metrics.huggingface import HuggingFaceMetricConfig
+
+            return HuggingFaceMetricConfig.model_validate(sub.metric_config or {})
         return self.metric_type.parse_metric_config(sub.name, sub.metric_config)
+
+    @property
+    def work(self) -> str:
+        """The registered kind of work that measures this metric (:mod:`olive_eval.engine.work`)."""
+        return self.metric_type.work_of(self)
 
     @property
     def uses_predictions(self) -> bool:
         """True when the metric scores outputs of an inference pass over its data config."""
-        if self.type == "custom":
-            return self.user_config.evaluate_func is None
-        return self.metric_type.need is Need.PREDICTIONS
+        return self.work == PREDICTION_PASS
+
+    @property
+    def timed(self) -> bool:
+        """True when the metric's values are statistics of timed calls (the run's timing phase measures them)."""
+        return self.work == TIMING

@@ -14,7 +14,6 @@ from olive_eval.config.components import nested_error
 from olive_eval.config.data import DataConfig
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.metric_key import MetricKey
-from olive_eval.metrics.types import Need
 from olive_eval.runtimes.base import check_name
 from olive_eval.tasks.base import check_task_metrics
 
@@ -63,11 +62,15 @@ def check_data_configs(data_configs: Sequence[DataConfig], metrics: Sequence[Met
                     where, f"{metric.type} metric '{metric.name}' needs a data_config; datasets defined: {listed}"
                 )
             metric.data_config = datasets[0]
-        elif metric.metric_type.need is Need.TIMINGS and len(datasets) == 1:
+        elif metric.timed and len(datasets) == 1:
             # Olive times dummy inputs from the model's static shapes; the one dataset there is works for
             # models with dynamic shapes too, and is what the user measures the model on.
             metric.data_config = datasets[0]
-        if metric.type == "accuracy" and metric.backend == "torch_metrics" and metric.data_config in defined:
+        if (
+            metric.metric_type.sub_types_are_metrics
+            and metric.backend == "torch_metrics"
+            and metric.data_config in defined
+        ):
             # Olive's vision task check: the sub-types a task restricts must suit the pre-process's task
             data_config = next(dc for dc in data_configs if dc.name == metric.data_config)
             task = getattr(data_config.pre_process_data_config, "task", None)
@@ -144,7 +147,7 @@ def check_early_stop(early_stop: bool, order: list[str] | None, metrics: Sequenc
             "early_stop", "early_stop needs a ranked goal to stop on: give a sub-type with a priority a goal"
         )
     names = [metric.name for metric in metrics]
-    timed = {m.name for m in metrics if m.metric_type.need is Need.TIMINGS}
+    timed = {m.name for m in metrics if m.timed}
     seen_timing: str | None = None
     for i, name in enumerate(order or []):
         if name not in names:

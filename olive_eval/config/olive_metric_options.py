@@ -61,19 +61,20 @@ def fold_olive_kwargs(
     return merged, set(extra) - (set(raw) - {"kwargs"})
 
 
-def no_op_options(metric_type: str, sub_type: str) -> tuple[str, ...]:
-    """The pass-through options a sub-type accepts as no-ops (none outside Olive's torchmetrics sub-types)."""
-    if metric_type != "accuracy" or sub_type not in TORCHMETRICS_SUB_TYPES:
+def no_op_options(is_metric: bool, sub_type: str) -> tuple[str, ...]:
+    """The pass-through options a sub-type accepts as no-ops (none outside Olive's torchmetrics sub-types, which
+    are registered metrics: ``is_metric``)."""
+    if not is_metric or sub_type not in TORCHMETRICS_SUB_TYPES:
         return ()
     return (*METRIC_OPTIONS, *(("validate_args",) if TORCHMETRICS_SUB_TYPES[sub_type] else ()))
 
 
 def drop_no_op_options(
-    config: dict[str, Any] | None, metric_type: str, sub_type: str, located: Callable[[str], str]
+    config: dict[str, Any] | None, is_metric: bool, sub_type: str, located: Callable[[str], str]
 ) -> dict[str, Any] | None:
     """``config`` (merged with its ``kwargs``) without the no-op options, each checked to be a boolean;
     ``located`` gives a key's JSON path for the error."""
-    options = no_op_options(metric_type, sub_type)
+    options = no_op_options(is_metric, sub_type)
     if not config or not options:
         return config
     for key in options:

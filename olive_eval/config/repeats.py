@@ -3,7 +3,7 @@
 ``repeats`` sits on the metric, beside the filters and the reduction that consume the samples, so every check
 of it is local to one metric config: a metric with repeats needs a reduction, and pass@k needs k <= repeats.
 The pass over a data config samples as many repeats as its metrics ask for; a metric with fewer reads the first
-ones (:mod:`olive_eval.engine.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
+ones (:mod:`olive_eval.engine.passes.repeats`), all from one seed: metrics sharing a pass with different ``repeat_seed``
 values are a config error (:func:`olive_eval.config.metric_set.check_shared_seeds`), not a surprise after the model loaded.
 
 Bounds, so a typo cannot take the machine's memory: ``repeats`` is at most :data:`MAX_REPEATS`, and a pass
@@ -79,7 +79,9 @@ def check_repeats(config: RepeatedMetric) -> None:
     if reduction.prediction_filter is None:
         for i, sub in enumerate(config.sub_types):
             metric = (
-                metric_registry.get(sub.name) if config.type == "accuracy" and sub.name in metric_registry else None
+                metric_registry.get(sub.name)
+                if config.metric_type.sub_types_are_metrics and sub.name in metric_registry
+                else None
             )
             if metric is None or metric.kind is not Kind.INSTANCE or config.backend != "torch_metrics":
                 raise nested_error(

@@ -22,7 +22,7 @@ from olive_eval.config.metric_set import (
 )
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
-from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
+from olive_eval.runtimes.providers import ProviderSpec, device_providers, normalize_providers
 from olive_eval.strict_model import LaxPath, StrictModel
 
 #: A model config: the class its runtime registered for the config's ``type``.
@@ -158,9 +158,7 @@ class RunConfig(StrictModel):
     def default_providers(self) -> list[ProviderSpec]:
         if self.execution_providers is not None:
             return self.execution_providers
-        if self.device == "gpu":
-            return [("CUDAExecutionProvider", {}), ("CPUExecutionProvider", {})]
-        return [("CPUExecutionProvider", {})]
+        return device_providers(self.device)
 
     def seeds(self) -> dict[str, int]:
         """Every seed the run uses, by where it is set (recorded in results.json's environment)."""

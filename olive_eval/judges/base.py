@@ -6,8 +6,13 @@ A judge *source* turns the ``judge`` spec of a judged metric's ``metric_config``
 batched call for the prompts not cached, the timeout, and turning exceptions and non-text into :class:`JudgeFailure`
 for the prompts they hit, so one bad reply fails one example and never the run.
 
-This module sits on the bottom floor (registry, errors, user scripts): judged metrics import it, and a source
-that needs a runtime (:mod:`olive_eval.judges.model`) imports it only when a spec names it.
+A judge lives as long as whoever built it. In a run, the engine plans the judges its metrics name
+(:meth:`JudgeSource.model` says which model a source needs, its paths resolved against the config's folder), loads
+that model with the run's context, builds each judge once per spec and closes it with the run
+(:mod:`olive_eval.engine.run.judges`); a judged metric receives its :class:`Judge` by spec key and never loads one.
+
+This module sits on the metrics floor (registry, errors, user scripts below it): judged metrics import it, and a
+source that needs a runtime (:mod:`olive_eval.judges.model`) imports it only when a spec names it.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ import json
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -28,13 +34,19 @@ from olive_eval.registry_spec import SpecError, SpecForm
 from olive_eval.strict_model import StrictModel
 
 __all__ = [
+    "AsksJudges",
     "Judge",
     "JudgeFailure",
+    "JudgeModel",
     "JudgeSource",
     "JudgeSpec",
     "JudgeSpecError",
+    "Judges",
+    "build_judge",
+    "judge_key",
     "judge_source_registry",
-    "resolve_judge",
+    "judges_of",
+    "parse_spec",
 ]
 
 BatchCall = Callable[[list[str]], list[Any]]
@@ -66,6 +78,16 @@ class JudgeSpec(StrictModel):
     cache: bool = Field(True, description="Reuse the reply to a prompt asked before of the same judge")
 
 
+@dataclass(frozen=True)
+class JudgeModel:
+    """A model a judge needs, for the engine to load with the run's context: the model's config (paths resolved)
+    and the device and execution providers the spec names (None: the run's)."""
+
+    config: Any
+    device: str | None = None
+    providers: list[tuple[str, dict[str, Any]]] | None = None
+
+
 class JudgeSource:
     """A registered way of making a judge from a spec (``Spec``)."""
 
@@ -76,10 +98,29 @@ class JudgeSource:
         """Config-time checks (a function missing from its script): raise ValueError with one line."""
 
     @classmethod
-    def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+    def model(cls, spec: JudgeSpec, base_dir: Path, allow_download: bool) -> JudgeModel | None:
+        """The model the judge runs on, checked when the run is planned: its relative paths resolved against
+        ``base_dir`` (the config file's folder), its files checked under the run's download policy (a
+        :class:`JudgeSpecError` naming the key). None for a judge that needs no model loaded."""
+        return None
+
+    @classmethod
+    def build(
+        cls, spec: JudgeSpec, model: JudgeModel | None = None, runtime: Any = None
+    ) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
         """The call, whether it takes a list of prompts (else one prompt), and the judge's identity (JSON-ready,
-        recorded in results.json)."""
+        recorded in results.json). ``model``: what :meth:`model` gave; ``runtime``: that model, loaded by the
+        engine with the run's context."""
         raise NotImplementedError
+
+
+@runtime_checkable
+class AsksJudges(Protocol):
+    """A metric's validated config that names judges: the run plans (and loads) each one before it scores."""
+
+    def judge_specs(self) -> dict[str, dict[str, Any]]:
+        """Each judge spec the config names, by its JSON path below the ``metric_config``."""
+        ...
 
 
 def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
@@ -93,6 +134,7 @@ def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
 judge_source_registry: Registry[type[JudgeSource]] = Registry(
     "judge source",
     packages=("olive_eval.judges",),
+    group="olive_eval.judge_sources",
     base=JudgeSource,
     form=SpecForm(default="function", params=False, model=lambda source: source.Spec, make=_checked, explain=None),
 )
@@ -101,6 +143,11 @@ judge_source_registry: Registry[type[JudgeSource]] = Registry(
 def parse_spec(raw: dict[str, Any]) -> JudgeSpec:
     """The spec validated by its source's ``Spec`` (ValueError ``judge.type: ...`` for an unknown ``type``)."""
     return judge_source_registry.build(raw, "judge")  # type: ignore[no-any-return]
+
+
+def judge_key(raw: dict[str, Any]) -> str:
+    """A spec's identity: sub-types naming equal specs share one judge (one model loaded, one reply cache)."""
+    return json.dumps(raw, sort_keys=True, default=str)
 
 
 @dataclass
@@ -119,7 +166,7 @@ class Judge:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _worker: _Worker | None = None
 
-    def ask(self, prompts: list[str]) -> list[str | JudgeFailure]:
+    def __call__(self, prompts: list[str]) -> list[str | JudgeFailure]:
         """One reply per prompt: cached ones reused, the rest asked in one call (duplicates once)."""
         with self._lock:
             wanted = list(dict.fromkeys(p for p in prompts if not (self.cache and p in self._replies)))
@@ -169,6 +216,31 @@ class Judge:
             raise box["err"]
         return box["out"]
 
+    def close(self) -> None:
+        """Stop the timeout's worker thread and drop the cached replies (the judge's model is the engine's)."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+        with self._lock:
+            self._replies.clear()
+
+
+#: The judges a metric may ask, by :func:`judge_key` of their spec (the run's, or the caller's).
+Judges = Mapping[str, Judge]
+
+
+def build_judge(spec: JudgeSpec, model: JudgeModel | None = None, runtime: Any = None) -> Judge:
+    """The judge of a parsed spec; where its source needs a model (:meth:`JudgeSource.model`), on ``runtime``, that
+    model loaded."""
+    call, batched, identity = judge_source_registry.get(spec.type).build(spec, model, runtime)
+    return Judge(call, identity, batched=batched, timeout=spec.timeout, cache=spec.cache)
+
+
+def judges_of(*specs: dict[str, Any]) -> dict[str, Judge]:
+    """Judges built from their specs outside a run, by key (sources that need no model, such as a function): bound
+    to several metrics (``metric.bind_judges``), they share their replies. In a run the engine builds them."""
+    return {judge_key(raw): build_judge(parse_spec(raw)) for raw in specs}
+
 
 class _Worker:
     """One daemon thread that runs the judge's calls, so a timeout can give up on a call (a hung judge cannot hold
@@ -211,29 +283,3 @@ def _describe(exc: BaseException, timeout: float | None) -> str:
     if isinstance(exc, TimeoutError) and timeout is not None and "timeout" in str(exc):
         return str(exc)
     return f"the judge raised {type(exc).__name__}: {first_line(exc)}"
-
-
-_judges: dict[str, Judge] = {}
-_judges_lock = threading.Lock()
-
-
-def resolve_judge(raw: dict[str, Any]) -> Judge:
-    """The judge of a spec, built once per process and spec (a model judge loads once; sub-types share replies)."""
-    key = json.dumps(raw, sort_keys=True, default=str)
-    judge = _judges.get(key)
-    if judge is not None:
-        return judge
-    spec = parse_spec(raw)
-    with _judges_lock:
-        judge = _judges.get(key)
-        if judge is None:
-            call, batched, identity = judge_source_registry.get(spec.type).build(spec)
-            judge = Judge(call, identity, batched=batched, timeout=spec.timeout, cache=spec.cache)
-            _judges[key] = judge
-    return judge
-
-
-def forget_judges() -> None:
-    """Drop every built judge and its cached replies (tests; a long session that wants fresh replies)."""
-    with _judges_lock:
-        _judges.clear()

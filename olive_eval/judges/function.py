@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from pydantic import Field, model_validator
 
 from olive_eval.errors import ConfigError
-from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, OneCall, judge_source_registry
+from olive_eval.judges.base import BatchCall, JudgeModel, JudgeSource, JudgeSpec, OneCall, judge_source_registry
 from olive_eval.registry import Registry, RegistryError
 from olive_eval.strict_model import LaxPath
 from olive_eval.user_module import load_function
@@ -98,7 +98,9 @@ class FunctionSource(JudgeSource):
         return func, batched, {"function": name, "user_script": str(script), "script_sha256": digest}
 
     @classmethod
-    def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+    def build(
+        cls, spec: JudgeSpec, model: JudgeModel | None = None, runtime: Any = None
+    ) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
         assert isinstance(spec, FunctionJudgeSpec)
         func, batched, identity = cls._function(spec)
         kwargs = dict(spec.kwargs)

@@ -1,8 +1,9 @@
 """A judge that is a model olive-eval runs and that generates text (an ``HfModel`` text-generation model, a
-``GenAIModel``), reached through the runtime interface: the runtime loads it, and its lm-eval adapter
-(:func:`olive_eval.lm_eval.serving.adapter_for`, the interface every generating model type serves) generates the replies, with
-lm-eval's own stop-string and length handling. This module is the only part of the judges that touches runtimes,
-and it is imported only when a spec names ``"type": "model"``; judged metrics never import it.
+``GenAIModel``, a ``PythonModel``), reached through the runtime interface: the engine loads it with the run's
+context (:mod:`olive_eval.engine.run.judges`), and its lm-eval adapter (:func:`olive_eval.lm_eval.serving.adapter_for`,
+the interface every generating model type serves) generates the replies, with lm-eval's own stop-string and length
+handling. This module is the only part of the judges that touches runtimes, and it is imported only when a spec
+names ``"type": "model"``; judged metrics never import it.
 """
 
 from __future__ import annotations
@@ -10,9 +11,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
-from olive_eval.judges.base import BatchCall, JudgeSource, JudgeSpec, JudgeSpecError, OneCall, judge_source_registry
+from olive_eval.errors import ConfigError, EvaluationError
+from olive_eval.judges.base import (
+    BatchCall,
+    JudgeModel,
+    JudgeSource,
+    JudgeSpec,
+    JudgeSpecError,
+    OneCall,
+    judge_source_registry,
+)
+from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
+from olive_eval.user_module import load_function
 
 __all__ = ["ModelJudgeSpec"]
 
@@ -21,7 +33,10 @@ class ModelJudgeSpec(JudgeSpec):
     """``{"type": "model", "model": {a model config, as input_model}, "max_new_tokens": 256, ...}``."""
 
     model: dict[str, Any] = Field(description="A model config, as input_model (e.g. an HfModel text-generation model)")
-    device: Literal["cpu", "gpu"] = "cpu"
+    device: Literal["cpu", "gpu"] | None = Field(None, description="The judge's device (default: the run's)")
+    execution_providers: list[ProviderSpec] | None = Field(
+        None, description="ONNX Runtime providers (default: the run's on the run's device, else the device's own)"
+    )
     batch_size: int = Field(8, ge=1, description="Prompts generated together")
     max_new_tokens: int = Field(256, ge=1)
     until: list[str] = Field(default_factory=list, description="Stop strings (the reply is cut at the first)")
@@ -29,15 +44,19 @@ class ModelJudgeSpec(JudgeSpec):
         default_factory=dict, description="More generation options (transformers' names, e.g. temperature)"
     )
 
+    @field_validator("execution_providers", mode="before")
+    @classmethod
+    def _providers(cls, value: Any) -> list[ProviderSpec] | None:
+        return normalize_providers(value)
 
-def _model_config(raw: dict[str, Any]) -> Any:
+
+def model_config(raw: dict[str, Any]) -> Any:
+    """The judge's model config, validated by its model type (paths as written)."""
     from olive_eval.runtimes.base import runtime_registry
 
     if "type" not in raw:
         raise JudgeSpecError("model.type", "missing required key: a judge model needs a type (HfModel, GenAIModel...)")
-    config = runtime_registry.get(raw["type"]).Config.model_validate(raw)
-    config.resolve_paths(Path.cwd())
-    return config
+    return runtime_registry.get(raw["type"]).Config.model_validate(raw)
 
 
 class ModelSource(JudgeSource):
@@ -45,17 +64,15 @@ class ModelSource(JudgeSource):
 
     @classmethod
     def check(cls, spec: JudgeSpec) -> None:
+        """The model's type and keys, and that it generates text; its files are checked with the plan, against
+        the config's folder and under the run's download policy (:meth:`model`)."""
         assert isinstance(spec, ModelJudgeSpec)
-        config = _model_config(spec.model)
-        problem = config.path_problem(False)
-        if problem is not None:
-            raise JudgeSpecError(f"model.{problem[0]}", problem[1])
-        cls._check_generates(config)
+        cls._check_generates(model_config(spec.model))
 
     @staticmethod
     def _check_generates(config: Any) -> None:
-        """A model whose type (or task) cannot generate text cannot judge: refused with the plan, not when the run
-        builds the judge. A model that only knows once loaded (a Python model) is checked then."""
+        """A model whose type (or task) cannot generate text cannot judge: refused with the config, not when the
+        run builds the judge. A model that only knows once loaded (a Python model) is checked then."""
         from olive_eval.lm_eval.adapters import GENERATE
         from olive_eval.lm_eval.serving import requests_of
 
@@ -71,21 +88,40 @@ class ModelSource(JudgeSource):
         )
 
     @classmethod
-    def build(cls, spec: JudgeSpec) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+    def model(cls, spec: JudgeSpec, base_dir: Path, allow_download: bool) -> JudgeModel:
         assert isinstance(spec, ModelJudgeSpec)
+        config = model_config(spec.model)
+        config.resolve_paths(base_dir)
+        problem = config.path_problem(allow_download)
+        if problem is not None:
+            raise JudgeSpecError(f"model.{problem[0]}", problem[1])
+        for key, script, name, script_dir in config.user_functions():
+            try:
+                load_function(script, name, script_dir)
+            except ConfigError as exc:
+                raise JudgeSpecError(f"model.{key}", exc.message) from None
+        return JudgeModel(config, spec.device, spec.execution_providers)
+
+    @classmethod
+    def build(
+        cls, spec: JudgeSpec, model: JudgeModel | None = None, runtime: Any = None
+    ) -> tuple[BatchCall | OneCall, bool, dict[str, Any]]:
+        assert isinstance(spec, ModelJudgeSpec)
+        if model is None or runtime is None:
+            raise EvaluationError(
+                "a model judge runs on a model the run loads (its device, providers and download policy); "
+                "evaluate the judged metric in a run, or judge with a function outside one"
+            )
         from olive_eval.lm_eval import lm_eval_package
 
         lm_eval_package()  # a model judge generates through the lm-eval adapter: name the extra when it is missing
         from lm_eval.api.instance import Instance
 
-        from olive_eval.errors import EvaluationError
         from olive_eval.lm_eval.adapters import GENERATE
         from olive_eval.lm_eval.options import AdapterOptions
         from olive_eval.lm_eval.serving import adapter_for, served_by
-        from olive_eval.runtimes.base import create_runtime
 
-        config = _model_config(spec.model)
-        runtime = create_runtime(config, spec.device, [])
+        config = model.config
         if GENERATE not in served_by(runtime):
             raise EvaluationError(f"judge model '{config.display_name()}' does not generate text")
         adapter = adapter_for(runtime, AdapterOptions(batch_size=spec.batch_size))

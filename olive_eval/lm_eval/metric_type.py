@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from olive_eval.lm_eval.options import LmEvalOptions
-from olive_eval.metrics.types import MetricType, Need, metric_type_registry
+from olive_eval.metrics.types import MetricType, metric_type_registry
 
 
 class LmEvalType(MetricType):
@@ -18,7 +18,7 @@ class LmEvalType(MetricType):
     planned; none given measures all of them."""
 
     name = "lm_eval"
-    need = Need.LM_EVAL
+    work = "lm_eval"  # one lm-eval run per set of options (olive_eval.lm_eval_run.work)
     resamplable = True
     options = LmEvalOptions
     sub_types_known_at_load = False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics.aggregations import Aggregation, get_aggregation
 from olive_eval.registry import Registry
 from olive_eval.strict_model import StrictModel
+
+if TYPE_CHECKING:
+    from olive_eval.judges.base import Judges
 
 
 class Kind(str, Enum):
@@ -56,7 +59,7 @@ class Metric:
     example, aggregated by ``aggregation``), ``statistics`` + ``reduce`` (map/reduce: additive
     per-example statistics), or ``compute`` (global). ``reads`` names the fields the metric takes, in
     the order ``statistics``/``compute`` take them: fields of the pass (``prediction``, ``logits``, ``references``,
-    timing; see :func:`olive_eval.engine.fields.pass_fields`) or columns of the data; checked when the run is planned.
+    timing; see :func:`olive_eval.engine.passes.fields.pass_fields`) or columns of the data; checked when the run is planned.
     ``scalar`` is False for a metric whose value is a structure (a curve): it cannot be ranked.
     ``requires`` names packages checked when the metric is configured, with ``extra`` to suggest.
     """
@@ -108,6 +111,10 @@ class Metric:
         ``fields`` are the columns of :attr:`reads`, for the examples of one batch (or of the whole set).
         """
         raise NotImplementedError(f"{type(self).__name__} is a global metric and has no per-example statistics")
+
+    def bind_judges(self, judges: Judges) -> None:
+        """The run's judges, by spec key, for a metric that asks one (:mod:`olive_eval.metrics.judged`); the run
+        loads and closes them, the metric only calls them. Others ignore them."""
 
     def shared_key(self) -> Any:
         """Identifies the work of ``statistics``: sub-types with the same key (e.g. accuracy, F1, precision

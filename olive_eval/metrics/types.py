@@ -1,48 +1,32 @@
-"""Olive's metric types (accuracy, latency, throughput, size_on_disk, custom) as registered objects.
+"""Olive's metric types as registered objects: accuracy, size_on_disk and custom here, latency and throughput in
+:mod:`olive_eval.metrics.timing_types`.
 
 Each type says which sub-types it has, their default direction, how to read their metric_config,
-and what evidence it needs from a model (predictions, timings, files or a user function). The
-planner and the scorer ask these objects; nothing branches on type or sub-type names.
+and which registered kind of work measures it (:mod:`olive_eval.engine.work`: a prediction pass, timing rounds,
+the model's files, a user function). The planner and the scorer ask these objects; nothing branches on type or
+sub-type names.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
-import numpy as np
 from pydantic import BaseModel
 
 from olive_eval.metrics.base import Score
-from olive_eval.metrics.performance import (
-    GENERATION_QUANTITIES,
-    GENERATION_STATISTICS,
-    LOAD_STATISTICS,
-    PEAK_MEMORY,
-    RUN_STATISTICS,
-    SPREAD_STATISTICS,
-    GenerationTimingConfig,
-    RunStatistic,
-    TimingConfig,
-    TimingSample,
-    generation_sub_type,
-    load_statistic_ms,
-)
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.registry import Registry
 from olive_eval.strict_model import closest
 
-
-class Need(str, Enum):
-    PREDICTIONS = "predictions"
-    TIMINGS = "timings"
-    MODEL_FILES = "model_files"
-    USER_FUNCTION = "user_function"
-    LM_EVAL = "lm_eval"  # lm-eval's tasks, run on the loaded model through an adapter
+#: The built-in kinds of work a type can name (each registered in :mod:`olive_eval.engine.work`; a plugin's type
+#: may name its own). Config validation asks only whether a metric scores a prediction pass or is timed.
+PREDICTION_PASS = "prediction_pass"
+TIMING = "timing"
+MODEL_FILES = "model_files"
+USER_FUNCTION = "user_function"
 
 
 class MetricOptions(Protocol):
@@ -65,7 +49,8 @@ class ModelFiles(Protocol):
 
 class MetricType:
     name: ClassVar[str]
-    need: ClassVar[Need]
+    #: The registered kind of work that measures the type's metrics (see :meth:`work_of`).
+    work: ClassVar[str]
     unit: ClassVar[str | None] = None
     #: Whether values can be bootstrapped (per-example statistics or repeated timings exist).
     resamplable: ClassVar[bool] = False
@@ -75,6 +60,20 @@ class MetricType:
     sub_types_known_at_load: ClassVar[bool] = True
     #: What a type that brings its own data (lm-eval's tasks) says to a metric-level data option it cannot honour.
     own_data: ClassVar[str | None] = None
+
+    #: Whether the sub-types are registered metrics (the ``torch_metrics`` / ``huggingface_metrics`` backends,
+    #: aggregations and per-example reductions apply to them).
+    sub_types_are_metrics: ClassVar[bool] = False
+    #: Whether a user function (``user_config.metric_func``) scores the pass, not the sub-types' metrics.
+    scored_by_user: ClassVar[bool] = False
+
+    def work_of(self, config: Any) -> str:
+        """The kind of work that measures metric ``config`` of this type (a type may choose by the config)."""
+        return self.work
+
+    def config_problem(self, config: Any) -> tuple[str, str] | None:
+        """A problem of metric ``config`` as a whole that only the type knows: (JSON path below the metric, message)."""
+        return None
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -117,9 +116,20 @@ class MetricType:
             raise ValueError(f"unknown {self.name} sub-type '{sub_type}'; {hint}valid: {', '.join(names)}")
 
 
-#: Olive's metric types, and lm-eval's (registered by the lm-eval package, beside its options).
+def _adopt(name: str, cls: type[MetricType], origin: str) -> None:
+    """A metric type from another package's entry point (group ``olive_eval.metric_types``): its class, named
+    ``name``, registered as the one instance the planner and the scorer ask."""
+    cls.name = name
+    metric_type_registry.register(name, cls(), origin=origin)
+
+
+#: Olive's metric types, lm-eval's (registered by the lm-eval package, beside its options), and plugins'.
 metric_type_registry: Registry[MetricType] = Registry(
-    "metric type", packages=("olive_eval.metrics.types", "olive_eval.lm_eval.metric_type")
+    "metric type",
+    packages=("olive_eval.metrics.types", "olive_eval.metrics.timing_types", "olive_eval.lm_eval.metric_type"),
+    group="olive_eval.metric_types",
+    base=MetricType,
+    adopt=_adopt,
 )
 
 
@@ -128,18 +138,20 @@ def model_keys(model: type[BaseModel]) -> set[str]:
     return {key for name, field in model.model_fields.items() for key in (name, field.alias) if key}
 
 
-def _register(cls: type[MetricType]) -> type[MetricType]:
+def register_metric_type(cls: type[MetricType]) -> type[MetricType]:
+    """Register a built-in metric type (a :class:`MetricType` subclass) as its one instance, under its name."""
     metric_type_registry.register(cls.name, cls())
     return cls
 
 
-@_register
+@register_metric_type
 class AccuracyType(MetricType):
     """Sub-types are the registered metrics; they score the model's predictions on a data config."""
 
     name = "accuracy"
-    need = Need.PREDICTIONS
+    work = PREDICTION_PASS
     resamplable = True
+    sub_types_are_metrics = True
 
     def sub_type_names(self) -> list[str]:
         return metric_registry.names()
@@ -162,120 +174,12 @@ class AccuracyType(MetricType):
         return metric_registry.get(sub_type).scalar
 
 
-class _TimingType(MetricType):
-    """Statistics over repeated model calls on one batch (a :class:`TimingSample`)."""
-
-    need = Need.TIMINGS
-    resamplable = True
-    higher_is_better: ClassVar[bool]
-
-    def sub_type_names(self) -> list[str]:
-        return list(RUN_STATISTICS)
-
-    def default_higher_is_better(self, sub_type: str) -> bool:
-        return False if sub_type in SPREAD_STATISTICS else self.higher_is_better
-
-    def can_resample(self, sub_type: str) -> bool:
-        return sub_type in RUN_STATISTICS
-
-    def unit_of(self, sub_type: str) -> str | None:
-        return "%" if sub_type == "cv" else self.unit
-
-    def config_keys(self, sub_type: str) -> set[str]:
-        return model_keys(TimingConfig)
-
-    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
-        return TimingConfig.model_validate(raw or {})
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        """The sub-type as a function of the timed runs' seconds ``[..., n]`` (for resampling)."""
-        raise NotImplementedError
-
-    def score(self, sample: TimingSample, sub_type: str) -> float:
-        return float(self.statistic(sub_type, sample.batch_size)(sample.seconds))
-
-    def sample_for(self, sample: TimingSample, sub_type: str) -> TimingSample:
-        """The part of a timing run's sample that a sub-type is a statistic of (all of it by default)."""
-        return sample
-
-
-@_register
-class LatencyType(_TimingType):
-    """Milliseconds per model call (``cv`` in percent); ``load`` and ``first_call`` once per model load; and the
-    generation sub-types (``ttft``, ``tpot``, ``e2e``, ``tokens_per_second``, ``prefill_tokens_per_second``, each
-    with ``_p50`` and ``_p90``, and ``peak_memory_mb``), measured token by token."""
-
-    name = "latency"
-    unit = "ms"
-    higher_is_better = False
-
-    def sub_type_names(self) -> list[str]:
-        return [*RUN_STATISTICS, *LOAD_STATISTICS, *GENERATION_STATISTICS]
-
-    def default_higher_is_better(self, sub_type: str) -> bool:
-        generation = generation_sub_type(sub_type)
-        if generation is not None:
-            return GENERATION_QUANTITIES[generation[0]][1]
-        return super().default_higher_is_better(sub_type)
-
-    def can_resample(self, sub_type: str) -> bool:
-        return generation_sub_type(sub_type) is not None or super().can_resample(sub_type)
-
-    def unit_of(self, sub_type: str) -> str | None:
-        generation = generation_sub_type(sub_type)
-        if generation is not None:
-            return GENERATION_QUANTITIES[generation[0]][0]
-        return "MB" if sub_type == PEAK_MEMORY else super().unit_of(sub_type)
-
-    def config_keys(self, sub_type: str) -> set[str]:
-        if sub_type in GENERATION_STATISTICS:
-            return model_keys(GenerationTimingConfig)
-        return super().config_keys(sub_type)
-
-    def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
-        if sub_type in GENERATION_STATISTICS:
-            return GenerationTimingConfig.model_validate(raw or {})
-        return super().parse_metric_config(sub_type, raw)
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        generation = generation_sub_type(sub_type)
-        if generation is None:
-            return RunStatistic(sub_type)
-        quantity, statistic = generation
-        return RunStatistic(statistic, batch_size if GENERATION_QUANTITIES[quantity][0] == "tokens/s" else None)
-
-    def sample_for(self, sample: TimingSample, sub_type: str) -> TimingSample:
-        generation = generation_sub_type(sub_type)
-        return sample if generation is None else sample.of(generation[0])
-
-    def score(self, sample: TimingSample, sub_type: str) -> float:
-        if sub_type in LOAD_STATISTICS:
-            return load_statistic_ms(sample, sub_type)
-        if sub_type == PEAK_MEMORY:
-            if not sample.peak_rss_bytes:
-                raise ValueError("the process's resident memory cannot be read on this system")
-            return sample.peak_rss_bytes / 2**20
-        return super().score(self.sample_for(sample, sub_type), sub_type)
-
-
-@_register
-class ThroughputType(_TimingType):
-    """Samples per second (``cv`` in percent)."""
-
-    name = "throughput"
-    unit = "samples/s"
-    higher_is_better = True
-
-    def statistic(self, sub_type: str, batch_size: int) -> Callable[[np.ndarray], np.ndarray | float]:
-        return RunStatistic(sub_type, batch_size)
-
-
-@_register
+@register_metric_type
 class SizeOnDiskType(MetricType):
     """Bytes of the model's files, external data included."""
 
     name = "size_on_disk"
-    need = Need.MODEL_FILES
+    work = MODEL_FILES
     unit = "bytes"
 
     def score_model(self, model: ModelFiles) -> Score:
@@ -299,12 +203,23 @@ class SizeOnDiskType(MetricType):
         return False
 
 
-@_register
+@register_metric_type
 class CustomType(MetricType):
     """A user function: ``evaluate_func`` (runs the model itself) or ``metric_func`` (scores predictions)."""
 
     name = "custom"
-    need = Need.USER_FUNCTION
+    work = USER_FUNCTION
+    scored_by_user = True
+
+    def work_of(self, config: Any) -> str:
+        """``evaluate_func`` runs the model itself; ``metric_func`` scores a prediction pass."""
+        return USER_FUNCTION if config.user_config.evaluate_func is not None else PREDICTION_PASS
+
+    def config_problem(self, config: Any) -> tuple[str, str] | None:
+        user = config.user_config
+        if user.evaluate_func is None and user.metric_func is None:
+            return "user_config", "a custom metric needs user_config.evaluate_func or metric_func"
+        return None
 
     def sub_type_names(self) -> None:
         return None

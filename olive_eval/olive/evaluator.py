@@ -20,7 +20,7 @@ from olive.evaluator.registry import Registry
 
 from olive_eval.config.loader import load_run_config, read_json
 from olive_eval.config.metric_set import joint_key
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.errors import ConfigError
 from olive_eval.olive.data_configs import FillIn, input_fill_in
 from olive_eval.olive.handlers import model_config, model_name

@@ -25,7 +25,7 @@ from olive_eval.runtimes.streaming import StreamingCall
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.runtime_outputs import PROMPT_LENGTH, SEQUENCES
 
-#: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.repeats.SEED_COLUMN``): GenAI keeps
+#: The batch column a pass of repeats seeds each repeat with (``olive_eval.engine.passes.repeats.SEED_COLUMN``): GenAI keeps
 #: its own generator, so the seed becomes its ``random_seed``.
 SEED_COLUMN = "repeat_seed"
 #: ONNX Runtime's provider names → GenAI's, and the function that says whether this build has it.

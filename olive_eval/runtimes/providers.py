@@ -8,6 +8,13 @@ from typing import Any
 ProviderSpec = tuple[str, dict[str, Any]]
 
 
+def device_providers(device: str) -> list[ProviderSpec]:
+    """The providers a device runs on when none are given: CUDA then CPU on a GPU, else the CPU."""
+    if device == "gpu":
+        return [("CUDAExecutionProvider", {}), ("CPUExecutionProvider", {})]
+    return [("CPUExecutionProvider", {})]
+
+
 def normalize_providers(value: Any) -> list[ProviderSpec] | None:
     """Accept ``"Name"``, ``["Name", {opts}]`` and lists of either, as Olive and ONNX Runtime do."""
     if value is None:

@@ -4,7 +4,7 @@ A runtime that generates implements :class:`StreamsTokens`: ``bind_generation`` 
 length to a call that decodes exactly ``new_tokens`` tokens (end-of-sequence ignored, so every run decodes the
 same number) and records, for each call, when each token arrived (:class:`TokenTrace`). Time to first token is
 then measured, not ``e2e / n``. The engine turns the traces into the generation latency sub-types
-(:mod:`olive_eval.engine.generation_timing`).
+(:mod:`olive_eval.engine.timing.generation_timing`).
 """
 
 from __future__ import annotations

@@ -11,9 +11,9 @@ import numpy as np
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
-from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.evidence import Evidence
-from olive_eval.engine.unit import ModelEvaluation
+from olive_eval.engine.cache.result_cache import ResultCache
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.unit import ModelEvaluation
 from olive_eval.metrics.performance import TimingSample
 from olive_eval.metrics.types import metric_type_registry
 from tests.engine.unit_helpers import evaluate_model

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from olive_eval.engine.cache import ResultCache
-from olive_eval.engine.cache_key import CACHE_FORMAT
-from olive_eval.engine.unit import ModelEvaluation
+from olive_eval.engine.cache.cache_key import CACHE_FORMAT
+from olive_eval.engine.cache.result_cache import ResultCache
+from olive_eval.engine.model.unit import ModelEvaluation
 from tests.engine.cache_helpers import as_json, key_of, make_cache, real_evaluation, write_config
 from tests.engine.unit_helpers import evaluate_model
 from tests.helpers import write_margin_metric

@@ -21,9 +21,9 @@ import evaluate  # noqa: F401  (plainly: the huggingface backend's test module, 
 import numpy as np
 import pytest
 
-from olive_eval.engine import evidence_store
-from olive_eval.engine.evidence import Evidence
-from olive_eval.judges import forget_judges, register_judge
+from olive_eval.engine.cache import evidence_store
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.judges import register_judge
 from olive_eval.lm_eval.evidence import SampleMetric, sample_evidence
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.base import Metric, metric_registry
@@ -166,6 +166,13 @@ def _segmentation() -> list[Case]:
     return [Case(name, {"num_classes": 3}, (preds, refs)) for name in names]
 
 
+def _retrieval() -> list[Case]:
+    lists = ([[0.3, 0.9, 0.1], [0.5, 0.5], [0.2, 0.4, 0.6, 0.8]], [[1, 0, 2], [0, 1], [0, 0, 1, 3]])
+    dicts = ([{"a": 0.9, "b": 0.1}, {"c": 0.5}], [{"a": 0, "b": 2, "z": 1}, {"c": 1, "d": None}])
+    cases = [Case(name, {"k": 2}, lists) for name in ("ndcg", "mrr", "recall_at_k", "precision_at_k", "map_at_k")]
+    return [*cases, Case("ndcg", {"gain": "exponential"}, dicts, "-dicts")]
+
+
 def _language_modeling() -> list[Case]:
     rng = np.random.default_rng(1)
     logits, targets = rng.normal(size=(3, 5, 7)), rng.integers(0, 7, (3, 5))
@@ -191,6 +198,7 @@ CASES = [
     *_violations(),
     *_detection(),
     *_segmentation(),
+    *_retrieval(),
     *_language_modeling(),
     *_embeddings(),
 ]
@@ -272,10 +280,7 @@ def check_round_trip(build: Callable[[], Metric], columns: tuple[Any, ...]) -> N
 def test_a_metric_evidence_is_stored_and_restored_with_its_value(case, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    try:
-        check_round_trip(lambda: get_metric(case.name, case.config), case.columns)
-    finally:
-        forget_judges()
+    check_round_trip(lambda: get_metric(case.name, case.config), case.columns)
 
 
 def test_a_huggingface_metric_is_stored_without_its_module(hf_home, tmp_path):  # noqa: F811

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from olive_eval.engine import content_hash
+from olive_eval.engine.cache import content_hash
 from tests.engine.cache_helpers import key_of, write_config
 from tests.helpers import linear_onnx
 

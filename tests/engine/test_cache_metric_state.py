@@ -9,8 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from olive_eval.engine import evidence_store
-from olive_eval.engine.evidence import Evidence
+from olive_eval.engine.cache import evidence_store
+from olive_eval.engine.model.evidence import Evidence
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.resampling import ExampleStats
 from tests.engine.test_cache_run import cli, evaluated, write

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from olive_eval.cli import main
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 
 METRICS = [
     {

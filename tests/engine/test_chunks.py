@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from olive_eval import evaluate
-from olive_eval.engine import chunks
-from olive_eval.engine.chunks import Chunker
+from olive_eval.engine.passes import chunks
+from olive_eval.engine.passes.chunks import Chunker
 from olive_eval.records.parquet import read_records
 
 

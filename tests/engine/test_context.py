@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-import olive_eval.engine.context as context_module
+import olive_eval.engine.run.context as context_module
 from olive_eval.config import load_run_config
-from olive_eval.engine.context import RunContext
+from olive_eval.engine.run.context import RunContext
 from olive_eval.huggingface_env import downloads_allowed
 
 

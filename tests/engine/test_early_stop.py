@@ -9,7 +9,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.cli import main
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.report.console import render
 
 ACCURACY = {

@@ -1,4 +1,4 @@
-"""The field contract: what a pass gives (engine/fields.py) is what metrics get, and a metric reading a field its
+"""The field contract: what a pass gives (engine/passes/fields.py) is what metrics get, and a metric reading a field its
 data config does not give is a config error when the run is planned, before any model loads."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.cli import main
-from olive_eval.engine.fields import PASS_FIELDS, pass_fields
+from olive_eval.engine.passes.fields import PASS_FIELDS, pass_fields
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry, register_metric
 from olive_eval.metrics.base import Kind, Metric

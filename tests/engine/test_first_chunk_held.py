@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from olive_eval.data.sources import CHUNK_ROWS, Source
-from olive_eval.engine.data_store import DataStore, FirstChunkHeld
+from olive_eval.engine.run.data_store import DataStore, FirstChunkHeld
 
 
 class Counted(Source):

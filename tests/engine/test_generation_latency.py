@@ -13,7 +13,7 @@ import pytest
 
 from olive_eval import Evaluation, evaluate
 from olive_eval.data.batch import Batch
-from olive_eval.engine.generation_timing import fixed_prompts, quantities
+from olive_eval.engine.timing.generation_timing import fixed_prompts, quantities
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.genai_config import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace

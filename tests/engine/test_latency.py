@@ -16,7 +16,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
-from olive_eval.engine import timing, timing_phase
+from olive_eval.engine.timing import timing, timing_phase
 from olive_eval.errors import ConfigError
 from tests.engine import fake_clock
 from tests.engine.fake_clock import CLOCK, LOADER

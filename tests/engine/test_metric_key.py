@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from olive_eval import evaluate
 from olive_eval.config.metric_key import MetricKey, metric_keys
-from olive_eval.engine.runner import settle_status
+from olive_eval.engine.model.runner import settle_status
 from olive_eval.records.results import ModelResult, SubMetricResult
 
 

@@ -273,7 +273,7 @@ def test_a_python_model_returning_a_wrong_count_names_the_batch(tmp_path, script
 
 def test_predictions_are_scored_batch_by_batch(scripted, monkeypatch):
     """Streaming: each batch reaches the metrics once, in order, and nothing holds the whole set."""
-    from olive_eval.engine import scoring
+    from olive_eval.engine.passes import scoring
 
     seen: list[int] = []
     original = scoring.MetricScorer.update

@@ -15,7 +15,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.config import load_run_config
 from olive_eval.data.batch import Batch
-from olive_eval.engine.repeats import RepeatingPost, RepeatOutputs, RepeatPlan, samples
+from olive_eval.engine.passes.repeats import RepeatingPost, RepeatOutputs, RepeatPlan, samples
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.genai_config import GenAIModelConfig
 from olive_eval.runtimes.hf_config import HfModelConfig

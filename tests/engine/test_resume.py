@@ -8,7 +8,7 @@ import math
 import pytest
 
 from olive_eval import evaluate
-from olive_eval.engine.resume import config_changes, previous_run
+from olive_eval.engine.cache.resume import config_changes, previous_run
 from olive_eval.records.results_load import read_results
 
 METRICS = [

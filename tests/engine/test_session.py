@@ -10,7 +10,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.cli import main
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.errors import ConfigError, UsageError
 from olive_eval.runtimes.onnx_config import ONNXModelConfig
 
@@ -163,7 +163,7 @@ def test_evaluate_on_a_closed_session(toy):
 
 
 def test_ctrl_c_in_a_session_candidate_keeps_the_rest(toy, tmp_path):
-    from olive_eval.engine.run import RunInterrupted
+    from olive_eval.engine.run.run import RunInterrupted
 
     script = tmp_path / "interrupts.py"
     script.write_text(

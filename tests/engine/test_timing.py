@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from olive_eval.engine import timing
-from olive_eval.engine.timing import measure
+from olive_eval.engine.timing import timing
+from olive_eval.engine.timing.timing import measure
 from olive_eval.metrics.performance import TimingConfig, latency_ms, throughput_per_s
 from olive_eval.runtimes.base import BoundCall
 

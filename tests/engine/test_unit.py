@@ -57,8 +57,8 @@ def test_an_unknown_model_name(toy, tmp_path):
 def test_the_local_executor_runs_the_same_unit_as_a_process_would(toy, tmp_path):
     """The run's executor calls run_unit on the run's own evaluator; evaluate_model ends in the same unit."""
     from olive_eval.engine.executors.local import LocalExecutor
-    from olive_eval.engine.session import Evaluation
-    from olive_eval.engine.unit import ModelUnit
+    from olive_eval.engine.model.unit import ModelUnit
+    from olive_eval.engine.session.session import Evaluation
 
     metrics = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}]
     config = toy.config({"cand": 0.3}, metrics)

@@ -132,12 +132,12 @@ def test_interrupt_during_the_baseline_says_nothing_finished(toy, tmp_path, caps
 
 # ------------------------------------------------------------------------------ item 3: our own bugs
 def test_an_internal_error_says_what_and_where_and_debug_prints_the_traceback(toy, tmp_path, monkeypatch, capsys):
-    from olive_eval.engine import runner
+    from olive_eval.engine.work.prediction_pass import PredictionPass
 
-    def broken(self, ctx, job, model_config):
+    def broken(self, ctx):
         return {}["missing"]
 
-    monkeypatch.setattr(runner.ModelEvaluator, "_predict_and_score", broken)
+    monkeypatch.setattr(PredictionPass, "run", broken)
     metric = {"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}]}
     result = evaluate(toy.config({}, [metric]))
     error = result.models["base"].metrics["acc-accuracy_score"].error

@@ -7,13 +7,13 @@ from typing import Any
 
 from olive_eval.config import RunConfig
 from olive_eval.config.loader import load_run_config
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.passes import PassRecord
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.scoring import Scored
-from olive_eval.engine.shards import Mapper, Settings, merge_shards, plan_shards, score_shard
-from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.passes.pass_loop import PassRecord
+from olive_eval.engine.passes.scoring import Scored
+from olive_eval.engine.passes.shards import Mapper, Settings, merge_shards, plan_shards, score_shard
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.plan import make_plan
 from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.writer import InstanceWriter

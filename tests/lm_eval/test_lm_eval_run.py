@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from olive_eval import evaluate
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from tests.engine.test_cache_records import record_files
 from tests.lm_eval.conftest import N, hf_model, lm_config, reference
 from tests.runtimes import llm_models

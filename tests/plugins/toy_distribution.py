@@ -30,3 +30,29 @@ def install_distribution(
     (info / "entry_points.txt").write_text(entry_points.format(module=module))
     monkeypatch.syspath_prepend(str(site))
     return module
+
+
+def install_package(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+    *,
+    name: str,
+    version: str,
+    modules: dict[str, str],
+    entry_points: str,
+) -> str:
+    """Install distribution ``name`` as a package of ``modules`` (module name -> source) with its
+    ``entry_points.txt``, where ``{package}`` stands for the package; the package name is unique per test."""
+    package = name.replace("-", "_") + "_" + re.sub(r"\W", "_", request.node.name)
+    site = tmp_path / "site"
+    (site / package).mkdir(parents=True)
+    (site / package / "__init__.py").write_text("")
+    for module, source in modules.items():
+        (site / package / f"{module}.py").write_text(source)
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(entry_points.format(package=package))
+    monkeypatch.syspath_prepend(str(site))
+    return package

@@ -35,7 +35,7 @@ import logging, sys, warnings
 import olive.logging, ray, transformers
 from transformers.utils import logging as hf_logging
 hf_logging.get_logger("transformers.generation")
-from olive_eval.engine.run import Run
+from olive_eval.engine.run.run import Run
 from olive_eval.cli import main
 real = Run.evaluate
 def evaluate(self, model, *args, **kwargs):
@@ -114,8 +114,8 @@ def test_between_a_sessions_calls_the_hosts_loggers_are_its_own(toy, tmp_path, m
     """Inside ``olive run`` a session stays open for the whole workflow: only its work is routed to the file,
     so what Olive logs between olive-eval's calls reaches Olive's own handlers (and a session's second block of
     work appends to the file the first one wrote)."""
-    from olive_eval.engine.run import Run
-    from olive_eval.engine.session import Evaluation
+    from olive_eval.engine.run.run import Run
+    from olive_eval.engine.session.session import Evaluation
 
     metrics = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score"}]}]
     config = toy.config({}, metrics)

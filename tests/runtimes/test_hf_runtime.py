@@ -31,13 +31,13 @@ from transformers import (
     AutoTokenizer,
 )
 
-import olive_eval.engine.run
+import olive_eval.engine.run.run
 from olive_eval import evaluate
 from olive_eval.data.batch import Batch
 from olive_eval.data.postprocess import CtcDecode, CtcParams
 from olive_eval.data.prepared import PrepareContext
 from olive_eval.data.preprocess import HuggingfacePreProcess
-from olive_eval.engine.data_store import DataStore
+from olive_eval.engine.run.data_store import DataStore
 from olive_eval.errors import ConfigError, DataError, EvaluationError
 from olive_eval.metrics import metric_registry
 from olive_eval.records.parquet import read_records
@@ -235,7 +235,7 @@ def test_models_sharing_a_tokenizer_share_one_tokenization(tmp_path, bert, bert_
         tokenized_rows.append(len(texts[0]))
         return original(self, tokenizer, texts, names)
 
-    monkeypatch.setattr(olive_eval.engine.run, "DataStore", RecordingStore)
+    monkeypatch.setattr(olive_eval.engine.run.run, "DataStore", RecordingStore)
     monkeypatch.setattr(HuggingfacePreProcess, "_tokenize", counting_tokenize)
     models = [
         {"type": "HfModel", "name": "hf", "model_path": str(bert), "task": "text-classification"},

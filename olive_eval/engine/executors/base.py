@@ -1,8 +1,8 @@
 """The interface every executor implements, and the registry of executor builders.
 
-An executor runs per-model units (:class:`olive_eval.engine.unit.ModelUnit`): in this process (``local``), each
+An executor runs per-model units (:class:`olive_eval.engine.model.unit.ModelUnit`): in this process (``local``), each
 in a fresh child process (``process``) or on Ray workers (``ray``). The run hands it units and takes back
-:class:`~olive_eval.engine.unit.ModelEvaluation` objects; it never knows where they ran.
+:class:`~olive_eval.engine.model.unit.ModelEvaluation` objects; it never knows where they ran.
 
 The contract:
 
@@ -36,8 +36,8 @@ from olive_eval.registry import Registry
 if TYPE_CHECKING:
     from olive_eval.config.executor import ExecutorConfig
     from olive_eval.config.run import RunConfig
-    from olive_eval.engine.runner import ModelEvaluator
-    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+    from olive_eval.engine.model.runner import ModelEvaluator
+    from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
 
 
 @runtime_checkable
@@ -68,7 +68,9 @@ class Executor(Protocol):
 Builder = Callable[[Any, "RunConfig", "ModelEvaluator", "Path | None", Progress], Executor]
 
 #: Executor builders, by executor type: each module of ``olive_eval.engine.executors`` registers its own.
-executor_builders: Registry[Builder] = Registry("executor builder", packages=("olive_eval.engine.executors",))
+executor_builders: Registry[Builder] = Registry(
+    "executor builder", packages=("olive_eval.engine.executors",), group="olive_eval.executor_builders"
+)
 
 
 def build_executor(
@@ -80,7 +82,7 @@ def build_executor(
 
 def failed_evaluation(unit: ModelUnit, error: str) -> ModelEvaluation:
     """A model that did not come back (its process died, it ran past its timeout): failed, with ``error``."""
-    from olive_eval.engine.unit import ModelEvaluation
+    from olive_eval.engine.model.unit import ModelEvaluation
     from olive_eval.records.results import ModelResult
 
     return ModelEvaluation(ModelResult(status="failed", error=error, folder=unit.folder), {})

@@ -57,7 +57,7 @@ def engine_modules() -> set[str]:
     }
     return loaded | {
         "olive_eval.engine.executors.worker",
-        "olive_eval.engine.shards",
+        "olive_eval.engine.passes.shards",
         "olive_eval.records.parquet",
         "olive_eval.data.collate",
     }

@@ -12,8 +12,8 @@ from olive_eval.progress import Progress
 if TYPE_CHECKING:
     from olive_eval.config.executor import LocalConfig
     from olive_eval.config.run import RunConfig
-    from olive_eval.engine.runner import ModelEvaluator
-    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+    from olive_eval.engine.model.runner import ModelEvaluator
+    from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
 
 
 class LocalExecutor:
@@ -27,8 +27,8 @@ class LocalExecutor:
         self.shards = shards
 
     def run(self, unit: ModelUnit) -> ModelEvaluation:
-        from olive_eval.engine.shards import Sharding
-        from olive_eval.engine.unit import run_unit
+        from olive_eval.engine.model.unit import run_unit
+        from olive_eval.engine.passes.shards import Sharding
 
         return run_unit(self.evaluator, unit, Sharding(self.shards) if self.shards > 1 else None)
 

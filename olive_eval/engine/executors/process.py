@@ -40,9 +40,9 @@ if TYPE_CHECKING:
 
     from olive_eval.config.executor import ProcessConfig
     from olive_eval.config.run import RunConfig
-    from olive_eval.engine.runner import ModelEvaluator
-    from olive_eval.engine.shards import Mapper
-    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+    from olive_eval.engine.model.runner import ModelEvaluator
+    from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
+    from olive_eval.engine.passes.shards import Mapper
 
 
 def _child(
@@ -55,7 +55,7 @@ def _child(
     import os
 
     from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
     os.environ.clear()
     os.environ.update(environ)
@@ -65,7 +65,7 @@ def _child(
         conn.send(("progress", model, message))
 
     def shards_by_parent(function: Any, works: list[Any]) -> list[Any]:
-        """The mapper of the unit's :class:`~olive_eval.engine.shards.Sharding`: the shards' work sent to the parent,
+        """The mapper of the unit's :class:`~olive_eval.engine.passes.shards.Sharding`: the shards' work sent to the parent,
         their parts (or error) back."""
         prepared = prepared_since(store, data)
         if prepared is not None:  # tokenized here: the shards read it rather than tokenize it again
@@ -95,9 +95,9 @@ def _child(
 
 
 def _shard_child(packed: Any, environ: dict[str, str], cwd: str) -> Any:
-    """A child's share of a sharded pass (:mod:`olive_eval.engine.shards`): its range, unfinished."""
+    """A child's share of a sharded pass (:mod:`olive_eval.engine.passes.shards`): its range, unfinished."""
     from olive_eval.engine.executors.worker import store_with, unpack
-    from olive_eval.engine.shards import score_shard
+    from olive_eval.engine.passes.shards import score_shard
 
     os.environ.clear()
     os.environ.update(environ)
@@ -123,7 +123,7 @@ def exit_reason(exitcode: int | None) -> str:
 def _mapped(shard_map: Mapper, works: list[Any]) -> tuple[str, Any]:
     """``("parts", ...)``, or ``("error", exception)`` for the child to raise: the failure of the pass (a dead
     shard, the timeout) or a shard's own error, as an :class:`EvaluationError` where it would not pickle."""
-    from olive_eval.engine.shards import score_shard
+    from olive_eval.engine.passes.shards import score_shard
 
     try:
         return ("parts", list(shard_map(score_shard, works)))
@@ -248,14 +248,14 @@ class ProcessExecutor:
 
     def _keep_prepared(self, prepared: dict[Any, Any]) -> None:
         """Data a child tokenized, held by the run's store where it holds none under that name."""
-        from olive_eval.engine.data_store import DataSnapshot
+        from olive_eval.engine.run.data_store import DataSnapshot
 
         store = self.evaluator.data
         held = store.snapshot().prepared
         store.restore(DataSnapshot({}, {k: v for k, v in prepared.items() if k not in held}))
 
     def _map_shards(self, function: Any, works: list[Any]) -> list[Any]:
-        """Each shard's work (``function`` is :func:`~olive_eval.engine.shards.score_shard`) in a child of the fork
+        """Each shard's work (``function`` is :func:`~olive_eval.engine.passes.shards.score_shard`) in a child of the fork
         server, all at once. A child that dies, or the model's ``timeout_s`` passed, fails the pass in one line."""
         from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor
         from concurrent.futures import wait as wait_for

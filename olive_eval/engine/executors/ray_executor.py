@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from olive_eval.config.run import RunConfig
     from olive_eval.engine.executors.process import ProcessExecutor
     from olive_eval.engine.executors.worker import Packed
-    from olive_eval.engine.runner import ModelEvaluator
-    from olive_eval.engine.unit import ModelEvaluation, ModelUnit
+    from olive_eval.engine.model.runner import ModelEvaluator
+    from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
 
 
 def _evaluate_remote(

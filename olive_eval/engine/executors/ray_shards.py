@@ -3,7 +3,7 @@
 Why here and not in the unit's task: a shard is the same kind of work as a model (a pass over data), so it is
 scheduled the same way, one task per shard with ``resources_per_model``, and the driver, which runs the model's
 own unit, joins the shards' statistics and writes the per-example files as one pass would
-(:func:`olive_eval.engine.shards.sharded_pass`). Every shard reads the run's opened data from the object store
+(:func:`olive_eval.engine.passes.shards.sharded_pass`). Every shard reads the run's opened data from the object store
 entry the executor put there once. A shard whose worker dies is run again once (``max_retries=1``); a second
 death, or the model's ``timeout_s`` passed, fails the pass's metrics with one line.
 """
@@ -22,14 +22,14 @@ from olive_eval.errors import EvaluationError, first_line
 if TYPE_CHECKING:
     from olive_eval.engine.executors.ray_common import RayHost
     from olive_eval.engine.executors.worker import Packed
-    from olive_eval.engine.shards import ShardPart, ShardWork
+    from olive_eval.engine.passes.shards import ShardPart, ShardWork
 
 
 def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, reporter: Any) -> ShardPart:
     """One shard on a Ray worker: its range of the pass, unfinished (the driver finishes the metrics)."""
     from olive_eval.engine.executors.ray_common import worker_name
     from olive_eval.engine.executors.worker import store_with, unpack
-    from olive_eval.engine.shards import score_shard
+    from olive_eval.engine.passes.shards import score_shard
 
     reporter.put.remote(worker_name(), name, f"{label} started")
     if not Path(packed.base_dir).is_dir():  # another machine: the config's folder came as the working_dir
@@ -39,7 +39,7 @@ def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, repo
 
 
 class RayShards:
-    """The mapper of one model's :class:`~olive_eval.engine.shards.Sharding`: each shard's work a Ray task, the parts in
+    """The mapper of one model's :class:`~olive_eval.engine.passes.shards.Sharding`: each shard's work a Ray task, the parts in
     shard order."""
 
     def __init__(self, executor: RayHost, model: str, deadline: float | None, timeout_s: float | None) -> None:

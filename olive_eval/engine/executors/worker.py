@@ -16,15 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 from olive_eval.config import RunConfig
 from olive_eval.data.prepared import Prepared
-from olive_eval.engine.data_store import DataSnapshot, DataStore
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit, run_unit
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.data_store import DataSnapshot, DataStore
+from olive_eval.engine.run.judges import RunJudges
+from olive_eval.engine.run.plan import make_plan
 from olive_eval.progress import Progress, silent
 from olive_eval.records.writer import InstanceWriter
 
 if TYPE_CHECKING:
-    from olive_eval.engine.shards import Sharding
+    from olive_eval.engine.passes.shards import Sharding
 
 
 @dataclass
@@ -112,8 +114,14 @@ def evaluate_unit(
     sharding: Sharding | None = None,
 ) -> ModelEvaluation:
     """``unit`` evaluated here, on an evaluator of its own (per-example files under ``output_dir``), on ``store``
-    or a store holding ``data``; each pass in ``sharding``'s shards, where given."""
+    or a store holding ``data``; each pass in ``sharding``'s shards, where given. The judges its metrics ask are
+    loaded here, with the run's context, and closed when the unit is done."""
     store = store if store is not None else store_with(run, data)
     writer = InstanceWriter(output_dir, [m.name for m in run.all_metrics]) if output_dir is not None else None
-    evaluator = ModelEvaluator(run, make_plan(run), store, progress, writer, run.source_dir)
-    return run_unit(evaluator, unit, sharding)
+    plan, context = make_plan(run), RunContext.of(run)
+    judges = RunJudges(plan.judges, context)
+    evaluator = ModelEvaluator(run, plan, store, progress, writer, run.source_dir, context, judges)
+    try:
+        return run_unit(evaluator, unit, sharding)
+    finally:
+        judges.close()

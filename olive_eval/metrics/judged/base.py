@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from olive_eval.judges.base import Judge, JudgeFailure, JudgeSpecError, parse_spec, resolve_judge
+from olive_eval.judges.base import Judge, JudgeFailure, Judges, JudgeSpecError, judge_key, judges_of, parse_spec
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.judged.parsing import Unparseable, parse_items, parse_verdicts
 from olive_eval.metrics.judged.prompts import PROMPTS_VERSION, TEMPLATES, check_overrides, digest
@@ -64,6 +64,10 @@ class JudgedConfig(StrictModel):
             raise PydanticCustomError("nested", "{message}", {"subpath": exc.key, "message": exc.message}) from None
         return value
 
+    def judge_specs(self) -> dict[str, dict[str, Any]]:
+        """The judge the run plans and loads for this sub-type (:class:`olive_eval.judges.base.AsksJudges`)."""
+        return {"judge": self.judge}
+
     @field_validator("prompts")
     @classmethod
     def _prompts(cls, value: dict[str, str]) -> dict[str, str]:
@@ -85,19 +89,34 @@ class JudgedMetric(Metric):
     #: The templates the sub-type uses (recorded with their hashes).
     uses: ClassVar[tuple[str, ...]] = ()
 
+    #: The judges the metric was handed: working objects, neither cached nor pickled with what it learnt.
+    transient = ("_judges",)
+
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
-        # Plain attributes only: the run's cache stores them with the evidence (engine/evidence_store.py).
+        # Plain attributes only: the run's cache stores them with the evidence (engine/cache/evidence_store.py).
         self._seen = 0
         self._identity = ""  # the judge's identity, as JSON, once it has been asked
         self._messages = ""  # the first KEEP_MESSAGES failure messages, one a line
         self._kept = 0
+        self._judges: Judges | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Without the judges: a shard's or a child's metric travels back as what it learnt."""
+        return {**vars(self), "_judges": None}
 
     # -- asking -------------------------------------------------------------------------------------------------
+    def bind_judges(self, judges: Judges) -> None:
+        self._judges = judges
+
     @property
     def judge(self) -> Judge:
-        """The judge of the spec, shared by every sub-type with the same spec (resolved by spec, never stored)."""
-        judge = resolve_judge(self.config.judge)  # type: ignore[attr-defined]
+        """The judge of the spec: the run's, shared by every sub-type with the same spec. A metric used outside a
+        run, bound to no judges, builds its own from the spec (a function judge; a model judge needs a run)."""
+        spec = self.config.judge  # type: ignore[attr-defined]
+        if self._judges is None:
+            self._judges = judges_of(spec)
+        judge = self._judges[judge_key(spec)]
         if not self._identity:
             self._identity = json.dumps(judge.identity, sort_keys=True, default=str)
         return judge
@@ -115,7 +134,7 @@ class JudgedMetric(Metric):
     def ask(self, prompts: Sequence[str | None], parse: Callable[[str], T | Unparseable]) -> list[T | Issue | None]:
         """The parsed reply to each prompt (None where the prompt is None), asked of the judge in one batch."""
         wanted = [p for p in prompts if p is not None]
-        replies = iter(self.judge.ask(wanted)) if wanted else iter(())
+        replies = iter(self.judge(wanted)) if wanted else iter(())
         out: list[T | Issue | None] = []
         for p in prompts:
             if p is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from tests.helpers import write_jsonl
 from tests.runtimes import hf_models
 

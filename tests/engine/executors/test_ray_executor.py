@@ -15,7 +15,7 @@ import pytest
 import ray
 
 from olive_eval import evaluate
-from olive_eval.engine.session import Evaluation
+from olive_eval.engine.session.session import Evaluation
 from olive_eval.errors import MissingDependencyError, UsageError
 from tests.helpers import write_jsonl
 
@@ -281,7 +281,7 @@ def _raises() -> None:
 
 def test_a_task_that_raises_outside_the_model_is_not_called_a_dead_worker(local_ray):
     from olive_eval.engine.executors.ray_executor import RayExecutor
-    from olive_eval.engine.unit import ModelUnit
+    from olive_eval.engine.model.unit import ModelUnit
     from olive_eval.runtimes.python import PythonModelConfig
 
     executor = RayExecutor.__new__(RayExecutor)  # only its outcome reading, on a task of our own

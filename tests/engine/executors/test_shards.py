@@ -13,11 +13,11 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.config import load_run_config
-from olive_eval.engine.data_store import DataStore
-from olive_eval.engine.plan import make_plan
-from olive_eval.engine.recorder import Recorder
-from olive_eval.engine.runner import ModelEvaluator
-from olive_eval.engine.shards import RowRange, shard_ranges
+from olive_eval.engine.model.recorder import Recorder
+from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.passes.shards import RowRange, shard_ranges
+from olive_eval.engine.run.data_store import DataStore
+from olive_eval.engine.run.plan import make_plan
 from olive_eval.errors import ConfigError
 from olive_eval.records.results import ModelResult
 from tests.engine.unit_helpers import run_sharded

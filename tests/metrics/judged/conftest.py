@@ -1,5 +1,5 @@
-"""Each judged test starts with no judges built and the scripted judge's call log empty (judges and their reply
-caches live for the process)."""
+"""Each judged test starts with the scripted judge's call log empty. Judges live as long as what built them (a
+run, a metric used on its own), so no judge is left over from another test."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from olive_eval.judges import forget_judges
 from tests.metrics.judged import scripted
 
 
 @pytest.fixture(autouse=True)
-def fresh_judges() -> Iterator[None]:
-    forget_judges()
+def fresh_calls() -> Iterator[None]:
     scripted.CALLS.clear()
     yield
-    forget_judges()

@@ -1,16 +1,22 @@
-"""A model olive-eval runs as the judge: a tiny random Llama (an ``HfModel``) loaded through the runtime interface
-and generating through its lm-eval adapter. Its replies are noise, so every one is unparseable: counted,
+"""A model olive-eval runs as the judge: a tiny random Llama (an ``HfModel``) loaded by the engine with the run's
+context and generating through its lm-eval adapter. Its replies are noise, so every one is unparseable: counted,
 excluded, and the value undefined, never 0; the model is recorded as the judge and loaded once for two sub-types."""
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
-from olive_eval.judges import resolve_judge
+from olive_eval.engine.run.context import RunContext
+from olive_eval.engine.run.judges import RunJudges, plan_judge
+from olive_eval.errors import EvaluationError
+from olive_eval.judges import judge_key
 from olive_eval.metrics.registry import get_metric
 from tests.runtimes import llm_models
+
+CPU = RunContext("cpu", (("CPUExecutionProvider", {}),), False, {}, None)
 
 
 @pytest.fixture(scope="module")
@@ -25,26 +31,44 @@ def test_a_generating_model_judges_and_its_noise_is_excluded_not_scored(llama):
         "max_new_tokens": 6,
         "batch_size": 4,
     }
+    key = judge_key(spec)
+    judges = RunJudges({key: plan_judge(spec, Path.cwd(), False)}, CPU)
     bias = get_metric("bias", {"judge": spec})
+    bias.bind_judges(judges)
     score = bias.reduce(bias.statistics(["one opinion", "another one"]))
     assert math.isnan(score.value) and score.details["unparseable"] == 2
     identity = score.details["judge"]
     assert identity["source"] == "model" and identity["runtime"]["runtime"] == "transformers"
+    assert identity["runtime"]["device"] == "cpu"  # the run's: the spec names none
     assert identity["generation"]["max_gen_toks"] == 6 and identity["model"]["model_path"] == str(llama)
     toxicity = get_metric("toxicity", {"judge": spec})
+    toxicity.bind_judges(judges)
     toxicity.statistics(["one opinion"])
-    judge = resolve_judge(spec)
+    judge = judges[key]
     assert judge.calls == 1  # the opinions prompt of "one opinion" was cached by bias; one batched call
+    judges.close()
+    assert judges[key] is not judge  # closed with its holder: asked again, it is built (and loaded) again
+    judges.close()
 
 
-def test_a_model_judge_whose_folder_is_missing_is_a_config_error(tmp_path):
-    from pydantic import ValidationError
+def test_a_model_judge_outside_a_run_says_it_needs_one(tmp_path):
+    """A model judge is loaded by the engine, with the run's context; a metric on its own does not load one."""
+    spec = {"type": "model", "model": {"type": "HfModel", "model_path": str(tmp_path), "task": "text-generation"}}
+    with pytest.raises(EvaluationError, match=r"^a model judge runs on a model the run loads .*judge with a function"):
+        get_metric("bias", {"judge": spec}).statistics(["an opinion"])
 
-    spec = {"type": "model", "model": {"type": "HfModel", "model_path": str(tmp_path / "nope")}}
-    with pytest.raises(ValidationError) as err:
-        get_metric("bias", {"judge": spec})
-    assert err.value.errors()[0]["ctx"]["subpath"] == "model.model_path"
-    assert "folder not found" in err.value.errors()[0]["ctx"]["message"]
+
+def test_a_model_judge_whose_folder_is_missing_is_a_config_error_when_the_run_is_planned(tmp_path):
+    from olive_eval import evaluate
+    from olive_eval.errors import ConfigError
+    from tests.metrics.judged.test_run import config
+
+    judge = {"type": "model", "model": {"type": "HfModel", "model_path": str(tmp_path / "nope")}}
+    with pytest.raises(ConfigError) as err:
+        evaluate(config(tmp_path, [{"name": "bias", "metric_config": {"judge": judge}}]))
+    assert err.value.path == "metrics[0].sub_types[0].metric_config.judge.model.model_path"
+    assert err.value.message == f"folder not found: {tmp_path / 'nope'}"
+    assert not (tmp_path / "out" / "results.json").exists()
 
 
 @pytest.mark.parametrize(

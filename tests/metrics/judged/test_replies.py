@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from olive_eval.judges import register_judge, resolve_judge
+from olive_eval.judges import Judge, judge_key, judges_of, register_judge
 from olive_eval.metrics.judged.parsing import Unparseable, parse_items, parse_score, parse_verdicts
 from olive_eval.metrics.registry import get_metric
 from tests.metrics.judged import scripted
@@ -22,8 +22,24 @@ register_judge("scripted")(scripted.judge)
 register_judge("scripted_batch", batched=True)(scripted.judge_batch)
 
 
+#: The judges this module's metrics share, by spec key, as a run's sub-types do; fresh for each test.
+SHARED: dict[str, Judge] = {}
+
+
+@pytest.fixture(autouse=True)
+def fresh_shared_judges():
+    SHARED.clear()
+    yield
+    for judge in SHARED.values():
+        judge.close()
+    SHARED.clear()
+
+
 def run(name: str, judge: dict, *columns: list):
     metric = get_metric(name, {"judge": judge})
+    for key, built in judges_of(judge).items():
+        SHARED.setdefault(key, built)
+    metric.bind_judges(SHARED)
     stats = metric.statistics(*columns)
     return metric.reduce(stats), metric.instance_scores(stats)
 
@@ -91,7 +107,7 @@ def test_replies_are_cached_by_prompt_across_sub_types_and_repeats():
     assert len(scripted.CALLS) == 8
     run("answer_correctness", judge, predictions, references)
     assert len(scripted.CALLS) == 8
-    assert resolve_judge(judge).calls == 8
+    assert SHARED[judge_key(judge)].calls == 8
 
 
 def test_no_cache_asks_again():

@@ -17,7 +17,7 @@ from whisper_normalizer.english import EnglishTextNormalizer
 from olive_eval import compute_metric
 from olive_eval.config import load_run_config
 from olive_eval.config.metric import MetricConfig
-from olive_eval.engine.scoring import MetricScorer
+from olive_eval.engine.passes.scoring import MetricScorer
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric, resampling
 from olive_eval.metrics import stats as boot_stats

@@ -1,0 +1,46 @@
+"""The field contract between a prediction pass and its metrics: what a pass gives, and the check, made when the
+run is planned, that every field a metric reads is given.
+
+A pass gives :data:`PASS_FIELDS` always, ``references`` where the data config has a label column, and every
+column its pre-process leaves (metadata such as ``audio_seconds``). A metric declares what it reads
+(``Metric.reads``; :meth:`MetricConfig.reads` for any sub-type). What a runtime adds to a model's outputs
+(``Runtime.emits``) is the post-process's to read, checked in :func:`olive_eval.engine.run.preflight.check_outputs`: it
+reaches metrics only through ``prediction`` and ``logits``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from olive_eval.config.run import RunConfig
+from olive_eval.errors import ConfigError
+
+#: What every pass gives: ``prediction`` (the post-processed output, after the metric's filters), ``logits`` (the
+#: raw output it came from), ``inference_seconds`` (the example's share of its batch's model call plus
+#: post-processing), ``model_seconds`` (of the model call alone) and ``batch_index`` (its batch: warm-up batches
+#: are told apart by it).
+PASS_FIELDS = ("prediction", "logits", "inference_seconds", "model_seconds", "batch_index")
+
+
+def pass_fields(columns: Iterable[str], references: str | None) -> list[str]:
+    """The fields of a pass over pre-processed data with these ``columns`` and label column ``references``."""
+    fields = [*PASS_FIELDS, *columns, *(["references"] if references is not None else [])]
+    return sorted(set(fields))
+
+
+def check_reads(run: RunConfig, data_config: str, available: list[str]) -> None:
+    """Every sub-type scored on a pass over ``data_config`` reads only ``available`` fields: else a config error
+    at that sub-type, before any model loads."""
+    prefix = "evaluator.metrics" if run.evaluator else "metrics"
+    for i, metric in enumerate(run.all_metrics):
+        if not metric.uses_predictions or metric.data_config != data_config:
+            continue
+        for j, sub in enumerate(metric.sub_types):
+            missing = [name for name in metric.reads(sub) if name not in available]
+            if not missing:
+                continue
+            raise ConfigError(
+                f"{metric.type} sub-type '{sub.name}' reads {', '.join(missing)}, which data config '{data_config}' "
+                f"does not give; it gives: {', '.join(available)}",
+                path=f"{prefix}[{i}].sub_types[{j}].name",
+            )

@@ -1,0 +1,161 @@
+"""A prediction pass: one model over one data config, batch by batch, every metric scoring as it goes.
+
+For each batch: the model is called (once per input group), the call is timed, the outputs are
+post-processed and checked, and the batch's fields are handed to every metric of the pass. The pass keeps
+per-batch timing records (model call, and model call + post-processing), so throughput over the real data
+and a speech model's RTFx are ordinary metrics over them. A live progress task (:mod:`olive_eval.progress`)
+advances by each batch's examples; without one, a line every ``NOTE_EVERY`` batches says how far the pass got.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
+from olive_eval.engine.passes.fields import pass_fields
+from olive_eval.engine.run.data_store import DataView
+from olive_eval.errors import EvaluationError
+from olive_eval.progress import NO_TASK, Task
+from olive_eval.runtimes.base import Runtime
+
+#: ``note(message)``: a line on how far the pass got, for the model's progress.
+Note = Callable[[str], None]
+
+#: Without a live task, a progress line every this many batches.
+NOTE_EVERY = 200
+
+
+@dataclass
+class BatchTiming:
+    index: int
+    size: int
+    model_seconds: float
+    seconds: float  # model call + post-processing
+
+
+@dataclass
+class PassRecord:
+    """What a pass measured besides the metrics: per-batch timing, examples, notes."""
+
+    data_config: str
+    batches: list[BatchTiming] = field(default_factory=list)
+    notes: dict[str, int] = field(default_factory=dict)
+    non_finite: int = 0
+    first_non_finite: int | None = None
+
+    @property
+    def examples(self) -> int:
+        return sum(b.size for b in self.batches)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "examples": self.examples,
+            "batches": len(self.batches),
+            "model_seconds": round(sum(b.model_seconds for b in self.batches), 9),
+            "seconds": round(sum(b.seconds for b in self.batches), 9),
+            **({"notes": dict(self.notes)} if self.notes else {}),
+        }
+
+
+def run_pass(
+    runtime: Runtime, data: DataView, consumers: list[Any], progress: Note, task: Task = NO_TASK
+) -> PassRecord:
+    """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``); ``task`` advances
+    by each batch's examples once the batch is answered, outside its timed model call."""
+    record = PassRecord(data.config.name)
+    post = data.post
+    available = pass_fields(data.prepared.columns, data.prepared.references)
+    for consumer in consumers:
+        consumer.check_fields(available)
+    for index, batch in enumerate(data.batches()):
+        started = time.perf_counter()
+        outputs = _call(runtime, batch)
+        called = time.perf_counter()
+        predictions, raw = _post_process(post, outputs, batch, data)
+        done = time.perf_counter()
+        size = batch.size
+        record.batches.append(BatchTiming(index, size, called - started, done - started))
+        bad = _non_finite_rows(raw)
+        if bad is not None:
+            record.non_finite += int(bad.sum())
+            record.first_non_finite = (
+                batch.start + int(np.argmax(bad)) if record.first_non_finite is None else record.first_non_finite
+            )
+        task.advance(size)
+        if record.non_finite:
+            continue  # the pass fails: count the rest, score nothing more
+        fields: Columns = dict(batch.columns)
+        if data.prepared.references is not None:
+            fields["references"] = batch.columns[data.prepared.references]
+        fields.update(
+            prediction=predictions,
+            logits=raw,
+            inference_seconds=np.full(size, (done - started) / size),
+            model_seconds=np.full(size, (called - started) / size),
+            batch_index=np.full(size, index),
+        )
+        cache: dict[Any, np.ndarray] = {}
+        for consumer in consumers:
+            consumer.update(fields, batch.start, cache)
+        if index and index % NOTE_EVERY == 0 and not task.live:
+            progress(f"{batch.start + size} examples of '{data.config.name}'")
+    record.notes = dict(data.context.notes)
+    if not record.batches:
+        raise EvaluationError(f"data config '{data.config.name}' has no examples")
+    if record.non_finite:
+        raise EvaluationError(
+            f"the model's output on '{data.config.name}' has non-finite values (NaN or infinity) in "
+            f"{record.non_finite} of {record.examples} examples (first: example {record.first_non_finite}); "
+            "check the model and its inputs"
+        )
+    return record
+
+
+def _call(runtime: Runtime, batch: Batch) -> dict[str | None, Outputs]:
+    """The model's outputs, per input group (a single ``None`` group for an ordinary batch)."""
+    groups = batch.groups
+    if list(groups) == [None] or not groups:
+        return {None: runtime.predict(batch)}
+    out: dict[str | None, Outputs] = {}
+    for group, inputs in groups.items():
+        columns = {k: v for k, v in batch.columns.items() if split_group(k)[0] is None}
+        columns.update(inputs)
+        out[group] = runtime.predict(Batch(columns, list(inputs), batch.start, batch.call_mode))
+    return out
+
+
+def _post_process(post: Any, outputs: dict[str | None, Outputs], batch: Batch, data: DataView) -> tuple[Column, Column]:
+    """Predictions and the raw output they came from; with groups, one dict per example (group → value)."""
+    if list(outputs) == [None]:
+        out = outputs[None]
+        return post.apply(out, batch, data.context), post.raw(out)
+    predictions: dict[str, Column] = {}
+    raw: dict[str, Column] = {}
+    for group, out in outputs.items():
+        assert group is not None
+        columns = {split_group(k)[1]: v for k, v in batch.columns.items() if split_group(k)[0] in (None, group)}
+        group_batch = Batch(
+            columns, [split_group(n)[1] for n in batch.inputs if n.startswith(group + GROUP_SEP)], batch.start
+        )
+        predictions[group] = post.apply(out, group_batch, data.context)
+        raw[group] = post.raw(out)
+    n = batch.size
+    return [{g: p[i] for g, p in predictions.items()} for i in range(n)], [
+        {g: r[i] for g, r in raw.items()} for i in range(n)
+    ]
+
+
+def _non_finite_rows(raw: Column) -> np.ndarray | None:
+    """Rows of the output metrics read that hold NaN or infinity (None when all are finite). One NaN input
+    can turn every logit into NaN, and metrics would still return numbers (accuracy 0.1, AUROC 0.5)."""
+    if not isinstance(raw, np.ndarray) or not np.issubdtype(raw.dtype, np.floating):
+        return None
+    bad = ~np.isfinite(raw)
+    if not bad.any():
+        return None
+    return bad.reshape(len(bad), -1).any(axis=1) if bad.ndim > 1 else bad

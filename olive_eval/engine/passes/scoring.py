@@ -1,0 +1,309 @@
+"""Scoring a prediction pass as it streams: each metric reads its fields batch by batch.
+
+Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.passes.chunks`). Decomposable metrics
+(instance, map/reduce) keep only their per-example statistics; sub-types whose statistics are the same work
+(``Metric.shared_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
+records go to the instance file as each chunk is scored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.data.batch import Column, concat
+from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
+from olive_eval.engine.model.custom import ModelOutput, call_user_function
+from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.passes.chunks import Chunker
+from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
+from olive_eval.errors import EvaluationError, first_line
+from olive_eval.judges.base import Judges
+from olive_eval.metrics import Score
+from olive_eval.metrics.reductions import build_reduction
+from olive_eval.metrics.resampling import ExampleStats
+from olive_eval.records.sinks import HeldSink, RecordSink
+from olive_eval.records.writer import HeldRecords, InstanceWriter
+
+Fields = dict[str, Column]
+
+
+@dataclass
+class Scored:
+    """A sub-type's score on the pass, with the evidence a confidence interval or paired goal resamples."""
+
+    sub: SubType
+    score: Score
+    evidence: Evidence | None = None
+    #: Why this sub-type has no score (its neighbours in the metric may have theirs).
+    error: Exception | None = None
+
+
+@dataclass
+class _Sub:
+    sub: SubType
+    metric: Any
+    rows: list[np.ndarray] = field(default_factory=list)
+    fields: list[tuple[Column, ...]] = field(default_factory=list)
+    error: Exception | None = None
+
+
+class MetricScorer:
+    """One metric config of a pass, for one model."""
+
+    def __init__(
+        self,
+        config: MetricConfig,
+        base_dir: Path | None,
+        writer: InstanceWriter | HeldRecords | None,
+        model_folder: str,
+        judges: Judges | None = None,
+    ) -> None:
+        """``judges``: the run's, by spec key, handed to the metrics that ask one (none: a scorer that finishes
+        what shards scored asks no judge)."""
+        self.config = config
+        self.filters = build_filters(config.filters, "filters")
+        reduction = build_reduction(config.reduction) if config.reduction is not None else None
+        if reduction is not None and reduction.prediction_filter is not None:  # take_first, majority_vote
+            self.filters.append(build_filter({"type": reduction.prediction_filter}, "reduction"))
+        #: A reduction of the sample scores (mean, pass_at_k): every sample is scored, then reduced per example.
+        self._reduce_scores = reduction if reduction is not None and reduction.prediction_filter is None else None
+        self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
+        if judges is not None:
+            for s in self._subs:
+                s.metric.bind_judges(judges)
+        self._instances = writer.instances(model_folder, config.name) if writer is not None else None
+        self._samples = (
+            writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
+            if writer is not None and config.sample_log_num
+            else None
+        )
+        self._chunk = Chunker(sorted(self.reads() | {"prediction", "references"}))
+
+    def reads(self) -> set[str]:
+        return {name for s in self._subs for name in s.metric.reads}
+
+    def check_fields(self, available: list[str]) -> None:
+        missing = sorted(self.reads() - set(available))
+        if missing:
+            raise EvaluationError(
+                f"metric '{self.config.name}' reads {', '.join(missing)}, which data config '{self.config.data_config}' "
+                f"does not give; it gives: {', '.join(available)}"
+            )
+
+    def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
+        """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.passes.chunks`)."""
+        if not self._chunk.joins(fields):
+            self._score(cache)
+        self._chunk.add(fields, start, len(fields["prediction"]))
+        if self._chunk.full:
+            self._score(cache)
+
+    def _score(self, cache: dict[Any, Any]) -> None:
+        """Score the buffered chunk: statistics once per shared key, per-example scores, records."""
+        if not self._chunk.size:
+            return
+        start, n, view = self._chunk.take()
+        view = self._filtered(view)
+        scores: dict[str, np.ndarray] = {}
+        details: dict[str, list[Any]] = {}
+        for s in self._subs:
+            if s.error is not None:
+                continue
+            try:
+                self._score_sub(s, view, start, n, cache, scores, details)
+            except Exception as exc:  # this sub-type fails; its neighbours go on, unless none is left
+                s.error, s.rows, s.fields = exc, [], []
+                if all(other.error is not None for other in self._subs):
+                    raise
+        self._write(view, start, n, {**scores, **details})
+
+    def _score_sub(
+        self,
+        s: _Sub,
+        view: Fields,
+        start: int,
+        n: int,
+        cache: dict[Any, Any],
+        scores: dict[str, np.ndarray],
+        details: dict[str, list[Any]],
+    ) -> None:
+        columns = tuple(view[name] for name in s.metric.reads)
+        counts = None
+        if self._reduce_scores is not None:
+            columns, counts = flatten(view, s.metric.reads)
+        if not s.metric.decomposes:
+            s.fields.append(columns)
+            return
+        key = s.metric.shared_key()
+        filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
+        cache_key = (start, n, filtered, s.metric.reads, key)
+        cached = cache.get(cache_key) if key is not None else None
+        if cached is None:
+            stats = s.metric.statistics(*columns)
+            details.update(s.metric.instance_details(self._instances is not None) or {})
+            if counts is not None:
+                stats = self._reduce_scores.reduce(s.metric.instance_scores(stats), counts)
+            if key is not None:
+                cache[cache_key] = (stats, s.metric)
+        else:
+            stats, producer = cached
+            s.metric.adopt(producer)
+        s.rows.append(stats)
+        if self._instances is not None:
+            per_example = s.metric.instance_scores(stats)
+            if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
+                scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
+
+    def _filtered(self, fields: Fields) -> Fields:
+        """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
+        predictions = fields["prediction"]
+        repeated = isinstance(predictions, list) and bool(predictions) and isinstance(predictions[0], Repeats)
+        if not self.filters and not repeated:
+            return fields
+        predictions = first_samples(predictions, self.config.repeats or 1)
+        predictions = apply_filters(self.filters, predictions)
+        if repeated and self._reduce_scores is None:
+            check_reduced(predictions, self.config.name)
+        return {**fields, "prediction": predictions}
+
+    def _write(self, view: Fields, start: int, n: int, scores: dict[str, Any]) -> None:
+        if "prediction" not in view:
+            return
+        index = np.arange(start, start + n)
+        refs = view.get("references")
+        if self._instances is not None:
+            self._instances.write({"index": index, "prediction": view["prediction"], "references": refs, **scores}, n)
+        if self._samples is not None and not self._samples.full:
+            self._samples.write({"index": index, "prediction": view["prediction"], "target": refs}, n)
+
+    def held(self) -> list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]:
+        """Per sub-type, what a shard of a sharded pass hands back: its metric (with what ``statistics``
+        learnt), its statistics rows and its global metric's fields, in example order."""
+        self._score({})
+        self.close()
+        # a failed sub-type's error in place of its metric, as its message (its class may not unpickle elsewhere)
+        return [
+            (s.metric if s.error is None else EvaluationError(first_line(s.error)), s.rows, s.fields)
+            for s in self._subs
+        ]
+
+    def finish_shards(self, shards: list[list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]]) -> list[Scored]:
+        """Finish on the shards' held rows (in example order), as if this scorer had seen every batch."""
+        for i, s in enumerate(self._subs):
+            s.error = next((shard[i][0] for shard in shards if isinstance(shard[i][0], Exception)), None)
+            s.metric = shards[0][i][0] if s.error is None else s.metric
+            s.rows = [row for shard in shards for row in shard[i][1]]
+            s.fields = [part for shard in shards for part in shard[i][2]]
+        return self.finish()
+
+    def finish(self) -> list[Scored]:
+        try:
+            self._score({})
+        except BaseException:
+            self.discard()
+            raise
+        out = []
+        for s in self._subs:
+            if s.error is not None:
+                out.append(Scored(s.sub, Score(float("nan")), error=s.error))
+            elif s.metric.decomposes:
+                stats = s.metric.concat_statistics(s.rows)
+                score = s.metric.reduce(stats)
+                out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
+            else:
+                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
+                score = s.metric.compute(*columns)
+                out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, fields=columns))))
+        self.close()
+        return out
+
+    def close(self) -> None:
+        for sink in (self._instances, self._samples):
+            if sink is not None:
+                sink.close()
+        self._instances = self._samples = None
+
+    def discard(self) -> None:
+        for sink in (self._instances, self._samples):
+            if sink is not None:
+                sink.discard()
+        self._instances = self._samples = None
+
+
+class CustomScorer:
+    """Olive's ``metric_func(model_output, targets, **kwargs)``: it needs the whole pass at once."""
+
+    def __init__(
+        self, config: MetricConfig, model_name: str, writer: InstanceWriter | HeldRecords | None, model_folder: str
+    ) -> None:
+        self.config = config
+        self.model_name = model_name
+        self._parts: dict[str, list[Column]] = {"prediction": [], "logits": [], "references": []}
+        self._samples: RecordSink | HeldSink | None = (
+            writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
+            if writer is not None and config.sample_log_num
+            else None
+        )
+
+    def check_fields(self, available: list[str]) -> None:
+        if "references" not in available:
+            raise EvaluationError(
+                f"custom metric '{self.config.name}' needs references: set the data config's label_col"
+            )
+
+    def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
+        for name, parts in self._parts.items():
+            parts.append(fields[name])
+        if self._samples is not None and not self._samples.full:
+            n = len(fields["prediction"])
+            index = np.arange(start, start + n)
+            self._samples.write({"index": index, "prediction": fields["prediction"], "target": fields["references"]}, n)
+
+    def held(self) -> list[dict[str, list[Column]]]:
+        """What a shard of a sharded pass hands back: the columns it kept, in example order."""
+        if self._samples is not None:
+            self._samples.close()
+            self._samples = None
+        return [self._parts]
+
+    def finish_shards(self, shards: list[list[dict[str, list[Column]]]]) -> list[Scored]:
+        """The user's function on the shards' columns joined in example order, as on one pass's."""
+        self._parts = {name: [part for shard in shards for part in shard[0][name]] for name in self._parts}
+        return self.finish()
+
+    def finish(self) -> list[Scored]:
+        joined = {name: concat(parts) for name, parts in self._parts.items()}
+        if self._samples is not None:
+            self._samples.close()
+            self._samples = None
+        uc = self.config.user_config
+        output = ModelOutput(joined["prediction"], joined["logits"])
+        values = call_user_function(
+            self.config, self.model_name, "metric_func", (output, joined["references"]), uc.metric_func_kwargs
+        )
+        return [Scored(sub, values[sub.name]) for sub in self.config.sub_types]
+
+    def discard(self) -> None:
+        if self._samples is not None:
+            self._samples.discard()
+            self._samples = None
+
+
+def scorer_for(
+    metric: MetricConfig,
+    model: str,
+    base_dir: Path | None,
+    writer: InstanceWriter | HeldRecords | None,
+    folder: str,
+    judges: Judges | None = None,
+) -> MetricScorer | CustomScorer:
+    """The scorer of one metric's pass: the user's function for a type a user function scores (once, on the joined
+    columns when the pass is sharded), the sub-types' registered metrics for the others."""
+    if metric.metric_type.scored_by_user:
+        return CustomScorer(metric, model, writer, folder)
+    return MetricScorer(metric, base_dir, writer, folder, judges)
