@@ -1,0 +1,453 @@
+/* Rank statistics in C: the optional compiled form of olive_eval.metrics.regression.ranks and .moments.
+ *
+ *   average_ranks(x) -> bytearray of float64: 1-based ranks of x, ties given the mean of their ranks
+ *   kendall_counts(x, y) -> (x_ties, y_ties, joint_ties, discordant): pair counts, Python ints
+ *   moments(x, y) -> (mean_x, mean_y, sxx, syy, sxy): centred sums of squares and products
+ *
+ * x and y are C-contiguous float64 buffers of one dimension, of the same length, without NaN (the Python side
+ * checks). -0.0 and 0.0 are one value, as they compare equal.
+ *
+ * Sorting is a least-significant-digit radix sort (8-bit digits, a digit that is the same in every word skipped) of
+ * order-preserving 64-bit keys with each value's position packed into the low bits. Kendall's pairs are put in
+ * (x, y) order by visiting x's groups of ties with y's dense ranks (or, when x has large groups of ties, by sorting
+ * (x rank, y rank) packed into one word); discordant pairs are the inversions of y's dense ranks in that order,
+ * counted one bit at a time: O(n log n).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define DIGIT_BITS 8
+#define BUCKETS (1 << DIGIT_BITS)
+
+/* The key whose unsigned order is the order of the double; -0.0 maps to the key of 0.0. */
+static inline uint64_t order_key(double v) {
+    uint64_t bits;
+    if (v == 0.0) v = 0.0;
+    memcpy(&bits, &v, sizeof bits);
+    return (bits & 0x8000000000000000ULL) ? ~bits : bits | 0x8000000000000000ULL;
+}
+
+static int bit_length(uint64_t v) {
+    int bits = 0;
+    while (v) {
+        bits++;
+        v >>= 1;
+    }
+    return bits;
+}
+
+/* Sort `a` (n values) on bits [low, 64), stably, by least-significant digit first; `spare` holds n values. A digit
+ * that is the same in every value is skipped. Returns the buffer holding the result (a or spare). */
+static uint64_t *radix_sort(uint64_t *a, uint64_t *spare, Py_ssize_t n, int low) {
+    int digits = (64 - low + DIGIT_BITS - 1) / DIGIT_BITS;
+    size_t counts[64 / DIGIT_BITS + 1][BUCKETS];
+    memset(counts, 0, sizeof counts);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t v = a[i];
+        for (int d = 0; d < digits; d++) counts[d][(v >> (low + d * DIGIT_BITS)) & (BUCKETS - 1)]++;
+    }
+    uint64_t *src = a, *dst = spare;
+    for (int d = 0; d < digits; d++) {
+        size_t *c = counts[d];
+        int shift = low + d * DIGIT_BITS;
+        if (c[(src[0] >> shift) & (BUCKETS - 1)] == (size_t)n) continue; /* nothing would move */
+        size_t total = 0;
+        for (int b = 0; b < BUCKETS; b++) {
+            size_t here = c[b];
+            c[b] = total;
+            total += here;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            uint64_t v = src[i];
+            dst[c[(v >> shift) & (BUCKETS - 1)]++] = v;
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    return src;
+}
+
+typedef struct {
+    uint64_t key;
+    uint32_t at;
+} Entry;
+
+static int by_key(const void *a, const void *b) {
+    uint64_t x = ((const Entry *)a)->key, y = ((const Entry *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Visits the values in ascending order, one group of equal values at a time: visit(group, size, state) gets the
+ * positions of the group's values. Positions are packed below the value's high bits into one 64-bit word, so the
+ * sort moves 8 bytes per value; values that share the high bits but differ below are sorted apart by their full
+ * keys afterwards. */
+typedef void (*Visit)(const uint32_t *group, Py_ssize_t size, void *state);
+
+static int visit_groups(const double *values, Py_ssize_t n, Visit visit, void *state) {
+    if (n == 0) return 0;
+    int low = bit_length((uint64_t)(n - 1));
+    if (low == 0) low = 1;
+    uint64_t mask = (1ULL << low) - 1;
+    uint64_t *a = PyMem_Malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *spare = PyMem_Malloc((size_t)n * sizeof(uint64_t));
+    uint32_t *group = PyMem_Malloc((size_t)n * sizeof(uint32_t));
+    Entry *entries = NULL;
+    Py_ssize_t capacity = 0;
+    int failed = 0;
+    if (!a || !spare || !group) {
+        failed = 1;
+        goto done;
+    }
+    uint64_t low_bits = 0; /* zero when no key has bits below the packed position: equal high bits are equal keys */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = order_key(values[i]);
+        low_bits |= key & mask;
+        a[i] = (key & ~mask) | (uint64_t)i;
+    }
+    uint64_t *sorted = radix_sort(a, spare, n, low);
+    Py_ssize_t start = 0;
+    while (start < n) {
+        Py_ssize_t end = start + 1;
+        uint64_t high = sorted[start] & ~mask;
+        while (end < n && (sorted[end] & ~mask) == high) end++;
+        Py_ssize_t size = end - start;
+        if (size == 1 || low_bits == 0) {
+            for (Py_ssize_t i = 0; i < size; i++) group[i] = (uint32_t)(sorted[start + i] & mask);
+            visit(group, size, state);
+            start = end;
+            continue;
+        }
+        if (size > capacity) { /* values sharing the high bits: sort them by their full keys */
+            PyMem_Free(entries);
+            capacity = size > 2 * capacity ? size : 2 * capacity;
+            entries = PyMem_Malloc((size_t)capacity * sizeof(Entry));
+            if (!entries) {
+                failed = 1;
+                goto done;
+            }
+        }
+        int all_equal = 1;
+        for (Py_ssize_t i = 0; i < size; i++) {
+            uint32_t at = (uint32_t)(sorted[start + i] & mask);
+            entries[i].at = at;
+            entries[i].key = order_key(values[at]);
+            all_equal &= entries[i].key == entries[0].key;
+        }
+        if (!all_equal) qsort(entries, (size_t)size, sizeof(Entry), by_key);
+        Py_ssize_t first = 0;
+        while (first < size) {
+            Py_ssize_t last = first + 1;
+            while (last < size && entries[last].key == entries[first].key) last++;
+            for (Py_ssize_t i = first; i < last; i++) group[i - first] = entries[i].at;
+            visit(group, last - first, state);
+            first = last;
+        }
+        start = end;
+    }
+done:
+    PyMem_Free(a);
+    PyMem_Free(spare);
+    PyMem_Free(group);
+    PyMem_Free(entries);
+    if (failed) PyErr_NoMemory();
+    return failed ? -1 : 0;
+}
+
+typedef struct {
+    double *ranks;
+    Py_ssize_t seen;
+} RankState;
+
+static void assign_average(const uint32_t *group, Py_ssize_t size, void *state) {
+    RankState *s = state;
+    double rank = 0.5 * (double)(2 * s->seen + 1 + size); /* the mean of ranks seen + 1 .. seen + size */
+    for (Py_ssize_t i = 0; i < size; i++) s->ranks[group[i]] = rank;
+    s->seen += size;
+}
+
+typedef struct {
+    uint32_t *dense;
+    uint32_t next;
+    long long tied_pairs;
+} DenseState;
+
+static void assign_dense(const uint32_t *group, Py_ssize_t size, void *state) {
+    DenseState *s = state;
+    for (Py_ssize_t i = 0; i < size; i++) s->dense[group[i]] = s->next;
+    s->next++;
+    s->tied_pairs += (long long)size * (long long)(size - 1) / 2;
+}
+
+typedef struct {
+    Py_buffer view;
+    const double *data;
+    Py_ssize_t n;
+} Column;
+
+static int open_column(PyObject *object, Column *column) {
+    if (PyObject_GetBuffer(object, &column->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    const char *format = column->view.format;
+    if (format != NULL && (format[0] == '<' || format[0] == '=')) format++;
+    if (column->view.ndim != 1 || format == NULL || strcmp(format, "d") != 0) {
+        PyBuffer_Release(&column->view);
+        PyErr_SetString(PyExc_TypeError, "expected a contiguous 1-D float64 buffer");
+        return -1;
+    }
+    column->data = column->view.buf;
+    column->n = column->view.shape[0];
+    if (column->n > (Py_ssize_t)UINT32_MAX) {
+        PyBuffer_Release(&column->view);
+        PyErr_SetString(PyExc_OverflowError, "more than 2**32 - 1 values");
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *average_ranks(PyObject *self, PyObject *arg) {
+    Column x;
+    if (open_column(arg, &x) < 0) return NULL;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, x.n * (Py_ssize_t)sizeof(double));
+    if (out == NULL) {
+        PyBuffer_Release(&x.view);
+        return NULL;
+    }
+    RankState state = {(double *)PyByteArray_AS_STRING(out), 0};
+    int failed = visit_groups(x.data, x.n, assign_average, &state);
+    PyBuffer_Release(&x.view);
+    if (failed) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Inversions of a (pairs i < j with a[i] > a[j]) for values below 2**bits, from the most significant bit down:
+ * within each group of values equal above the bit, a pair whose earlier value has the bit set and whose later one
+ * has it clear is an inversion decided at this bit; then each group is split stably, clear bits first, so the groups
+ * of the next bit are contiguous. Every pass streams through the values without branching on them. `spare` and
+ * `ones` hold n values each. */
+static long long inversions(uint32_t *a, uint32_t *spare, uint32_t *ones, Py_ssize_t n, int bits) {
+    long long count = 0;
+    uint32_t *src = a, *dst = spare;
+    for (int level = bits - 1; level >= 0; level--) {
+        Py_ssize_t i = 0;
+        while (i < n) {
+            uint32_t prefix = src[i] >> (level + 1);
+            Py_ssize_t zeros = i, set = 0, j = i;
+            long long seen = 0;
+            for (; j < n && (src[j] >> (level + 1)) == prefix; j++) {
+                uint32_t v = src[j], bit = (v >> level) & 1;
+                dst[zeros] = v;
+                ones[set] = v;
+                zeros += !bit;
+                set += bit;
+                count += bit ? 0 : seen;
+                seen += bit;
+            }
+            memcpy(dst + zeros, ones, (size_t)set * sizeof(uint32_t));
+            i = j;
+        }
+        uint32_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    return count;
+}
+
+/* The y ranks in (x, y) order, built while visiting x's groups: a group of tied x values gets its y ranks sorted
+ * (by insertion while it is small; a larger one makes the caller sort packed (x rank, y rank) words instead, from
+ * the x ranks recorded on the way). */
+#define SMALL_GROUP 32
+
+typedef struct {
+    const uint32_t *dense_y;
+    uint32_t *dense_x;
+    uint32_t next_x;
+    uint32_t *sequence;
+    Py_ssize_t filled;
+    long long tied_pairs, joint_ties;
+    int large;
+} OrderState;
+
+static void append_group(const uint32_t *group, Py_ssize_t size, void *state) {
+    OrderState *s = state;
+    s->tied_pairs += (long long)size * (long long)(size - 1) / 2;
+    for (Py_ssize_t i = 0; i < size; i++) s->dense_x[group[i]] = s->next_x;
+    s->next_x++;
+    if (s->large) return;
+    if (size > SMALL_GROUP) {
+        s->large = 1;
+        return;
+    }
+    uint32_t *out = s->sequence + s->filled;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        uint32_t v = s->dense_y[group[i]];
+        Py_ssize_t j = i;
+        while (j > 0 && out[j - 1] > v) {
+            out[j] = out[j - 1];
+            j--;
+        }
+        out[j] = v;
+    }
+    for (Py_ssize_t i = 0; i < size;) {
+        Py_ssize_t j = i + 1;
+        while (j < size && out[j] == out[i]) j++;
+        s->joint_ties += (long long)(j - i) * (long long)(j - i - 1) / 2;
+        i = j;
+    }
+    s->filled += size;
+}
+
+/* The y ranks in (x, y) order through one sort of packed (x rank, y rank) words; sets the joint ties. */
+static int sort_pairs(const OrderState *order, int y_bits, Py_ssize_t n, long long *joint_ties) {
+    size_t size = n > 0 ? (size_t)n : 1;
+    uint64_t *pairs = PyMem_Malloc(size * sizeof(uint64_t));
+    uint64_t *spare = PyMem_Malloc(size * sizeof(uint64_t));
+    if (!pairs || !spare) {
+        PyMem_Free(pairs);
+        PyMem_Free(spare);
+        PyErr_NoMemory();
+        return -1;
+    }
+    int used = y_bits + bit_length(order->next_x > 0 ? order->next_x - 1 : 0);
+    int unused = 64 - (used > 0 ? used : 1); /* the words shifted up: the sort's digits cover the used bits */
+    for (Py_ssize_t i = 0; i < n; i++)
+        pairs[i] = (((uint64_t)order->dense_x[i] << y_bits) | order->dense_y[i]) << unused;
+    uint64_t *sorted = n > 1 ? radix_sort(pairs, spare, n, unused) : pairs;
+    uint64_t y_mask = (1ULL << y_bits) - 1;
+    *joint_ties = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && sorted[j] == sorted[i]) j++;
+        *joint_ties += (long long)(j - i) * (long long)(j - i - 1) / 2;
+        i = j;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) order->sequence[i] = (uint32_t)((sorted[i] >> unused) & y_mask);
+    PyMem_Free(pairs);
+    PyMem_Free(spare);
+    return 0;
+}
+
+static PyObject *kendall_counts(PyObject *self, PyObject *args) {
+    PyObject *xo, *yo;
+    if (!PyArg_ParseTuple(args, "OO", &xo, &yo)) return NULL;
+    Column x, y;
+    if (open_column(xo, &x) < 0) return NULL;
+    if (open_column(yo, &y) < 0) {
+        PyBuffer_Release(&x.view);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n = x.n;
+    size_t size = n > 0 ? (size_t)n : 1;
+    uint32_t *dense_y = PyMem_Malloc(size * sizeof(uint32_t));
+    uint32_t *sequence = PyMem_Malloc(size * sizeof(uint32_t));
+    uint32_t *ones = PyMem_Malloc(size * sizeof(uint32_t));
+    uint32_t *dense_x = PyMem_Malloc(size * sizeof(uint32_t));
+    if (y.n != n) {
+        PyErr_SetString(PyExc_ValueError, "x and y differ in length");
+        goto done;
+    }
+    if (!dense_y || !sequence || !ones || !dense_x) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    DenseState sy = {dense_y, 0, 0};
+    if (visit_groups(y.data, n, assign_dense, &sy) < 0) goto done;
+    int y_bits = bit_length(sy.next > 0 ? sy.next - 1 : 0);
+    OrderState order = {dense_y, dense_x, 0, sequence, 0, 0, 0, 0};
+    if (visit_groups(x.data, n, append_group, &order) < 0) goto done;
+    if (order.large && sort_pairs(&order, y_bits, n, &order.joint_ties) < 0) goto done;
+    long long discordant;
+    Py_BEGIN_ALLOW_THREADS
+    discordant = inversions(sequence, dense_y, ones, n, y_bits); /* dense_y is no longer needed: a spare buffer */
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(LLLL)", order.tied_pairs, sy.tied_pairs, order.joint_ties, discordant);
+done:
+    PyMem_Free(dense_y);
+    PyMem_Free(sequence);
+    PyMem_Free(ones);
+    PyMem_Free(dense_x);
+    PyBuffer_Release(&x.view);
+    PyBuffer_Release(&y.view);
+    return result;
+}
+
+/* Sum of a[i] - shift in blocks: the block sums added up, which keeps the rounding error small. */
+#define BLOCK 512
+
+static PyObject *moments(PyObject *self, PyObject *args) {
+    PyObject *xo, *yo;
+    if (!PyArg_ParseTuple(args, "OO", &xo, &yo)) return NULL;
+    Column x, y;
+    if (open_column(xo, &x) < 0) return NULL;
+    if (open_column(yo, &y) < 0) {
+        PyBuffer_Release(&x.view);
+        return NULL;
+    }
+    if (y.n != x.n || x.n == 0) {
+        PyBuffer_Release(&x.view);
+        PyBuffer_Release(&y.view);
+        PyErr_SetString(PyExc_ValueError, "x and y must hold the same positive number of values");
+        return NULL;
+    }
+    Py_ssize_t n = x.n;
+    const double *a = x.data, *b = y.data;
+    double mean_x, mean_y, sxx = 0.0, syy = 0.0, sxy = 0.0;
+    Py_BEGIN_ALLOW_THREADS
+    double sum_x = 0.0, sum_y = 0.0;
+    for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
+        Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+        double bx = 0.0, by = 0.0;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            bx += a[i];
+            by += b[i];
+        }
+        sum_x += bx;
+        sum_y += by;
+    }
+    mean_x = sum_x / (double)n;
+    mean_y = sum_y / (double)n;
+    double rx = 0.0, ry = 0.0; /* residual sums: the corrected two-pass algorithm refines the means with them */
+    for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
+        Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+        double bx = 0.0, by = 0.0, bxx = 0.0, byy = 0.0, bxy = 0.0;
+        for (Py_ssize_t i = lo; i < hi; i++) {
+            double dx = a[i] - mean_x, dy = b[i] - mean_y;
+            bx += dx;
+            by += dy;
+            bxx += dx * dx;
+            byy += dy * dy;
+            bxy += dx * dy;
+        }
+        rx += bx;
+        ry += by;
+        sxx += bxx;
+        syy += byy;
+        sxy += bxy;
+    }
+    sxx -= rx * rx / (double)n;
+    syy -= ry * ry / (double)n;
+    sxy -= rx * ry / (double)n;
+    mean_x += rx / (double)n;
+    mean_y += ry / (double)n;
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&x.view);
+    PyBuffer_Release(&y.view);
+    return Py_BuildValue("(ddddd)", mean_x, mean_y, sxx, syy, sxy);
+}
+
+static PyMethodDef methods[] = {
+    {"average_ranks", average_ranks, METH_O, "1-based ranks of a float64 buffer, ties averaged (bytearray)."},
+    {"kendall_counts", kendall_counts, METH_VARARGS, "(x_ties, y_ties, joint_ties, discordant) pair counts."},
+    {"moments", moments, METH_VARARGS, "(mean_x, mean_y, sxx, syy, sxy), centred in two passes."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ranks", "Rank statistics in C.", -1, methods};
+
+PyMODINIT_FUNC PyInit__ranks(void) { return PyModule_Create(&module); }
