@@ -72,9 +72,9 @@ class ErrorMetric(RegressionMetric):
         return self.finalize_totals(statistics)
 
     def reduce(self, statistics: np.ndarray) -> Score:
-        rows = np.asarray(statistics, dtype=np.float64).reshape(len(statistics), -1, 2)
-        if not len(rows):
+        if not len(statistics):
             return Score(float("nan"), undefined="no examples to score")
+        rows = np.asarray(statistics, dtype=np.float64).reshape(len(statistics), -1, 2)
         missing = np.isnan(rows[..., 0]).any(axis=1)
         if missing.any():
             return Score(float("nan"), undefined=missing_reason(missing))

@@ -75,6 +75,8 @@ def inversions(values: np.ndarray, bits: int) -> int:
     """
     v = np.asarray(values, dtype=np.int64)
     n, count = len(v), 0
+    if n == 0:
+        return 0
     index = np.arange(n)
     for level in range(bits - 1, -1, -1):
         prefix = v >> (level + 1)
