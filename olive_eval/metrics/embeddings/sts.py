@@ -64,10 +64,9 @@ class StsMetric(PairedMetric):
 
     reads = ("prediction", "references")
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
-        start = self.seen
-        cosines, gold = self.columns(pair_cosines(predictions, start=start), references)
-        return self.pairs(cosines, gold, start)
+    def checked(self, predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs' cosines and the gold scores, ``[n, 1]`` each."""
+        return self.columns(pair_cosines(predictions, start=self.seen), references)
 
     def shared_key(self) -> Any:
         """Both STS sub-types read the same cosines."""

@@ -2,9 +2,10 @@
  *
  *   average_ranks(x) -> bytearray of float64: 1-based ranks of x, ties given the mean of their ranks
  *   kendall_counts(x, y) -> (x_ties, y_ties, joint_ties, discordant): pair counts, Python ints
- *   moments(x, y) -> (mean_x, mean_y, sxx, syy, sxy): centred sums of squares and products
+ *   moments(x, y) -> (mean_x, mean_y, sxx, syy, sxy, sdd): centred sums of squares and products, and the sum of
+ *                    squared differences sum (x - y)^2
  *
- * x and y are C-contiguous float64 buffers of one dimension, of the same length, without NaN (the Python side
+ * x and y are float64 buffers of one dimension (strided: a column of a wider array), of the same length, without NaN (the Python side
  * checks). -0.0 and 0.0 are one value, as they compare equal.
  *
  * Sorting is a least-significant-digit radix sort (8-bit digits, a digit that is the same in every word skipped) of
@@ -81,13 +82,48 @@ static int by_key(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+/* A 1-D float64 buffer, contiguous or strided (a column of a wider array is read in place). */
+typedef struct {
+    Py_buffer view;
+    const char *base;
+    Py_ssize_t stride;
+    Py_ssize_t n;
+} Column;
+
+static inline double value_at(const Column *c, Py_ssize_t i) {
+    double v;
+    memcpy(&v, c->base + i * c->stride, sizeof v);
+    return v;
+}
+
+static int open_column(PyObject *object, Column *column) {
+    if (PyObject_GetBuffer(object, &column->view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) return -1;
+    const char *format = column->view.format;
+    if (format != NULL && (format[0] == '<' || format[0] == '=' || format[0] == '@')) format++;
+    if (column->view.ndim != 1 || format == NULL || strcmp(format, "d") != 0) {
+        PyBuffer_Release(&column->view);
+        PyErr_SetString(PyExc_TypeError, "expected a 1-D float64 buffer");
+        return -1;
+    }
+    column->base = column->view.buf;
+    column->stride = column->view.strides[0];
+    column->n = column->view.shape[0];
+    if (column->n > (Py_ssize_t)UINT32_MAX) {
+        PyBuffer_Release(&column->view);
+        PyErr_SetString(PyExc_OverflowError, "more than 2**32 - 1 values");
+        return -1;
+    }
+    return 0;
+}
+
 /* Visits the values in ascending order, one group of equal values at a time: visit(group, size, state) gets the
  * positions of the group's values. Positions are packed below the value's high bits into one 64-bit word, so the
  * sort moves 8 bytes per value; values that share the high bits but differ below are sorted apart by their full
  * keys afterwards. */
 typedef void (*Visit)(const uint32_t *group, Py_ssize_t size, void *state);
 
-static int visit_groups(const double *values, Py_ssize_t n, Visit visit, void *state) {
+static int visit_groups(const Column *values, Visit visit, void *state) {
+    Py_ssize_t n = values->n;
     if (n == 0) return 0;
     int low = bit_length((uint64_t)(n - 1));
     if (low == 0) low = 1;
@@ -104,7 +140,7 @@ static int visit_groups(const double *values, Py_ssize_t n, Visit visit, void *s
     }
     uint64_t low_bits = 0; /* zero when no key has bits below the packed position: equal high bits are equal keys */
     for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t key = order_key(values[i]);
+        uint64_t key = order_key(value_at(values, i));
         low_bits |= key & mask;
         a[i] = (key & ~mask) | (uint64_t)i;
     }
@@ -134,7 +170,7 @@ static int visit_groups(const double *values, Py_ssize_t n, Visit visit, void *s
         for (Py_ssize_t i = 0; i < size; i++) {
             uint32_t at = (uint32_t)(sorted[start + i] & mask);
             entries[i].at = at;
-            entries[i].key = order_key(values[at]);
+            entries[i].key = order_key(value_at(values, at));
             all_equal &= entries[i].key == entries[0].key;
         }
         if (!all_equal) qsort(entries, (size_t)size, sizeof(Entry), by_key);
@@ -182,31 +218,6 @@ static void assign_dense(const uint32_t *group, Py_ssize_t size, void *state) {
     s->tied_pairs += (long long)size * (long long)(size - 1) / 2;
 }
 
-typedef struct {
-    Py_buffer view;
-    const double *data;
-    Py_ssize_t n;
-} Column;
-
-static int open_column(PyObject *object, Column *column) {
-    if (PyObject_GetBuffer(object, &column->view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
-    const char *format = column->view.format;
-    if (format != NULL && (format[0] == '<' || format[0] == '=')) format++;
-    if (column->view.ndim != 1 || format == NULL || strcmp(format, "d") != 0) {
-        PyBuffer_Release(&column->view);
-        PyErr_SetString(PyExc_TypeError, "expected a contiguous 1-D float64 buffer");
-        return -1;
-    }
-    column->data = column->view.buf;
-    column->n = column->view.shape[0];
-    if (column->n > (Py_ssize_t)UINT32_MAX) {
-        PyBuffer_Release(&column->view);
-        PyErr_SetString(PyExc_OverflowError, "more than 2**32 - 1 values");
-        return -1;
-    }
-    return 0;
-}
-
 static PyObject *average_ranks(PyObject *self, PyObject *arg) {
     Column x;
     if (open_column(arg, &x) < 0) return NULL;
@@ -216,7 +227,7 @@ static PyObject *average_ranks(PyObject *self, PyObject *arg) {
         return NULL;
     }
     RankState state = {(double *)PyByteArray_AS_STRING(out), 0};
-    int failed = visit_groups(x.data, x.n, assign_average, &state);
+    int failed = visit_groups(&x, assign_average, &state);
     PyBuffer_Release(&x.view);
     if (failed) {
         Py_DECREF(out);
@@ -357,10 +368,10 @@ static PyObject *kendall_counts(PyObject *self, PyObject *args) {
         goto done;
     }
     DenseState sy = {dense_y, 0, 0};
-    if (visit_groups(y.data, n, assign_dense, &sy) < 0) goto done;
+    if (visit_groups(&y, assign_dense, &sy) < 0) goto done;
     int y_bits = bit_length(sy.next > 0 ? sy.next - 1 : 0);
     OrderState order = {dense_y, dense_x, 0, sequence, 0, 0, 0, 0};
-    if (visit_groups(x.data, n, append_group, &order) < 0) goto done;
+    if (visit_groups(&x, append_group, &order) < 0) goto done;
     if (order.large && sort_pairs(&order, y_bits, n, &order.joint_ties) < 0) goto done;
     long long discordant;
     Py_BEGIN_ALLOW_THREADS
@@ -396,16 +407,15 @@ static PyObject *moments(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_ssize_t n = x.n;
-    const double *a = x.data, *b = y.data;
-    double mean_x, mean_y, sxx = 0.0, syy = 0.0, sxy = 0.0;
+    double mean_x, mean_y, sxx = 0.0, syy = 0.0, sxy = 0.0, sdd = 0.0;
     Py_BEGIN_ALLOW_THREADS
     double sum_x = 0.0, sum_y = 0.0;
     for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
         Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
         double bx = 0.0, by = 0.0;
         for (Py_ssize_t i = lo; i < hi; i++) {
-            bx += a[i];
-            by += b[i];
+            bx += value_at(&x, i);
+            by += value_at(&y, i);
         }
         sum_x += bx;
         sum_y += by;
@@ -415,20 +425,22 @@ static PyObject *moments(PyObject *self, PyObject *args) {
     double rx = 0.0, ry = 0.0; /* residual sums: the corrected two-pass algorithm refines the means with them */
     for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
         Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
-        double bx = 0.0, by = 0.0, bxx = 0.0, byy = 0.0, bxy = 0.0;
+        double bx = 0.0, by = 0.0, bxx = 0.0, byy = 0.0, bxy = 0.0, bdd = 0.0;
         for (Py_ssize_t i = lo; i < hi; i++) {
-            double dx = a[i] - mean_x, dy = b[i] - mean_y;
+            double a = value_at(&x, i), b = value_at(&y, i), dx = a - mean_x, dy = b - mean_y, d = a - b;
             bx += dx;
             by += dy;
             bxx += dx * dx;
             byy += dy * dy;
             bxy += dx * dy;
+            bdd += d * d;
         }
         rx += bx;
         ry += by;
         sxx += bxx;
         syy += byy;
         sxy += bxy;
+        sdd += bdd;
     }
     sxx -= rx * rx / (double)n;
     syy -= ry * ry / (double)n;
@@ -438,13 +450,13 @@ static PyObject *moments(PyObject *self, PyObject *args) {
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&x.view);
     PyBuffer_Release(&y.view);
-    return Py_BuildValue("(ddddd)", mean_x, mean_y, sxx, syy, sxy);
+    return Py_BuildValue("(dddddd)", mean_x, mean_y, sxx, syy, sxy, sdd);
 }
 
 static PyMethodDef methods[] = {
     {"average_ranks", average_ranks, METH_O, "1-based ranks of a float64 buffer, ties averaged (bytearray)."},
     {"kendall_counts", kendall_counts, METH_VARARGS, "(x_ties, y_ties, joint_ties, discordant) pair counts."},
-    {"moments", moments, METH_VARARGS, "(mean_x, mean_y, sxx, syy, sxy), centred in two passes."},
+    {"moments", moments, METH_VARARGS, "(mean_x, mean_y, sxx, syy, sxy, sdd), centred in two passes."},
     {NULL, NULL, 0, NULL},
 };
 

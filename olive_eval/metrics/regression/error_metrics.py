@@ -9,6 +9,7 @@ output, then the mean), each output's own value in ``per_class``. Equal to sciki
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -24,9 +25,10 @@ Loss = Literal["squared", "absolute"]
 
 
 def column_sums(rows: np.ndarray) -> np.ndarray:
-    """Sums over the first axis, each column added pairwise (numpy's accurate summation runs along contiguous data)."""
-    flat = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
-    return np.ascontiguousarray(flat.T).sum(axis=1).reshape(rows.shape[1:])
+    """Sums over the first axis, column by column: numpy adds a 1-D run pairwise (accurate), strided or not."""
+    rows = np.asarray(rows, dtype=np.float64)
+    flat = rows.reshape(len(rows), int(np.prod(rows.shape[1:])))
+    return np.array([flat[:, j].sum() for j in range(flat.shape[1])]).reshape(rows.shape[1:])
 
 
 class ErrorMetric(RegressionMetric):
@@ -37,15 +39,28 @@ class ErrorMetric(RegressionMetric):
     loss: ClassVar[Loss]
     root: ClassVar[bool] = False
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
-        p, r = self.columns(predictions, references)
+    def losses(self, p: np.ndarray, r: np.ndarray) -> np.ndarray:
+        """``[n, k]`` squared or absolute errors, NaN where either side is."""
         error = p - r
-        error = error * error if self.loss == "squared" else np.abs(error)
-        counted = np.ones_like(error)
+        return np.multiply(error, error, out=error) if self.loss == "squared" else np.abs(error, out=error)
+
+    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        loss = self.losses(*self.columns(predictions, references))
+        rows = np.empty((*loss.shape, 2))
+        rows[..., 0], rows[..., 1] = loss, 1.0
         if self.nan_policy == "omit":
-            missing = np.isnan(error).any(axis=1)
-            error[missing], counted[missing] = 0.0, 0.0
-        return np.stack([error, counted], axis=-1)
+            rows[np.isnan(loss).any(axis=1)] = 0.0
+        return rows
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        """The whole set from its errors, without per-example rows; examples numbered from 0."""
+        self.seen = 0
+        loss = self.losses(*self.columns(predictions, references))
+        examples = len(loss)
+        if self.nan_policy == "omit":
+            loss = loss[~np.isnan(loss).any(axis=1)]
+        totals = np.stack([column_sums(loss), np.full(loss.shape[1], float(len(loss)))], axis=-1)
+        return self.score(totals, examples, lambda: np.isnan(loss).any(axis=1))
 
     def shared_key(self) -> Any:
         """mse and rmse read the same squared errors."""
@@ -72,15 +87,20 @@ class ErrorMetric(RegressionMetric):
         return self.finalize_totals(statistics)
 
     def reduce(self, statistics: np.ndarray) -> Score:
-        if not len(statistics):
+        rows = np.asarray(statistics, dtype=np.float64)
+        totals = column_sums(rows)
+        return self.score(totals.reshape(-1, 2), len(rows), lambda: np.isnan(rows[..., 0]).any(axis=1))
+
+    def score(self, totals: np.ndarray, examples: int, missing: Callable[[], np.ndarray]) -> Score:
+        """The value of ``[k, 2]`` totals over ``examples``; ``missing`` marks the examples holding NaN (asked only
+        when the totals are NaN)."""
+        if not examples:
             return Score(float("nan"), undefined="no examples to score")
-        rows = np.asarray(statistics, dtype=np.float64).reshape(len(statistics), -1, 2)
-        missing = np.isnan(rows[..., 0]).any(axis=1)
-        if missing.any():
-            return Score(float("nan"), undefined=missing_reason(missing))
-        if not rows[:, 0, 1].any():
+        if np.isnan(totals[:, 0]).any():
+            return Score(float("nan"), undefined=missing_reason(missing()))
+        if not totals[:, 1].all():
             return Score(float("nan"), undefined="every example holds a NaN, and nan_policy 'omit' left them all out")
-        values = self.per_output(column_sums(rows)[None])[0]
+        values = self.per_output(totals[None])[0]
         return Score(float(values.mean()), per_class=[float(v) for v in values] if len(values) > 1 else None)
 
 

@@ -20,7 +20,7 @@ __all__ = ["Moments", "centred_moments", "pearson", "pearson_rows", "r2", "r2_ro
 
 
 class Moments(NamedTuple):
-    """Means and centred sums of squares and products of two paired samples."""
+    """Means and centred sums of squares and products of two paired samples, and ``sum (x - y)^2``."""
 
     n: int
     mean_x: float
@@ -28,12 +28,12 @@ class Moments(NamedTuple):
     sxx: float
     syy: float
     sxy: float
+    sdd: float
 
 
 def centred_moments(x: np.ndarray, y: np.ndarray, *, use_compiled: bool = True) -> Moments:
     """The moments of ``n >= 1`` pairs (in C where the extension is built, unless ``use_compiled`` is False)."""
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64)
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)  # strided columns are read in place
     n = len(x)
     if use_compiled and extension is not None and n:
         return Moments(n, *extension.moments(x, y))
@@ -42,7 +42,9 @@ def centred_moments(x: np.ndarray, y: np.ndarray, *, use_compiled: bool = True) 
     sxx = float(np.dot(dx, dx) - rx * rx / n)
     syy = float(np.dot(dy, dy) - ry * ry / n)
     sxy = float(np.dot(dx, dy) - rx * ry / n)
-    return Moments(n, float(x.mean() + rx / n), float(y.mean() + ry / n), sxx, syy, sxy)
+    difference = x - y
+    sdd = float(np.dot(difference, difference))
+    return Moments(n, float(x.mean() + rx / n), float(y.mean() + ry / n), sxx, syy, sxy, sdd)
 
 
 def _correlation(sxx: np.ndarray, syy: np.ndarray, sxy: np.ndarray) -> np.ndarray:
@@ -87,13 +89,10 @@ def pearson_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def r2(predictions: np.ndarray, references: np.ndarray) -> float:
     """``1 - SS_res / SS_tot`` (scikit-learn's ``r2_score`` of one output); NaN with fewer than 2 examples or
     constant references, where scikit-learn substitutes 1.0 or 0.0 (``force_finite``)."""
-    y = np.asarray(references, dtype=np.float64)
-    if len(y) < 2:
+    if len(references) < 2:
         return float("nan")
-    error = y - np.asarray(predictions, dtype=np.float64)
-    deviation = y - y.mean()
-    ss_tot = float(np.dot(deviation, deviation) - deviation.sum() ** 2 / len(y))
-    return 1.0 - float(np.dot(error, error)) / ss_tot if ss_tot > 0 else float("nan")
+    m = centred_moments(predictions, references)
+    return 1.0 - m.sdd / m.syy if m.syy > 0 else float("nan")
 
 
 def r2_rows(predictions: np.ndarray, references: np.ndarray) -> np.ndarray:

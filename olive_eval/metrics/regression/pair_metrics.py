@@ -53,19 +53,24 @@ class PairedMetric(RegressionMetric):
         """Per-example pairs exist, though the value is no sum over them."""
         return True
 
-    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+    def checked(self, predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The batch's checked ``[n, k]`` predictions and references; one output where the metric compares one."""
         start = self.seen
         p, r = self.columns(predictions, references)
-        return self.pairs(p, r, start)
-
-    def pairs(self, p: np.ndarray, r: np.ndarray, start: int = 0) -> np.ndarray:
-        """``[n, 2, k]`` statistics of checked ``[n, k]`` columns; one output where the metric compares one."""
         if self.single_output and p.shape[1] != 1:
             raise ValueError(
                 f"{self.name} compares one output per example; the predictions have {p.shape[1]} "
                 f"(from example {start}); pick one in post-processing"
             )
-        return np.stack([p, r], axis=1)
+        return p, r
+
+    def statistics(self, predictions: Any, references: Any) -> np.ndarray:
+        return np.stack(self.checked(predictions, references), axis=1)
+
+    def compute(self, predictions: Any, references: Any) -> Score:
+        """The whole set from its columns, without stacking them into pairs; examples numbered from 0."""
+        self.seen = 0
+        return self.score(*self.checked(predictions, references))
 
     def shared_key(self) -> Any:
         """The pairs are the same work for every paired sub-type with the same policy."""
@@ -99,20 +104,27 @@ class PairedMetric(RegressionMetric):
 
     def reduce(self, statistics: np.ndarray) -> Score:
         pairs = np.asarray(statistics, dtype=np.float64)
-        if not len(pairs):
+        return self.score(pairs[:, 0], pairs[:, 1])
+
+    def score(self, p: np.ndarray, r: np.ndarray) -> Score:
+        """The value of ``[n, k]`` predictions and references (views into the pairs, or the columns)."""
+        if not len(p):
             return Score(float("nan"), undefined="no examples to score")
-        missing = np.isnan(pairs).any(axis=(1, 2))
-        if missing.any() and self.nan_policy != "omit":
-            return Score(float("nan"), undefined=missing_reason(missing))
-        kept = pairs[~missing] if missing.any() else pairs
-        outputs = kept.shape[2]
-        results = [self.output_value(kept[:, 0, j], kept[:, 1, j], bool(missing.any())) for j in range(outputs)]
+        missing = None
+        if np.isnan(p.sum() + r.sum()):  # one pass each, no mask, in the usual case of no NaN (or inf - inf)
+            missing = np.isnan(p).any(axis=1) | np.isnan(r).any(axis=1)
+        if missing is not None and missing.any():
+            if self.nan_policy != "omit":
+                return Score(float("nan"), undefined=missing_reason(missing))
+            p, r = p[~missing], r[~missing]
+        omitted = missing is not None and bool(missing.any())
+        results = [self.output_value(p[:, j], r[:, j], omitted) for j in range(p.shape[1])]
         values = [v for v, _ in results]
         reasons = [(j, why) for j, (_, why) in enumerate(results) if why is not None]
-        per_class = values if outputs > 1 else None
+        per_class = values if len(values) > 1 else None
         if reasons:
             j, why = reasons[0]
-            return Score(float("nan"), per_class=per_class, undefined=f"output {j}: {why}" if outputs > 1 else why)
+            return Score(float("nan"), per_class=per_class, undefined=f"output {j}: {why}" if len(values) > 1 else why)
         return Score(float(np.mean(values)), per_class=per_class)
 
     def reduce_resamples(self, statistics: np.ndarray, idx: np.ndarray) -> np.ndarray:

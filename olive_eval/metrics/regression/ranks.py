@@ -34,7 +34,9 @@ class KendallCounts(NamedTuple):
 
 
 def _column(values: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    """A float64 ``[n]`` array; a strided column of a wider array stays a view (the C kernels read it in place)."""
+    x = np.asarray(values, dtype=np.float64)
+    return x if x.ndim == 1 else x.reshape(-1)
 
 
 def average_ranks(values: np.ndarray, *, use_compiled: bool = True) -> np.ndarray:
