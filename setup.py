@@ -16,6 +16,13 @@ setup(
         Extension(
             "olive_eval.metrics.regression._ranks",
             ["olive_eval/metrics/regression/_ranks.c"],
+            depends=["olive_eval/metrics/regression/column.h"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.regression._moments",
+            ["olive_eval/metrics/regression/_moments.c"],
+            depends=["olive_eval/metrics/regression/column.h"],
             optional=True,
         ),
     ]

@@ -32,7 +32,7 @@ from sklearn.metrics.pairwise import paired_cosine_distances
 
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.regression import moments, ranks
-from olive_eval.metrics.regression.native import extension
+from olive_eval.metrics.regression.native import moments_extension, ranks_extension
 
 TOL = 1e-9
 BATCH = 1000
@@ -103,7 +103,9 @@ def main() -> int:
     parser.add_argument("--ties", action="store_true", help="regression values rounded to one decimal")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    print(f"== n={args.n:,}, ties={args.ties}, rank kernels in {'C' if extension else 'numpy'}, best of {args.repeat}")
+    print(
+        f"== n={args.n:,}, ties={args.ties}, kernels in {'C' if ranks_extension and moments_extension else 'numpy'}, best of {args.repeat}"
+    )
     print(f"{'sub-type':<28}{'reference s':>12}{'compute s':>11}{'ratio':>8}{'stream s':>10}{'ratio':>8}")
     failed = False
     for name, config, columns, reference in cases(args.n, args.ties, args.seed):

@@ -1,12 +1,10 @@
-/* Rank statistics in C: the optional compiled form of olive_eval.metrics.regression.ranks and .moments.
+/* Rank statistics in C: the optional compiled form of olive_eval.metrics.regression.ranks.
  *
  *   average_ranks(x) -> bytearray of float64: 1-based ranks of x, ties given the mean of their ranks
  *   kendall_counts(x, y) -> (x_ties, y_ties, joint_ties, discordant): pair counts, Python ints
- *   moments(x, y) -> (mean_x, mean_y, sxx, syy, sxy, sdd): centred sums of squares and products, and the sum of
- *                    squared differences sum (x - y)^2
  *
- * x and y are float64 buffers of one dimension (strided: a column of a wider array), of the same length, without NaN (the Python side
- * checks). -0.0 and 0.0 are one value, as they compare equal.
+ * x and y are float64 buffers of one dimension (strided: a column of a wider array is read in place), of the same
+ * length, without NaN (the Python side checks). -0.0 and 0.0 are one value, as they compare equal.
  *
  * Sorting is a least-significant-digit radix sort (8-bit digits, a digit that is the same in every word skipped) of
  * order-preserving 64-bit keys with each value's position packed into the low bits. Kendall's pairs are put in
@@ -16,9 +14,10 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "column.h"
 
 #define DIGIT_BITS 8
 #define BUCKETS (1 << DIGIT_BITS)
@@ -80,40 +79,6 @@ typedef struct {
 static int by_key(const void *a, const void *b) {
     uint64_t x = ((const Entry *)a)->key, y = ((const Entry *)b)->key;
     return (x > y) - (x < y);
-}
-
-/* A 1-D float64 buffer, contiguous or strided (a column of a wider array is read in place). */
-typedef struct {
-    Py_buffer view;
-    const char *base;
-    Py_ssize_t stride;
-    Py_ssize_t n;
-} Column;
-
-static inline double value_at(const Column *c, Py_ssize_t i) {
-    double v;
-    memcpy(&v, c->base + i * c->stride, sizeof v);
-    return v;
-}
-
-static int open_column(PyObject *object, Column *column) {
-    if (PyObject_GetBuffer(object, &column->view, PyBUF_STRIDED_RO | PyBUF_FORMAT) < 0) return -1;
-    const char *format = column->view.format;
-    if (format != NULL && (format[0] == '<' || format[0] == '=' || format[0] == '@')) format++;
-    if (column->view.ndim != 1 || format == NULL || strcmp(format, "d") != 0) {
-        PyBuffer_Release(&column->view);
-        PyErr_SetString(PyExc_TypeError, "expected a 1-D float64 buffer");
-        return -1;
-    }
-    column->base = column->view.buf;
-    column->stride = column->view.strides[0];
-    column->n = column->view.shape[0];
-    if (column->n > (Py_ssize_t)UINT32_MAX) {
-        PyBuffer_Release(&column->view);
-        PyErr_SetString(PyExc_OverflowError, "more than 2**32 - 1 values");
-        return -1;
-    }
-    return 0;
 }
 
 /* Visits the values in ascending order, one group of equal values at a time: visit(group, size, state) gets the
@@ -388,75 +353,9 @@ done:
     return result;
 }
 
-/* Sum of a[i] - shift in blocks: the block sums added up, which keeps the rounding error small. */
-#define BLOCK 512
-
-static PyObject *moments(PyObject *self, PyObject *args) {
-    PyObject *xo, *yo;
-    if (!PyArg_ParseTuple(args, "OO", &xo, &yo)) return NULL;
-    Column x, y;
-    if (open_column(xo, &x) < 0) return NULL;
-    if (open_column(yo, &y) < 0) {
-        PyBuffer_Release(&x.view);
-        return NULL;
-    }
-    if (y.n != x.n || x.n == 0) {
-        PyBuffer_Release(&x.view);
-        PyBuffer_Release(&y.view);
-        PyErr_SetString(PyExc_ValueError, "x and y must hold the same positive number of values");
-        return NULL;
-    }
-    Py_ssize_t n = x.n;
-    double mean_x, mean_y, sxx = 0.0, syy = 0.0, sxy = 0.0, sdd = 0.0;
-    Py_BEGIN_ALLOW_THREADS
-    double sum_x = 0.0, sum_y = 0.0;
-    for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
-        Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
-        double bx = 0.0, by = 0.0;
-        for (Py_ssize_t i = lo; i < hi; i++) {
-            bx += value_at(&x, i);
-            by += value_at(&y, i);
-        }
-        sum_x += bx;
-        sum_y += by;
-    }
-    mean_x = sum_x / (double)n;
-    mean_y = sum_y / (double)n;
-    double rx = 0.0, ry = 0.0; /* residual sums: the corrected two-pass algorithm refines the means with them */
-    for (Py_ssize_t lo = 0; lo < n; lo += BLOCK) {
-        Py_ssize_t hi = lo + BLOCK < n ? lo + BLOCK : n;
-        double bx = 0.0, by = 0.0, bxx = 0.0, byy = 0.0, bxy = 0.0, bdd = 0.0;
-        for (Py_ssize_t i = lo; i < hi; i++) {
-            double a = value_at(&x, i), b = value_at(&y, i), dx = a - mean_x, dy = b - mean_y, d = a - b;
-            bx += dx;
-            by += dy;
-            bxx += dx * dx;
-            byy += dy * dy;
-            bxy += dx * dy;
-            bdd += d * d;
-        }
-        rx += bx;
-        ry += by;
-        sxx += bxx;
-        syy += byy;
-        sxy += bxy;
-        sdd += bdd;
-    }
-    sxx -= rx * rx / (double)n;
-    syy -= ry * ry / (double)n;
-    sxy -= rx * ry / (double)n;
-    mean_x += rx / (double)n;
-    mean_y += ry / (double)n;
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&x.view);
-    PyBuffer_Release(&y.view);
-    return Py_BuildValue("(dddddd)", mean_x, mean_y, sxx, syy, sxy, sdd);
-}
-
 static PyMethodDef methods[] = {
     {"average_ranks", average_ranks, METH_O, "1-based ranks of a float64 buffer, ties averaged (bytearray)."},
     {"kendall_counts", kendall_counts, METH_VARARGS, "(x_ties, y_ties, joint_ties, discordant) pair counts."},
-    {"moments", moments, METH_VARARGS, "(mean_x, mean_y, sxx, syy, sxy, sdd), centred in two passes."},
     {NULL, NULL, 0, NULL},
 };
 

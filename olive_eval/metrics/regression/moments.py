@@ -2,7 +2,7 @@
 
 Raw sums (``Σx²  - (Σx)²/n``) lose every digit when the mean is large against the spread (timestamps, prices): the
 sums here are of deviations from the mean, found in a first pass and refined in the second (the corrected two-pass
-algorithm). The C extension (:mod:`._ranks`, optional) makes both passes without temporaries; the numpy form gives
+algorithm). The C extension (``_moments.c``, optional) makes both passes without temporaries; the numpy form gives
 the same sums. Kernels take finite-or-NaN float64 ``[n]`` arrays and leave NaN policies to their callers.
 
 Resampled forms take ``[B, n]`` rows (one bootstrap resample each) and give ``[B]`` values in one call.
@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from olive_eval.metrics.regression.native import extension
+from olive_eval.metrics.regression.native import moments_extension
 
 __all__ = ["Moments", "centred_moments", "pearson", "pearson_rows", "r2", "r2_rows"]
 
@@ -35,8 +35,8 @@ def centred_moments(x: np.ndarray, y: np.ndarray, *, use_compiled: bool = True) 
     """The moments of ``n >= 1`` pairs (in C where the extension is built, unless ``use_compiled`` is False)."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)  # strided columns are read in place
     n = len(x)
-    if use_compiled and extension is not None and n:
-        return Moments(n, *extension.moments(x, y))
+    if use_compiled and moments_extension is not None and n:
+        return Moments(n, *moments_extension.moments(x, y))
     dx, dy = x - x.mean(), y - y.mean()
     rx, ry = dx.sum(), dy.sum()  # the first pass's rounding error, removed as in the compiled form
     sxx = float(np.dot(dx, dx) - rx * rx / n)

@@ -1,4 +1,4 @@
-"""The optional C extension of the regression kernels (``_ranks.c``), or None where it was not built.
+"""The optional C extensions of the regression kernels (``_ranks.c``, ``_moments.c``), or None where not built.
 
 Installed without a C compiler, every kernel runs its numpy form, which the tests hold equal to the compiled one.
 """
@@ -7,10 +7,15 @@ from __future__ import annotations
 
 from types import ModuleType
 
-__all__ = ["extension"]
+__all__ = ["moments_extension", "ranks_extension"]
 
-extension: ModuleType | None
+ranks_extension: ModuleType | None
+moments_extension: ModuleType | None
 try:
-    from olive_eval.metrics.regression import _ranks as extension
+    from olive_eval.metrics.regression import _ranks as ranks_extension
 except ImportError:  # no compiler at install time
-    extension = None
+    ranks_extension = None
+try:
+    from olive_eval.metrics.regression import _moments as moments_extension
+except ImportError:
+    moments_extension = None

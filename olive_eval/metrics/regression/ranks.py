@@ -7,7 +7,7 @@
   pairs (scipy.stats.kendalltau, variant ``b``), from the counts of :func:`kendall_counts`: tied pairs in x, in y,
   in both, and discordant pairs, the inversions of y's ranks once the pairs are ordered by (x, y): O(n log n).
 
-Each runs in C where the extension is built (:mod:`.native`: a radix sort, :mod:`._ranks`) and in numpy otherwise
+Each runs in C where the extension is built (``_ranks.c``, found by :mod:`.native`: a radix sort) and in numpy otherwise
 (``use_compiled=False`` forces it; the tests hold the two equal). Inputs are float64 ``[n]`` arrays without NaN;
 -0.0 and 0.0 are one value. Undefined values (fewer than 2 pairs, a constant sample) are NaN.
 """
@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 
 from olive_eval.metrics.regression.moments import pearson
-from olive_eval.metrics.regression.native import extension
+from olive_eval.metrics.regression.native import ranks_extension
 
 __all__ = ["KendallCounts", "average_ranks", "inversions", "kendall_counts", "kendall_tau_b", "spearman"]
 
@@ -42,8 +42,8 @@ def _column(values: np.ndarray) -> np.ndarray:
 def average_ranks(values: np.ndarray, *, use_compiled: bool = True) -> np.ndarray:
     """1-based ranks of ``values``, ties given the mean of the ranks they span."""
     x = _column(values)
-    if use_compiled and extension is not None:
-        return np.frombuffer(extension.average_ranks(x), dtype=np.float64)
+    if use_compiled and ranks_extension is not None:
+        return np.frombuffer(ranks_extension.average_ranks(x), dtype=np.float64)
     n = len(x)
     order = np.argsort(x, kind="stable")
     ordered = x[order]
@@ -107,8 +107,8 @@ def kendall_counts(x: np.ndarray, y: np.ndarray, *, use_compiled: bool = True) -
     x, y = _column(x), _column(y)
     if len(x) != len(y):
         raise ValueError(f"x and y hold different numbers of values: {len(x)} vs {len(y)}")
-    if use_compiled and extension is not None:
-        return KendallCounts(*extension.kendall_counts(x, y))
+    if use_compiled and ranks_extension is not None:
+        return KendallCounts(*ranks_extension.kendall_counts(x, y))
     if len(x) == 0:
         return KendallCounts(0, 0, 0, 0)
     _, dense_x, count_x = np.unique(x, return_inverse=True, return_counts=True)
