@@ -179,3 +179,14 @@ def test_functional_forms():
 def test_matthews_and_unweighted_kappa_share_their_rows():
     assert get_metric("matthews_corrcoef").shared_key() == get_metric("cohen_kappa").shared_key()
     assert get_metric("cohen_kappa", {"weights": "linear"}).shared_key() != get_metric("cohen_kappa").shared_key()
+
+
+@pytest.mark.parametrize(("name", "config"), [("matthews_corrcoef", None), ("cohen_kappa", {"weights": "linear"})])
+def test_check_metric_holds(name, config):
+    """olive_eval.testing's contract: compute equals reduce(statistics), the same value again and on shuffled
+    examples."""
+    from olive_eval.testing import check_metric
+
+    p, y = labels(9, 64, 4)
+    expected = matthews_corrcoef(y, p) if config is None else kappa_reference(y, p, "linear", 4)
+    check_metric(name, p, y, global_target=expected, metric_config=config, rtol=1e-12)

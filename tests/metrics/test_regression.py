@@ -237,3 +237,16 @@ def test_directions():
 def test_an_unknown_nan_policy_is_refused():
     with pytest.raises(ValueError, match="nan_policy"):
         get_metric("mse", {"nan_policy": "ignore"})
+
+
+@pytest.mark.parametrize("name", [*ERRORS, *CORRELATIONS])
+def test_check_metric_holds(name):
+    """olive_eval.testing's contract: compute equals reduce(statistics), one score per example where there are
+    scores, the same value on a second call and on shuffled examples."""
+    from olive_eval.testing import check_metric
+
+    p, y = sample(11, 64, ties=True)
+    reference = ERRORS.get(name)
+    expected = reference(y, p) if reference else CORRELATIONS[name](p, y)
+    instance = {"mse": (p - y) ** 2, "rmse": np.abs(p - y), "mae": np.abs(p - y)}.get(name)
+    check_metric(name, p, y, global_target=expected, instance_targets=instance, rtol=1e-12)
