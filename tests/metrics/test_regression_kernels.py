@@ -103,3 +103,21 @@ def test_block_forms_equal_the_single_forms_row_by_row():
         keep = ~np.isnan(x[row])
         np.testing.assert_allclose(pearson_rows(x, y)[row], pearson(x[row][keep], y[row][keep]), rtol=1e-12)
         np.testing.assert_allclose(r2_rows(x, y)[row], r2(x[row][keep], y[row][keep]), rtol=1e-12)
+
+
+def test_many_distinct_values_with_ties_take_the_sorting_path():
+    """Over 65536 distinct values the C kernels sort (fewer go through a hash table): small groups of ties, and one
+    large group among many distinct values, ranked and counted as scipy does."""
+    rng = np.random.default_rng(14)
+    n = 150_000
+    small_groups = rng.integers(0, 100_000, n) * 1.0  # about 78k distinct values, ties of 2 or 3
+    one_large = rng.normal(size=n)
+    one_large[rng.choice(n, 5000, replace=False)] = 0.5  # 5000 tied values among 145k distinct ones
+    y = np.round(rng.normal(size=n) * 30_000)
+    for x in (small_groups, one_large):
+        assert len(np.unique(x)) > 65_536
+        np.testing.assert_array_equal(average_ranks(x), scipy.stats.rankdata(x))
+        for a, b in ((x, y), (y, x), (x, rng.normal(size=n))):
+            counts = kendall_counts(a, b)
+            assert counts == kendall_counts(a, b, use_compiled=False)
+            np.testing.assert_allclose(kendall_tau_b(a, b), scipy.stats.kendalltau(a, b).statistic, rtol=1e-12)

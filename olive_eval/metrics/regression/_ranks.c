@@ -6,7 +6,8 @@
  * x and y are float64 buffers of one dimension (strided: a column of a wider array is read in place), of the same
  * length, without NaN (the Python side checks). -0.0 and 0.0 are one value, as they compare equal.
  *
- * Sorting is a least-significant-digit radix sort (8-bit digits, a digit that is the same in every word skipped) of
+ * Values with at most 65536 distinct ones are ranked through a hash table and one sort of the distinct values.
+ * Others are sorted by a least-significant-digit radix sort (8-bit digits, a digit that is the same in every word skipped) of
  * order-preserving 64-bit keys with each value's position packed into the low bits. Kendall's pairs are put in
  * (x, y) order by visiting x's groups of ties with y's dense ranks (or, when x has large groups of ties, by sorting
  * (x rank, y rank) packed into one word); discordant pairs are the inversions of y's dense ranks in that order,
@@ -158,6 +159,74 @@ done:
     return failed ? -1 : 0;
 }
 
+/* Values with few distinct ones (ratings, rounded scores) ranked through a hash table instead of a sort, in two
+ * passes over them and one sort of the distinct values: each value's dense rank, and per dense rank how many values
+ * hold it. Returns the number of distinct values; 0 when there are more than FEW (or none): sort them instead. */
+#define FEW (1 << 16)
+
+typedef struct {
+    uint64_t key; /* 0: empty (only a NaN, which the caller excludes, has the key 0) */
+    uint32_t id;
+} Slot;
+
+static Py_ssize_t few_distinct(const Column *values, uint32_t *dense, uint32_t **counts_out) {
+    Py_ssize_t n = values->n, m = 0;
+    *counts_out = NULL;
+    if (n == 0) return 0;
+    Py_ssize_t limit = n < FEW ? n : FEW;
+    int slot_bits = bit_length((uint64_t)(2 * limit - 1)); /* at least twice as many slots: short probes */
+    size_t slots = (size_t)1 << slot_bits;
+    Slot *table = PyMem_Calloc(slots, sizeof(Slot));
+    Entry *distinct = PyMem_Malloc((size_t)limit * sizeof(Entry));
+    uint32_t *counts = PyMem_Calloc((size_t)limit, sizeof(uint32_t));
+    uint32_t *rank_of = PyMem_Malloc((size_t)limit * sizeof(uint32_t));
+    uint32_t *ranked_counts = PyMem_Malloc((size_t)limit * sizeof(uint32_t));
+    if (!table || !distinct || !counts || !rank_of || !ranked_counts) {
+        m = -1;
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t key = order_key(value_at(values, i));
+        size_t h = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - slot_bits));
+        while (table[h].key != 0 && table[h].key != key) h = (h + 1) & (slots - 1);
+        if (table[h].key == 0) {
+            if (m == limit && limit == FEW) { /* too many distinct values: the caller sorts */
+                m = 0;
+                goto done;
+            }
+            table[h].key = key;
+            table[h].id = (uint32_t)m;
+            distinct[m].key = key;
+            distinct[m].at = (uint32_t)m;
+            m++;
+        }
+        dense[i] = table[h].id;
+        counts[table[h].id]++;
+    }
+    qsort(distinct, (size_t)m, sizeof(Entry), by_key);
+    for (Py_ssize_t r = 0; r < m; r++) {
+        rank_of[distinct[r].at] = (uint32_t)r;
+        ranked_counts[r] = counts[distinct[r].at];
+    }
+    for (Py_ssize_t i = 0; i < n; i++) dense[i] = rank_of[dense[i]];
+    *counts_out = ranked_counts;
+    ranked_counts = NULL;
+done:
+    PyMem_Free(table);
+    PyMem_Free(distinct);
+    PyMem_Free(counts);
+    PyMem_Free(rank_of);
+    PyMem_Free(ranked_counts);
+    return m;
+}
+
+static long long tied_pairs(const uint32_t *counts, Py_ssize_t m) {
+    long long pairs = 0;
+    for (Py_ssize_t r = 0; r < m; r++) pairs += (long long)counts[r] * ((long long)counts[r] - 1) / 2;
+    return pairs;
+}
+
 typedef struct {
     double *ranks;
     Py_ssize_t seen;
@@ -186,16 +255,40 @@ static void assign_dense(const uint32_t *group, Py_ssize_t size, void *state) {
 static PyObject *average_ranks(PyObject *self, PyObject *arg) {
     Column x;
     if (open_column(arg, &x) < 0) return NULL;
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, x.n * (Py_ssize_t)sizeof(double));
-    if (out == NULL) {
-        PyBuffer_Release(&x.view);
-        return NULL;
+    Py_ssize_t n = x.n;
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    uint32_t *dense = PyMem_Malloc((n > 0 ? (size_t)n : 1) * sizeof(uint32_t));
+    uint32_t *counts = NULL;
+    double *mean_rank = NULL;
+    int failed = out == NULL || dense == NULL;
+    if (dense == NULL) PyErr_NoMemory();
+    double *ranks = out ? (double *)PyByteArray_AS_STRING(out) : NULL;
+    Py_ssize_t m = failed ? -1 : few_distinct(&x, dense, &counts);
+    if (m > 0) { /* each distinct value's ranks: those after the smaller values' */
+        mean_rank = PyMem_Malloc((size_t)m * sizeof(double));
+        if (mean_rank == NULL) {
+            PyErr_NoMemory();
+            failed = 1;
+        } else {
+            double before = 0.0;
+            for (Py_ssize_t r = 0; r < m; r++) {
+                mean_rank[r] = before + 0.5 * ((double)counts[r] + 1.0);
+                before += (double)counts[r];
+            }
+            for (Py_ssize_t i = 0; i < n; i++) ranks[i] = mean_rank[dense[i]];
+        }
+    } else if (m == 0) {
+        RankState state = {ranks, 0};
+        failed = visit_groups(&x, assign_average, &state) < 0;
+    } else {
+        failed = 1;
     }
-    RankState state = {(double *)PyByteArray_AS_STRING(out), 0};
-    int failed = visit_groups(&x, assign_average, &state);
+    PyMem_Free(dense);
+    PyMem_Free(counts);
+    PyMem_Free(mean_rank);
     PyBuffer_Release(&x.view);
     if (failed) {
-        Py_DECREF(out);
+        Py_XDECREF(out);
         return NULL;
     }
     return out;
@@ -324,6 +417,7 @@ static PyObject *kendall_counts(PyObject *self, PyObject *args) {
     uint32_t *sequence = PyMem_Malloc(size * sizeof(uint32_t));
     uint32_t *ones = PyMem_Malloc(size * sizeof(uint32_t));
     uint32_t *dense_x = PyMem_Malloc(size * sizeof(uint32_t));
+    uint32_t *counts_x = NULL, *counts_y = NULL;
     if (y.n != n) {
         PyErr_SetString(PyExc_ValueError, "x and y differ in length");
         goto done;
@@ -333,10 +427,25 @@ static PyObject *kendall_counts(PyObject *self, PyObject *args) {
         goto done;
     }
     DenseState sy = {dense_y, 0, 0};
-    if (visit_groups(&y, assign_dense, &sy) < 0) goto done;
+    Py_ssize_t few_y = few_distinct(&y, dense_y, &counts_y);
+    if (few_y < 0) goto done;
+    if (few_y > 0) {
+        sy.next = (uint32_t)few_y;
+        sy.tied_pairs = tied_pairs(counts_y, few_y);
+    } else if (visit_groups(&y, assign_dense, &sy) < 0) {
+        goto done;
+    }
     int y_bits = bit_length(sy.next > 0 ? sy.next - 1 : 0);
     OrderState order = {dense_y, dense_x, 0, sequence, 0, 0, 0, 0};
-    if (visit_groups(&x, append_group, &order) < 0) goto done;
+    Py_ssize_t few_x = few_distinct(&x, dense_x, &counts_x);
+    if (few_x < 0) goto done;
+    if (few_x > 0) { /* x's ranks known: its groups of ties are sorted by y in one sort of packed pairs */
+        order.next_x = (uint32_t)few_x;
+        order.tied_pairs = tied_pairs(counts_x, few_x);
+        order.large = 1;
+    } else if (visit_groups(&x, append_group, &order) < 0) {
+        goto done;
+    }
     if (order.large && sort_pairs(&order, y_bits, n, &order.joint_ties) < 0) goto done;
     long long discordant;
     Py_BEGIN_ALLOW_THREADS
@@ -348,6 +457,8 @@ done:
     PyMem_Free(sequence);
     PyMem_Free(ones);
     PyMem_Free(dense_x);
+    PyMem_Free(counts_x);
+    PyMem_Free(counts_y);
     PyBuffer_Release(&x.view);
     PyBuffer_Release(&y.view);
     return result;
