@@ -7,9 +7,9 @@
   pairs (scipy.stats.kendalltau, variant ``b``), from the counts of :func:`kendall_counts`: tied pairs in x, in y,
   in both, and discordant pairs, the inversions of y's ranks once the pairs are ordered by (x, y): O(n log n).
 
-Each runs in C where the extension is built (``_ranks.c``, found by :mod:`.native`: a radix sort) and in numpy otherwise
-(``use_compiled=False`` forces it; the tests hold the two equal). Inputs are float64 ``[n]`` arrays without NaN;
--0.0 and 0.0 are one value. Undefined values (fewer than 2 pairs, a constant sample) are NaN.
+Each runs in C where the extension is built (``_ranks.c``, found by :mod:`.native`: a radix sort, or a hash table
+for few distinct values) and in numpy otherwise (``use_compiled=False`` forces it; the tests hold the two equal).
+Inputs are float64 ``[n]`` arrays without NaN; -0.0 and 0.0 are one value. Undefined values (fewer than 2 pairs, a constant sample) are NaN.
 """
 
 from __future__ import annotations
