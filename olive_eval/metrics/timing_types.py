@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from olive_eval.errors import EvaluationError
 from olive_eval.metrics.performance import (
     GENERATION_LENGTH_KEYS,
     GENERATION_QUANTITIES,
@@ -122,7 +123,7 @@ class LatencyType(_TimingType):
             return load_statistic_ms(sample, sub_type)
         if sub_type == PEAK_MEMORY:
             if sample.peak_memory_bytes is None:
-                raise ValueError("the process's resident memory cannot be read on this system")
+                raise EvaluationError("the process's resident memory cannot be read on this system")
             return sample.peak_memory_bytes / 2**20
         return super().score(self.sample_for(sample, sub_type), sub_type)
 

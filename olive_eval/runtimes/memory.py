@@ -10,8 +10,11 @@ The engine turns the reads into a model's footprint (:mod:`olive_eval.engine.tim
 
 from __future__ import annotations
 
+import ctypes
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import cache
 
 from olive_eval.lazy import LazyModule
 
@@ -57,12 +60,34 @@ def peak_rss_bytes() -> int:
     return 0
 
 
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL(None).malloc_trim  # glibc
+    except (OSError, AttributeError):
+        return None
+
+
+def release_free_heap() -> bool:
+    """Hand the C allocator's free memory back to the system (glibc ``malloc_trim(0)``), so that memory freed by
+    earlier work and reused by the next allocations shows as resident again; False where there is no such call."""
+    trim = _malloc_trim()
+    if trim is None:
+        return False
+    trim(0)
+    return True
+
+
 class MemoryMeter(ABC):
     """One kind of memory a model's footprint is read in."""
 
     @abstractmethod
     def level(self) -> int:
         """Bytes held now."""
+
+    def release(self) -> None:  # noqa: B027 - optional hook
+        """Before a level is read: let go of what the allocator keeps free, so that its reuse is seen (nothing by
+        default: a meter that counts allocated bytes sees reuse anyway)."""
 
     @abstractmethod
     def reset_peak(self) -> None:
@@ -84,8 +109,10 @@ class MemoryMeter(ABC):
 
 
 class ProcessMemory(MemoryMeter):
-    """The process's resident memory (RSS). Where the kernel's peak cannot be reset, the peak is the level read
-    after the calls, which misses what they freed before returning; the basis then says so.
+    """The process's resident memory (RSS). Memory the C allocator keeps after a free stays resident, and a later
+    allocation that reuses it does not grow the process: :meth:`release` returns it first (glibc), so a model is
+    not credited with what another model, or the data, freed. Where the kernel's peak cannot be reset, the peak is
+    the level read after the calls, which misses what they freed before returning; the basis then says so.
 
     ``host_only``: the model runs on a device whose memory this meter cannot see (ONNX Runtime's CUDA provider,
     onnxruntime-genai on a GPU), and the basis says that too."""
@@ -93,9 +120,13 @@ class ProcessMemory(MemoryMeter):
     def __init__(self, host_only: bool = False) -> None:
         self.host_only = host_only
         self._peak_resets = True
+        self._heap_released = False
 
     def level(self) -> int:
         return rss_bytes()
+
+    def release(self) -> None:
+        self._heap_released = release_free_heap()
 
     def reset_peak(self) -> None:
         self._peak_resets = reset_peak_rss()
@@ -119,8 +150,9 @@ class ProcessMemory(MemoryMeter):
                 "the process's resident memory after its timed calls above its resident memory just before them "
                 "(the peak could not be reset: /proc/self/clear_refs is not writable here)"
             )
+        released = "; the allocator's free memory returned to the system before each read (malloc_trim)"
         device = "; host memory only, any device memory it holds is not measured" if self.host_only else ""
-        return f"the resident memory the model's load added + {calls}{device}"
+        return f"the resident memory the model's load added + {calls}{released if self._heap_released else ''}{device}"
 
 
 class TorchDeviceMemory(MemoryMeter):

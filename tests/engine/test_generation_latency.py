@@ -124,7 +124,7 @@ def test_each_generation_sub_type_is_its_statistic_of_the_recorded_token_times(t
         assert model.metrics["gen-tokens_per_second"].higher_is_better is True
         assert model.metrics["gen-ttft_p90"].higher_is_better is False
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
-    for name, module in by_model.items():
+    for name in by_model:
         entry = next(r for r in saved["models"][name]["runtimes"] if "generation" in r)
         assert entry["generation"] == {"prompt_tokens": 12, "new_tokens": 5, "rows": 2}
         # the model's own footprint: what its load left resident + its calls' largest peak above the resident memory

@@ -37,13 +37,16 @@ class Footprint:
     @contextmanager
     def loading(self) -> Iterator[None]:
         """Around a load and its warm-up: what they leave held is the model's."""
+        self.meter.release()
         before = self.meter.level()
         yield
+        self.meter.release()  # the warm-up's transients are the calls' part, not the load's
         self.load_bytes = max(self.load_bytes, self.meter.level() - before)
 
     @contextmanager
     def calls(self) -> Iterator[None]:
-        """Around one round's timed calls: their peak above the level just before them."""
+        """Around one round's calls: their peak above the level just before them."""
+        self.meter.release()
         before = self.meter.level()
         self.meter.reset_peak()
         yield

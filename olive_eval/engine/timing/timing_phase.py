@@ -111,6 +111,9 @@ class TimingPhase:
         for slot in slots:
             if any(sub.name == PEAK_MEMORY for _, sub in slot.job.sub_types):
                 slot.footprint = Footprint(memory_meter(slot.model, self.context.device))
+        primed = {s.model.type: s for s in reversed(slots) if s.footprint is not None}  # the first slot of each
+        for slot in primed.values():
+            self._prime(slot)
         try:
             if self.settings.interleave and len(models) > 1:
                 self._interleaved(slots)
@@ -194,6 +197,20 @@ class TimingPhase:
             return False
         return True
 
+    def _prime(self, slot: _Slot) -> None:
+        """Load the model and call it once, measuring nothing, then close it: the one-time set-up of its runtime's
+        library (its import, global thread pools) then belongs to no model's footprint (``peak_memory_mb``)."""
+        try:
+            runtime = self.context.load(slot.model, slot.job.settings)
+            try:
+                call = bind_timed(slot.job.timing, runtime, self._inputs(slot.job, runtime, slot.model))
+                with runtime.call_scope():
+                    call()
+            finally:
+                runtime.close()
+        except Exception:  # the measured load that follows reports the model's error, where it belongs
+            return
+
     def _warm_up(self, slot: _Slot) -> None:
         assert slot.runtime is not None and slot.call is not None
         warmup = slot.job.timing.warmup_num
@@ -215,13 +232,13 @@ class TimingPhase:
             self.progress(slot.name, f"timing{label}: {count} runs")
             # the phase's bar counts interleaved rounds, and adaptive chunks add up: their own bars go when done
             transient = slot.outcome.interleaved or append
-            with slot.runtime.call_scope():  # a torch model's threads, for the re-warm and the timed calls alike
-                for _ in range(rewarm):  # the first call after the other models ran re-warms caches, untimed
+            # memory is read around the round, never inside a timed call: a round that reads it starts with an
+            # untimed call that takes back what the reading released (peak_memory), as the re-warm would
+            untimed = rewarm if slot.footprint is None else max(rewarm, 1)
+            with slot.runtime.call_scope(), slot.measuring(Footprint.calls):  # torch threads: re-warm and timed
+                for _ in range(untimed):  # the first call after the other models ran re-warms caches, untimed
                     slot.call()
-                with (
-                    start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task,
-                    slot.measuring(Footprint.calls),  # read before and after the round, never inside a timed call
-                ):
+                with start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task:
                     seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot), task)
             self._last_timed = slot.runtime
             record_tokens(slot.call, slot.sample, count, slot.outcome.description)
