@@ -142,13 +142,13 @@ class ProcessMemory(MemoryMeter):
     def basis(self) -> str:
         if self._peak_resets:
             calls = (
-                "the process's peak resident memory during its timed calls (VmHWM, reset before each round) above "
-                "its resident memory just before them"
+                "the process's peak resident memory during each round of its calls (VmHWM, reset before the round) "
+                "above its resident memory just before them"
             )
         else:
             calls = (
-                "the process's resident memory after its timed calls above its resident memory just before them "
-                "(the peak could not be reset: /proc/self/clear_refs is not writable here)"
+                "the process's resident memory after each round of its calls above its resident memory just before "
+                "them (the peak could not be reset: /proc/self/clear_refs is not writable here)"
             )
         released = "; the allocator's free memory returned to the system before each read (malloc_trim)"
         device = "; host memory only, any device memory it holds is not measured" if self.host_only else ""
@@ -177,6 +177,6 @@ class TorchDeviceMemory(MemoryMeter):
     def basis(self) -> str:
         return (
             "the device memory torch allocated for the model's load + torch's peak allocated device memory during "
-            "its timed calls (torch.cuda.max_memory_allocated, reset before each round) above what was allocated "
-            "just before them"
+            "each round of its calls (torch.cuda.max_memory_allocated, reset before the round) above what was "
+            "allocated just before them"
         )

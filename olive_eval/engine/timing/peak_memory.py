@@ -5,16 +5,19 @@ the rounds interleave them), so the process's total would be much the same for e
 footprint is what its load and warm-up added to its runtime's meter (:mod:`olive_eval.runtimes.memory`: the
 process's resident memory, or torch's device memory on a GPU) + the most its timed calls held above the level
 just before them. The calls' part is taken round by round: the level is read and the meter's peak reset right
-before the model's timed calls, and the peak read right after them, while the other models are idle, so what
-they hold cancels out. Nothing is read inside the timed calls, so the timing is untouched.
+before the model's round, and the peak read right after it, while the other models are idle, so what they hold
+cancels out. Before each level is read, what is already garbage is collected and the meter lets the allocator's
+free memory go (glibc's ``malloc_trim``), so memory that other work freed and this model reuses counts as this
+model's; a round that reads memory starts with one untimed call inside the reading, which takes that memory back
+(page faults and all) before the timed calls. Nothing is read or released inside a timed call.
 
-What it cannot see: memory an allocator kept from earlier work in the process (freed by another model, the data,
-or an earlier load) and hands to this model without the process growing; a device the meter does not read (its
-basis says so).
+What it cannot see: memory kept free by an allocator the meter cannot release (a C library other than glibc); a
+device the meter does not read (its basis says so).
 """
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,22 +40,26 @@ class Footprint:
     @contextmanager
     def loading(self) -> Iterator[None]:
         """Around a load and its warm-up: what they leave held is the model's."""
-        self.meter.release()
-        before = self.meter.level()
+        before = self._settled_level()
         yield
-        self.meter.release()  # the warm-up's transients are the calls' part, not the load's
-        self.load_bytes = max(self.load_bytes, self.meter.level() - before)
+        self.load_bytes = max(self.load_bytes, self._settled_level() - before)  # the warm-up's transients: let go
 
     @contextmanager
     def calls(self) -> Iterator[None]:
         """Around one round's calls: their peak above the level just before them."""
-        self.meter.release()
-        before = self.meter.level()
+        before = self._settled_level()
         self.meter.reset_peak()
         yield
         peak = self.meter.peak()
         self.call_bytes = max(self.call_bytes, peak - before)
         self.total_peak_bytes = max(self.total_peak_bytes, peak)
+
+    def _settled_level(self) -> int:
+        """The level once what is already garbage (a model closed before, its cycles) is collected and the
+        allocator's free memory let go: it would otherwise be freed, or reused, while this model is measured."""
+        gc.collect()
+        self.meter.release()
+        return self.meter.level()
 
     def record(self, sample: TimingSample, description: dict[str, Any]) -> None:
         """The footprint as ``peak_memory_mb``'s bytes (None where the meter cannot read this system), and its

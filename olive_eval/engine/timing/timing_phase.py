@@ -111,7 +111,7 @@ class TimingPhase:
         for slot in slots:
             if any(sub.name == PEAK_MEMORY for _, sub in slot.job.sub_types):
                 slot.footprint = Footprint(memory_meter(slot.model, self.context.device))
-        primed = {s.model.type: s for s in reversed(slots) if s.footprint is not None}  # the first slot of each
+        primed = {s.model.type: s for s in reversed(slots) if s.footprint is not None}  # each type's first
         for slot in primed.values():
             self._prime(slot)
         try:
