@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psutil
 import pytest
 
 from olive_eval import evaluate
@@ -334,7 +335,6 @@ def test_each_runtime_names_its_meter():
 
 def test_the_process_meter_reads_this_process():
     """Against psutil, an independent reader of the same resident memory (pages move between the reads)."""
-    psutil = pytest.importorskip("psutil")
     meter = ProcessMemory()
     assert meter.level() == pytest.approx(psutil.Process().memory_info().rss, abs=8 * MB)
     meter.reset_peak()
