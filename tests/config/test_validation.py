@@ -106,7 +106,7 @@ def test_missing_model_file(base, tmp_path):
 def test_unknown_sub_type_lists_valid_ones(base):
     message = error_of(modified(base, lambda c: c["metrics"][0]["sub_types"][0].update(name="bleu_score")))
     assert message.startswith(
-        "<config>: metrics[0].sub_types[0].name: unknown accuracy sub-type 'bleu_score'; did you mean 'bert_score_f1'? valid: "
+        "<config>: metrics[0].sub_types[0].name: unknown accuracy sub-type 'bleu_score'; did you mean 'brier_score'? valid: "
     )
     for name in ("accuracy_score", "f1_score", "precision", "recall", "auroc", "perplexity"):
         assert name in message
