@@ -37,6 +37,16 @@ MODULES: dict[str, dict[str, str]] = {
         "process": "olive_eval.config.executor",
         "ray": "olive_eval.config.executor",
     },
+    "fidelity measure": {
+        "cosine_similarity": "olive_eval.metrics.fidelity.measures",
+        "js_divergence": "olive_eval.metrics.fidelity.measures",
+        "kl_divergence": "olive_eval.metrics.fidelity.measures",
+        "max_abs_error": "olive_eval.metrics.fidelity.measures",
+        "output_mse": "olive_eval.metrics.fidelity.measures",
+        "snr_db": "olive_eval.metrics.fidelity.measures",
+        "top1_agreement": "olive_eval.metrics.fidelity.measures",
+        "topk_agreement": "olive_eval.metrics.fidelity.measures",
+    },
     "filter type": {
         "lowercase": "olive_eval.data.builtin_filters",
         "majority_vote": "olive_eval.data.builtin_filters",
@@ -152,6 +162,7 @@ MODULES: dict[str, dict[str, str]] = {
     "metric type": {
         "accuracy": "olive_eval.metrics.types",
         "custom": "olive_eval.metrics.types",
+        "fidelity": "olive_eval.metrics.fidelity.fidelity_type",
         "latency": "olive_eval.metrics.timing_types",
         "lm_eval": "olive_eval.lm_eval.metric_type",
         "size_on_disk": "olive_eval.metrics.types",

@@ -272,6 +272,9 @@ class MetricConfig(StrictModel):
         own = self.metric_type.evidence_metric()
         if own is not None:
             return own
+        built = self.metric_type.build_metric(sub.name, sub.metric_config, sub.aggregation)
+        if built is not None:
+            return built
         if self.backend == "huggingface_metrics":
             from olive_eval.metrics.huggingface import HuggingFaceMetric
 
@@ -284,6 +287,9 @@ class MetricConfig(StrictModel):
             return ("prediction", "logits", "references")
         if self.backend == "huggingface_metrics":
             return ("prediction", "references")
+        own = self.metric_type.reads_of(sub.name, sub.metric_config)
+        if own is not None:
+            return own
         return metric_registry.get(sub.name).reads if self.metric_type.sub_types_are_metrics else ()
 
     def parsed_config(self, sub: SubType) -> Any:

@@ -1,0 +1,115 @@
+"""Per-example comparisons of a candidate's outputs with the baseline's, in numpy.
+
+Class-axis measures (agreement, divergences) read the last axis as the classes and average over any positions
+before it (a sequence's tokens); element-wise measures flatten each example. Every function takes the candidate
+first and the baseline second, as ``[examples, ...]`` arrays of one shape, and returns one value per example
+(element-wise sums for the map/reduce measures).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def paired(candidate: Any, baseline: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The two outputs as float64 arrays of one shape; a ValueError naming both shapes otherwise."""
+    c = _array(candidate, "candidate")
+    b = _array(baseline, "baseline")
+    if c.shape != b.shape:
+        raise ValueError(
+            f"the candidate's output has shape {c.shape[1:]} per example and the baseline's {b.shape[1:]} "
+            f"({c.shape[0]} and {b.shape[0]} examples): fidelity compares outputs of one shape"
+        )
+    return c, b
+
+
+def _array(column: Any, who: str) -> np.ndarray:
+    try:
+        array = np.asarray(column, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"the {who}'s output is not an array of numbers of one shape per example (it is {type(column).__name__})"
+        ) from None
+    if array.ndim == 0:
+        raise ValueError(f"the {who}'s output is a single number, not one output per example")
+    return array.reshape(len(array), 1) if array.ndim == 1 else array
+
+
+def _classes(array: np.ndarray) -> np.ndarray:
+    """``[examples, positions, classes]``: the last axis the classes, the axes between them positions."""
+    return array.reshape(array.shape[0], -1, array.shape[-1])
+
+
+def _log_softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
+    scaled = logits / temperature
+    scaled = scaled - scaled.max(axis=-1, keepdims=True)
+    return scaled - np.log(np.exp(scaled).sum(axis=-1, keepdims=True))
+
+
+def top1_agreement(candidate: Any, baseline: Any) -> np.ndarray:
+    """Per example, the share of positions where the two outputs' largest class is the same."""
+    c, b = (_classes(a) for a in paired(candidate, baseline))
+    return (c.argmax(axis=-1) == b.argmax(axis=-1)).mean(axis=1)
+
+
+def topk_agreement(candidate: Any, baseline: Any, k: int) -> np.ndarray:
+    """Per example, the overlap of the two outputs' ``k`` largest classes, as a share of ``k`` (averaged over
+    positions); ``k`` 1 is top-1 agreement. Among equal values, the one with the lower index ranks first."""
+    c, b = (_classes(a) for a in paired(candidate, baseline))
+    if k > c.shape[-1]:
+        raise ValueError(f"k {k} is more than the {c.shape[-1]} classes of the output")
+    top_c = np.argsort(-c, axis=-1, kind="stable")[..., :k]
+    top_b = np.argsort(-b, axis=-1, kind="stable")[..., :k]
+    shared = (top_c[..., :, None] == top_b[..., None, :]).any(axis=-1).sum(axis=-1)
+    return (shared / k).mean(axis=1)
+
+
+def kl_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
+    """Per example, KL(baseline ‖ candidate) of the softmax of the outputs (natural log), averaged over positions."""
+    c, b = (_classes(a) for a in paired(candidate, baseline))
+    log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
+    return (np.exp(log_p) * (log_p - log_q)).sum(axis=-1).mean(axis=1)
+
+
+def js_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
+    """Per example, the Jensen-Shannon divergence of the two softmaxes (natural log: at most ln 2)."""
+    c, b = (_classes(a) for a in paired(candidate, baseline))
+    log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
+    log_m = np.logaddexp(log_p, log_q) - np.log(2.0)
+    kl_pm = (np.exp(log_p) * (log_p - log_m)).sum(axis=-1)
+    kl_qm = (np.exp(log_q) * (log_q - log_m)).sum(axis=-1)
+    return (0.5 * (kl_pm + kl_qm)).mean(axis=1)
+
+
+def cosine_similarity(candidate: Any, baseline: Any) -> np.ndarray:
+    """Per example, the cosine of the two flattened outputs (1 where both are zero, 0 where one is)."""
+    c, b = paired(candidate, baseline)
+    c, b = c.reshape(len(c), -1), b.reshape(len(b), -1)
+    norms = np.linalg.norm(c, axis=1) * np.linalg.norm(b, axis=1)
+    dots = np.einsum("ij,ij->i", c, b)
+    both_zero = ~c.any(axis=1) & ~b.any(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cosine = np.where(norms > 0, dots / np.where(norms > 0, norms, 1.0), 0.0)
+    return np.where(both_zero, 1.0, np.clip(cosine, -1.0, 1.0))
+
+
+def squared_error(candidate: Any, baseline: Any) -> np.ndarray:
+    """Per example, ``[sum of squared differences, elements]``."""
+    c, b = paired(candidate, baseline)
+    diff = (c - b).reshape(len(c), -1)
+    return np.stack([np.einsum("ij,ij->i", diff, diff), np.full(len(c), diff.shape[1], dtype=np.float64)], axis=1)
+
+
+def max_abs_error(candidate: Any, baseline: Any) -> np.ndarray:
+    """Per example, the largest absolute difference of any element."""
+    c, b = paired(candidate, baseline)
+    return np.abs(c - b).reshape(len(c), -1).max(axis=1)
+
+
+def signal_and_noise(candidate: Any, baseline: Any) -> np.ndarray:
+    """Per example, ``[sum of the baseline's squares, sum of squared differences]``: the SNR's two energies."""
+    c, b = paired(candidate, baseline)
+    flat_b, diff = b.reshape(len(b), -1), (c - b).reshape(len(c), -1)
+    return np.stack([np.einsum("ij,ij->i", flat_b, flat_b), np.einsum("ij,ij->i", diff, diff)], axis=1)
