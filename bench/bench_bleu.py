@@ -1,17 +1,22 @@
-"""BLEU and chrF benchmark: olive-eval's ``bleu`` and ``chrf`` sub-types against sacrebleu's own corpus call, same
-texts, same run.
+"""BLEU, chrF and TER benchmark: olive-eval's ``bleu``, ``chrf`` and ``ter`` sub-types against sacrebleu's own corpus
+call, same texts, same run.
 
 The corpus is generated, seeded: 100,000 pairs of 8-40 words from 20,000 pseudo-words with Zipf weights,
 capitalized here and there; the prediction keeps 70% of its reference's words and is shuffled in 30% of the pairs.
 ``--refs 2`` gives every example a second reference (a shuffled copy). Timed:
 
-* sacrebleu: ``sacrebleu.corpus_bleu(predictions, streams)`` and ``sacrebleu.corpus_chrf(...)``;
-* ours: the registered sub-type as a prediction pass calls it (``statistics``: type checks, references to sacrebleu's
-  streams, sacrebleu's sentence statistics; then ``reduce``: the sum and sacrebleu's score of it), and through
+* sacrebleu: ``sacrebleu.corpus_bleu(predictions, streams)``, ``sacrebleu.corpus_chrf(...)`` and
+  ``sacrebleu.corpus_ter(...)``;
+* ours: the registered sub-type as a prediction pass calls it (``statistics``: type checks, our sentence statistics
+  over sacrebleu's tokenizer; then ``reduce``: the sum and our score of it), and through
   ``olive_eval.compute_metric``.
+
+TER (shifts and a beam edit distance, in Python on both sides) is slow: it runs on the first ``--ter-pairs`` pairs.
 
 The values must be identical (the script asserts it). Each figure is the median of ``--repeat`` runs (wall clock),
 the timed runs taking turns. Target: ours / sacrebleu <= 1.05.
+
+Each timed run starts with sacrebleu's 13a tokenizer cache empty (both sides use it).
 
 Run: ``python bench/bench_bleu.py`` (a few minutes on 2 cores), ``--quick`` for a smoke run.
 """
@@ -27,6 +32,7 @@ from typing import Any
 
 import sacrebleu
 from _models import zipf_word_pairs
+from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
 
 from olive_eval import compute_metric
 from olive_eval.metrics import get_metric
@@ -45,6 +51,7 @@ def make_corpus(n: int, n_refs: int, seed: int = SEED) -> tuple[list[str], list[
 
 
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    Tokenizer13a.__call__.cache_clear()  # both sides tokenize with it: each run starts without the other's lines
     start = time.perf_counter()
     result = fn()
     return time.perf_counter() - start, result
@@ -83,13 +90,15 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100_000)
     parser.add_argument("--refs", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--quick", action="store_true", help="2,000 pairs, one run")
+    parser.add_argument("--ter-pairs", type=int, default=1000)
+    parser.add_argument("--quick", action="store_true", help="2,000 pairs (TER: 300), one run")
     args = parser.parse_args()
     if args.quick:
-        args.pairs, args.repeat = 2000, 1
+        args.pairs, args.ter_pairs, args.repeat = 2000, 300, 1
     preds, refs = make_corpus(args.pairs, args.refs)
     compare("bleu", sacrebleu.corpus_bleu, preds, refs, args.repeat)
     compare("chrf", sacrebleu.corpus_chrf, preds, refs, args.repeat)
+    compare("ter", sacrebleu.corpus_ter, preds[: args.ter_pairs], refs[: args.ter_pairs], args.repeat)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ _SOURCES = {
     "RunResult": "olive_eval.records.results",
     "compute_metric": "olive_eval.api",
     "evaluate": "olive_eval.api",
+    "goals_missed": "olive_eval.decide.gate",
     "load_run_config": "olive_eval.config",
     "register_metric": "olive_eval.metrics",
 }

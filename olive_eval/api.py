@@ -1,4 +1,5 @@
-"""The public Python surface: ``evaluate(config)``, ``compute_metric`` and the session, ``Evaluation``.
+"""The public Python surface: ``evaluate(config)``, ``compute_metric``, the session, ``Evaluation``, and
+``goals_missed(result, ...)``, the verdict ``olive-eval --fail-on-miss`` exits 3 on.
 
 The run itself is the engine's (:mod:`olive_eval.engine.run.run`); ``evaluate`` is the session
 (:mod:`olive_eval.engine.session.session`) run over the config's own candidates.
@@ -11,6 +12,7 @@ from typing import Any
 
 from olive_eval.config import RunConfig
 from olive_eval.config.executor import ExecutorConfig
+from olive_eval.decide.gate import goals_missed
 from olive_eval.engine.executors.base import Executor
 from olive_eval.engine.run.run import RunInterrupted
 from olive_eval.engine.session.session import Evaluation
@@ -18,7 +20,7 @@ from olive_eval.metrics.compute import compute_metric
 from olive_eval.progress import Progress, silent
 from olive_eval.records.results import RunResult
 
-__all__ = ["Evaluation", "RunInterrupted", "compute_metric", "evaluate"]
+__all__ = ["Evaluation", "RunInterrupted", "compute_metric", "evaluate", "goals_missed"]
 
 
 def evaluate(

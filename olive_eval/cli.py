@@ -1,7 +1,8 @@
 """``olive-eval --config run.json``, ``olive-eval report OUTPUT_DIR``, ``olive-eval schema`` and
 ``olive-eval olive-script``.
 
-Exit codes: 0 ok, 1 a model failed or a results file could not be written, 2 bad config or usage, 130 Ctrl-C.
+Exit codes: 0 ok, 1 a model failed or a results file could not be written, 2 bad config or usage, 3 goals missed
+(with ``--fail-on-miss``), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from olive_eval import __version__
 from olive_eval.errors import ConfigError, OliveEvalError, UsageError
 
-EXIT_OK, EXIT_MODEL_FAILED, EXIT_BAD_CONFIG, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_MODEL_FAILED, EXIT_BAD_CONFIG, EXIT_GOALS_MISSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -70,6 +71,15 @@ def _parser() -> argparse.ArgumentParser:
         "--report",
         action="store_true",
         help="after the run, write report.html beside results.json (charts: needs the 'report' extra)",
+    )
+    parser.add_argument(
+        "--fail-on-miss",
+        nargs="?",
+        const=True,
+        metavar="NAME[,NAME...]",
+        help="gate a CI job: exit 3 when no candidate meets every goal or, given names, when one of those "
+        "candidates misses a goal (a failed candidate misses them all); results.json is written first. "
+        "Replaces the config's fail_on_miss",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks (of each model failure, too)")
     parser.add_argument("--version", action="version", version=f"olive-eval {__version__}")
@@ -172,6 +182,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.folder is not None and args.command != "report":
         print(f"olive-eval: error: unexpected argument '{args.folder}' (see olive-eval --help)", file=sys.stderr)
         return EXIT_BAD_CONFIG
+    if args.fail_on_miss is not None and args.command != "run":
+        print(f"olive-eval: error: --fail-on-miss gates a run; '{args.command}' does not take it", file=sys.stderr)
+        return EXIT_BAD_CONFIG
     if args.command == "report":
         return report(args.folder or args.output_dir, debug=args.debug)
     if args.command == "schema":
@@ -191,7 +204,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"olive-eval: error: {missing}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     try:
+        gate = _gate_flag(args.fail_on_miss)
+    except ValueError as exc:
+        print(f"olive-eval: error: --fail-on-miss: {exc}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    try:
         from olive_eval.api import Evaluation, RunInterrupted
+        from olive_eval.engine.session.session import FAIL_ON_MISS_SOURCE
         from olive_eval.progress import for_stderr
 
         progress = for_stderr(quiet=args.quiet, bars=not args.no_progress)
@@ -211,12 +230,17 @@ def main(argv: list[str] | None = None) -> int:
             resume=args.resume,
             warn=warn,
             executor=args.executor,
+            fail_on_miss=gate,
         ) as session:
+            gate = session.config.fail_on_miss
             result = session.run()
     except ConfigError as exc:
         if args.debug:
             raise
-        print(f"olive-eval: config error: {exc}", file=sys.stderr)
+        if exc.source == FAIL_ON_MISS_SOURCE:  # the flag's value, not the config's
+            print(f"olive-eval: error: --fail-on-miss: {exc.message}", file=sys.stderr)
+        else:
+            print(f"olive-eval: config error: {exc}", file=sys.stderr)
         return EXIT_BAD_CONFIG
     except UsageError as exc:
         if args.debug:
@@ -235,15 +259,23 @@ def main(argv: list[str] | None = None) -> int:
         print("olive-eval: interrupted before any model ran; nothing was written", file=sys.stderr)
         return EXIT_INTERRUPTED
     try:
-        return _finish(args, result)
+        return _finish(args, result, gate)
     except KeyboardInterrupt:  # the table or the report: results.json is written already
         results = Path(result.output_dir or ".") / "results.json"
         print(f"olive-eval: interrupted after the run; {results} holds the run's results", file=sys.stderr)
         return EXIT_INTERRUPTED
 
 
-def _finish(args: argparse.Namespace, result: Any) -> int:
-    """The table, where the results are, write errors and the report, once the run is over; the exit code."""
+def _gate_flag(value: str | bool | None) -> bool | list[str] | None:
+    """``--fail-on-miss`` as the session takes it: True bare, the names given, None when not given."""
+    from olive_eval.config.gate import parse_names
+
+    return value if value is None or value is True else parse_names(str(value))
+
+
+def _finish(args: argparse.Namespace, result: Any, gate: bool | list[str]) -> int:
+    """The table, where the results are, write errors and the report, once the run is over; the exit code:
+    a results.json not written is 1, then missed goals (``gate``) 3, then a failed model or report 1."""
     from olive_eval.report.console import render
 
     if args.debug:
@@ -273,7 +305,19 @@ def _finish(args: argparse.Namespace, result: Any) -> int:
             message = f"the report: {exc}" if isinstance(exc, OliveEvalError) else _report_fault(exc)
             print(f"olive-eval: error: {message}", file=sys.stderr)
             code = EXIT_MODEL_FAILED
-    return code
+    return _gated(result, gate, code, written=str(results) not in result.write_errors)
+
+
+def _gated(result: Any, gate: bool | list[str], code: int, written: bool) -> int:
+    """The exit code once the goals are judged: missed goals print one line and exit 3, unless results.json,
+    the evidence a CI job keeps, could not be written (1)."""
+    from olive_eval.decide.gate import goals_missed
+
+    missed = goals_missed(result, gate)
+    if missed is None:
+        return code
+    print(f"olive-eval: goals missed: {missed}", file=sys.stderr)
+    return EXIT_GOALS_MISSED if written else EXIT_MODEL_FAILED
 
 
 def _interrupted(exc: Any) -> str:

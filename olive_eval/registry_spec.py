@@ -63,7 +63,8 @@ class SpecForm:
 
     The messages are templates: ``{kind}`` the words for the type, ``{name}`` the type given, ``{got}`` it in
     JSON, ``{hint}`` the closest registered name or else the list of them, ``{names}`` the registered names,
-    ``{listed}`` those names after a did-you-mean hint (which lists none).
+    ``{listed}`` those names after a did-you-mean hint (which lists none); ``not_object`` also has ``{type}``, the
+    Python type of what was given.
     """
 
     #: Objects that are built already and pass through.
@@ -108,7 +109,7 @@ def read_spec(spec: Any, path: str, form: SpecForm) -> tuple[dict[str, Any], set
     if form.names and isinstance(spec, str):
         return {"type": spec}, set()
     if not isinstance(spec, dict):
-        raise SpecError(path, "", form.not_object.format(got=shown_json(spec)))
+        raise SpecError(path, "", form.not_object.format(got=shown_json(spec), type=type(spec).__name__))
     data, from_params = merge_params(spec, path) if form.params and "params" in spec else (spec, set())
     if data.get("type") is None and form.default is not None:
         data = {**data, "type": form.default}

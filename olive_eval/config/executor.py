@@ -18,6 +18,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, field_validator, mode
 
 from olive_eval.config.components import nested_error
 from olive_eval.registry import Registry
+from olive_eval.registry_spec import SpecForm
 from olive_eval.strict_model import StrictModel
 
 
@@ -47,26 +48,40 @@ class ExecutorConfig(StrictModel):
         return {"type": self.type, **data} if isinstance(data, dict) else data
 
 
-#: Executor types: the settings class each registers (built-in ones in this module).
-executor_registry: Registry[type[ExecutorConfig]] = Registry(
-    "executor type", packages=("olive_eval.config.executor",), group="olive_eval.executors", base=ExecutorConfig
-)
-
 DEFAULT_EXECUTOR = "local"
 
 
+def _settings(entry: type[ExecutorConfig], settings: ExecutorConfig) -> ExecutorConfig:
+    """The settings validated by their type's class are the object: config builds no engine object."""
+    return settings
+
+
+#: Executor types: the settings class each registers (built-in ones in this module). A spec is ``"process"``
+#: (a bare name) or ``{"type": "process", ...}``, validated into the registered class; pydantic's own errors go up
+#: (the run config and the session locate them).
+executor_registry: Registry[type[ExecutorConfig]] = Registry(
+    "executor type",
+    packages=("olive_eval.config.executor",),
+    group="olive_eval.executors",
+    base=ExecutorConfig,
+    form=SpecForm(
+        built=ExecutorConfig,
+        names=True,
+        params=False,
+        default=DEFAULT_EXECUTOR,
+        not_object="an executor is a type name or an object with a 'type', not {type}",
+        not_text="unknown {kind} {got}; executor types: {names}",
+        unknown="unknown {kind} '{name}'; executor types: {names}",
+        make=_settings,
+        explain=None,
+    ),
+)
+
+
 def executor_config(value: Any) -> ExecutorConfig:
-    """``"process"``, ``{"type": "process", ...}`` or a config, validated by its registered type's model."""
-    if isinstance(value, ExecutorConfig):
-        return value
-    if isinstance(value, str):
-        value = {"type": value}
-    if not isinstance(value, dict):
-        raise ValueError(f"an executor is a type name or an object with a 'type', not {type(value).__name__}")
-    name = value.get("type", DEFAULT_EXECUTOR)
-    if not isinstance(name, str) or name not in executor_registry.names():
-        raise ValueError(f"unknown executor type {name!r}; executor types: {', '.join(executor_registry.names())}")
-    return executor_registry.get(name).model_validate({**value, "type": name})
+    """``"process"``, ``{"type": "process", ...}`` or a config, validated by its registered type's model
+    (:class:`SpecError` ``type: unknown executor type ...`` for a type not registered)."""
+    return executor_registry.build(value)  # type: ignore[no-any-return]
 
 
 @executor_registry.decorator("local")

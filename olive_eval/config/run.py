@@ -11,6 +11,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from olive_eval.config.components import Registered, nested_error, reraise_nested
 from olive_eval.config.data import DataConfig
 from olive_eval.config.executor import DEFAULT_EXECUTOR, ExecutorConfig, executor_config, executor_registry
+from olive_eval.config.gate import FAIL_ON_MISS_HELP, FailOnMiss, gate_problem
 from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.metric_set import (
     check_data_configs,
@@ -23,14 +24,12 @@ from olive_eval.config.metric_set import (
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, device_providers, normalize_providers
-from olive_eval.strict_model import LaxPath, StrictModel
+from olive_eval.strict_model import LaxPath, StrictModel, shown_json
 
 #: A model config: the class its runtime registered for the config's ``type``.
 Model = Annotated[ModelConfig, Registered(runtime_registry, model_of=lambda runtime: runtime.Config, what="model type")]
 #: Where the models run: the config class registered for the executor's ``type`` (local, process, ray).
-ExecutorSetting = Annotated[
-    ExecutorConfig, Registered(executor_registry, default_type=DEFAULT_EXECUTOR, what="executor type")
-]
+ExecutorSetting = Annotated[ExecutorConfig, Registered(executor_registry)]
 
 
 class EvaluatorConfig(StrictModel):
@@ -107,6 +106,7 @@ class RunConfig(StrictModel):
         description="Where each model is evaluated: 'local' (this process, the default), 'process' (a fresh child "
         "process per model: a crash fails only that model) or 'ray' (Ray workers).",
     )
+    fail_on_miss: FailOnMiss = Field(False, description=FAIL_ON_MISS_HELP)
     _source_dir: Path | None = PrivateAttr(None)
     _source: str = PrivateAttr("<config>")
 
@@ -120,15 +120,12 @@ class RunConfig(StrictModel):
         """The config file's path (``<config>`` for a dict), which errors found when the run is planned name."""
         return self._source
 
-    @field_validator("executor", mode="before")
+    @field_validator("fail_on_miss", mode="before")
     @classmethod
-    def _executor_type(cls, v: Any) -> Any:
-        """An unknown type lists the registered ones (there are few)."""
-        name = v.get("type", DEFAULT_EXECUTOR) if isinstance(v, dict) else None
-        if isinstance(name, str) and name not in executor_registry.names():
-            raise nested_error(
-                "type", f"unknown executor type '{name}'; executor types: {', '.join(executor_registry.names())}"
-            )
+    def _gate_type(cls, v: Any) -> Any:
+        """One line for a value of the wrong type, not one per member of the union."""
+        if not isinstance(v, bool) and not (isinstance(v, list) and all(isinstance(n, str) for n in v)):
+            raise nested_error("", f"give true, false or a list of candidate names, not {shown_json(v)}")
         return v
 
     @field_validator("execution_providers", mode="before")
@@ -175,6 +172,22 @@ class RunConfig(StrictModel):
                 out[f"data_configs.{dc.name}"] = seed
         return out
 
+    @property
+    def has_goals(self) -> bool:
+        return any(sub.goal is not None for metric in self.all_metrics for sub in metric.sub_types)
+
+    def with_fail_on_miss(self, setting: FailOnMiss) -> RunConfig:
+        """A copy gated by ``setting`` in place of the config's own ``fail_on_miss`` (the CLI's flag wins);
+        ValueError says why ``setting`` cannot gate this run."""
+        problem = self._gate_problem(setting)
+        if problem is not None:
+            raise ValueError(problem[1])
+        return self.model_copy(update={"fail_on_miss": setting})
+
+    def _gate_problem(self, setting: object) -> tuple[str, str] | None:
+        names = [model.display_name() for model in self.candidates]
+        return gate_problem(setting, names, self.baseline_name, self.has_goals)
+
     def ranked(self) -> Iterator[tuple[MetricConfig, SubType]]:
         for metric in self.all_metrics:
             for sub in metric.sub_types:
@@ -197,6 +210,9 @@ class RunConfig(StrictModel):
         check_priorities(self.all_metrics, self._metrics_key)
         self._check_inference_settings()
         check_early_stop(self.early_stop, self.order, self.all_metrics)
+        problem = self._gate_problem(self.fail_on_miss)
+        if problem is not None:
+            raise nested_error(f"fail_on_miss{problem[0]}", problem[1])
         return self
 
     def _check_inference_settings(self) -> None:

@@ -23,6 +23,7 @@ from olive_eval.judges.base import (
     OneCall,
     judge_source_registry,
 )
+from olive_eval.registry_spec import SpecError, SpecForm
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 from olive_eval.user_module import load_function
 
@@ -50,13 +51,24 @@ class ModelJudgeSpec(JudgeSpec):
         return normalize_providers(value)
 
 
+#: A judge's ``model``: a model config as input_model's, validated by its model type's ``Config`` (no default type).
+MODEL_FORM = SpecForm(
+    params=False,
+    missing="missing required key: a judge model needs a type (HfModel, GenAIModel...)",
+    model=lambda runtime: runtime.Config,
+    make=lambda runtime, config: config,
+    explain=None,
+)
+
+
 def model_config(raw: dict[str, Any]) -> Any:
     """The judge's model config, validated by its model type (paths as written)."""
     from olive_eval.runtimes.base import runtime_registry
 
-    if "type" not in raw:
-        raise JudgeSpecError("model.type", "missing required key: a judge model needs a type (HfModel, GenAIModel...)")
-    return runtime_registry.get(raw["type"]).Config.model_validate(raw)
+    try:
+        return runtime_registry.build(raw, form=MODEL_FORM)
+    except SpecError as exc:
+        raise JudgeSpecError(f"model.{exc.key}", exc.message) from None
 
 
 class ModelSource(JudgeSource):

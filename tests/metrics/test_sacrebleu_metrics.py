@@ -16,7 +16,7 @@ from olive_eval import compute_metric
 from olive_eval.config import load_run_config
 from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric, metric_registry
-from olive_eval.metrics.text_overlap.references import pair_up, reference_streams
+from olive_eval.metrics.text_overlap.references import pair_up, per_example
 
 # sacrebleu's README
 HYPS = ["The dog bit the man.", "It wasn't surprising.", "The man had just bitten him."]
@@ -160,9 +160,9 @@ def test_each_bootstrap_resample_is_the_exact_corpus_score_of_the_resampled_corp
         assert value == pytest.approx(expected, rel=1e-12, abs=1e-12)  # TER sums fractional lengths in another order
 
 
-def test_reference_streams_pad_ragged_references_with_none():
+def test_per_example_keeps_each_examples_references():
     _, answers = pair_up(["a", "b", "c"], [["x"], ["y", "z", "w"], "v"], "bleu")
-    assert reference_streams(answers) == [["x", "y", "v"], [None, "z", None], [None, "w", None]]
+    assert per_example(answers) == [["x"], ["y", "z", "w"], ["v"]]
 
 
 # ---------------------------------------------------------------------------------------------- bad input

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from olive_eval.config import RunConfig, load_run_config
 from olive_eval.config.errors import from_validation_error
 from olive_eval.config.executor import ExecutorConfig, executor_config, executor_registry
+from olive_eval.config.gate import FailOnMiss
 from olive_eval.engine.cache.result_cache import ResultCache
 from olive_eval.engine.cache.resume_plan import plan_resume
 from olive_eval.engine.executors.base import Executor
@@ -31,9 +32,12 @@ from olive_eval.progress import Progress, silent
 from olive_eval.records.output_dir import OutputDir
 from olive_eval.records.provenance import environment
 from olive_eval.records.results import ModelResult, RunResult
+from olive_eval.registry_spec import SpecError
 from olive_eval.runtimes.base import ModelConfig
 
 DEFAULT_OUTPUT_DIR = Path("olive-eval-output")
+#: Where a ``fail_on_miss`` handed to the session (the CLI's flag), not the config's, is said to come from.
+FAIL_ON_MISS_SOURCE = "<fail_on_miss>"
 
 
 class Evaluation:
@@ -46,7 +50,10 @@ class Evaluation:
     ``executor`` says where each model is evaluated, in place of the config's ``executor``: a type name
     (``"process"``: the config's other executor keys are kept when its type is the same, else only its
     ``timeout_s``), an executor config (a dict or :class:`ExecutorConfig`), or a built :class:`Executor`
-    (the caller closes that one; the session closes those it builds).
+    (the caller closes that one; the session closes those it builds). ``fail_on_miss`` replaces the config's
+    (the CLI's ``--fail-on-miss``), checked against its candidates and goals before anything loads (a
+    ConfigError from ``<fail_on_miss>``); the session only records it: :func:`olive_eval.decide.gate.goals_missed`
+    gives the verdict.
     """
 
     def __init__(
@@ -60,11 +67,17 @@ class Evaluation:
         resume: bool = False,
         warn: Callable[[str], None] | None = None,
         executor: str | dict[str, Any] | ExecutorConfig | Executor | None = None,
+        fail_on_miss: FailOnMiss | None = None,
     ) -> None:
         started_at = datetime.now(timezone.utc)
         clock = time.perf_counter()
         warn = warn if warn is not None else (lambda message: progress("warning", message))
         run = load_run_config(config, allow_download=allow_download)
+        if fail_on_miss is not None:
+            try:
+                run = run.with_fail_on_miss(fail_on_miss)
+            except ValueError as exc:
+                raise ConfigError(str(exc), source=FAIL_ON_MISS_SOURCE) from None
         chosen = _executor(run.executor, executor)
         out_dir = (Path(output_dir) if output_dir is not None else (run.output_dir or DEFAULT_OUTPUT_DIR)).resolve()
         source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
@@ -303,15 +316,18 @@ def _executor(
     if isinstance(given, str):
         if given == configured.type:
             return configured
-        if given not in executor_registry.names():  # the CLI's --executor, or a name given in Python
-            raise UsageError(f"unknown executor type '{given}'; executor types: {', '.join(executor_registry.names())}")
-        given = {"type": given, "timeout_s": configured.timeout_s} if configured.timeout_s is not None else given
+        if configured.timeout_s is not None and given in executor_registry:
+            given = {"type": given, "timeout_s": configured.timeout_s}
     if isinstance(given, (str, dict)):
         try:
             return executor_config(given)
-        except (ValueError, ValidationError) as exc:
-            error = from_validation_error(exc) if isinstance(exc, ValidationError) else None
-            message = error.message if error is not None else str(exc)
-            path = "executor" if error is None or error.path == "(top level)" else f"executor.{error.path}"
-            raise ConfigError(message, path=path, source="<executor>") from None
+        except SpecError as exc:
+            if isinstance(given, str):  # the CLI's --executor, or a name given in Python: not the config's fault
+                raise UsageError(exc.message) from None
+            path = ".".join(part for part in ("executor", exc.key) if part)
+            raise ConfigError(exc.message, path=path, source="<executor>") from None
+        except ValidationError as exc:
+            error = from_validation_error(exc)
+            path = "executor" if error.path == "(top level)" else f"executor.{error.path}"
+            raise ConfigError(error.message, path=path, source="<executor>") from None
     return given

@@ -7,7 +7,6 @@ one. The parsed form is :class:`~olive_eval.metrics.answers.references.Answers` 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any
 
@@ -21,7 +20,7 @@ from olive_eval.metrics.answers.references import (
     to_answers,
 )
 
-__all__ = ["pair_up", "reference_streams"]
+__all__ = ["pair_up", "per_example"]
 
 _LISTS = (list, tuple, np.ndarray)
 
@@ -46,20 +45,7 @@ def pair_up(predictions: Any, references: Any, metric: str, start: int = 0) -> t
     return preds, answers
 
 
-def reference_streams(answers: Answers) -> list[list[str | None]]:
-    """sacrebleu's layout: stream ``k`` holds every example's ``k``-th reference, ``None`` where an example has
-    fewer (sacrebleu drops a ``None`` and scores that example against the references it has)."""
-    counts = answers.counts
-    if answers.single:
-        return [answers.texts]
-    width = int(counts.max())
-    streams: list[list[str | None]] = [[None] * len(answers) for _ in range(width)]
-    for i, refs in enumerate(_split(answers.texts, answers.offsets)):
-        for k, text in enumerate(refs):
-            streams[k][i] = text
-    return streams
-
-
-def _split(texts: Sequence[str], offsets: np.ndarray) -> list[Sequence[str]]:
-    bounds = offsets.tolist()
-    return [texts[a:b] for a, b in pairwise(bounds)]
+def per_example(answers: Answers) -> list[list[str]]:
+    """Each example's references, as a list (at least one)."""
+    bounds = answers.offsets.tolist()
+    return [answers.texts[a:b] for a, b in pairwise(bounds)]

@@ -1,27 +1,30 @@
 """sacrebleu's metrics as accuracy sub-types: ``bleu`` (corpus), ``sentence_bleu``, ``chrf`` (chrF, chrF++) and ``ter``.
 
-Values are sacrebleu's own, on its 0-100 scale, with its defaults (BLEU: the ``13a`` tokenizer, ``exp`` smoothing;
+Values are sacrebleu's, on its 0-100 scale, with its defaults (BLEU: the ``13a`` tokenizer, ``exp`` smoothing;
 ``sentence_bleu``: effective order, as ``sacrebleu.sentence_bleu``) and every option of its metric classes in
-``metric_config``. References are a string or a list of strings per example; several become sacrebleu's reference
-streams, padded with ``None`` where an example has fewer (sacrebleu scores each example against the references it
-has).
+``metric_config``. References are a string or a list of strings per example; an example is scored against the
+references it has (sacrebleu's reference streams padded with ``None``).
 
-``bleu``, ``chrf`` and ``ter`` are corpus metrics, map/reduce here: sacrebleu extracts every sentence's sufficient
-statistics once (n-gram matches and totals and lengths; character and word n-gram counts; edits and reference
-length), and the corpus value is sacrebleu's score of their sum. A bootstrap resample sums the resampled sentences'
+``bleu``, ``chrf`` and ``ter`` are corpus metrics, map/reduce here: every sentence's sufficient statistics are
+extracted once (n-gram matches and totals and lengths; character and word n-gram counts; edits and reference
+length) and the corpus value is the score of their sum. A bootstrap resample sums the resampled sentences'
 statistics, so each resample's value is the exact corpus score of that resample, with no text scored twice.
 ``sentence_bleu`` is an instance metric: each example's sentence BLEU, averaged.
 
-sacrebleu is an optional extra (``pip install 'olive-eval[text]'``); without it these sub-types are a config error
-when the run is planned. sacrebleu exposes sentence statistics only through its metric objects' internal methods
-(``_extract_corpus_statistics``, ``_compute_score_from_stats``, stable since sacrebleu 2.0); the tests check the
-values against ``corpus_score`` and ``sentence_bleu``.
+The statistics and the scores are olive-eval's own (:mod:`~olive_eval.metrics.text_overlap.bleu_statistics`,
+:mod:`~olive_eval.metrics.text_overlap.chrf_statistics`, :mod:`~olive_eval.metrics.text_overlap.ter_statistics`):
+sacrebleu exposes sentence statistics only through internal methods. sacrebleu itself is an optional extra
+(``pip install 'olive-eval[text]'``) used through its public API alone: its metric classes check the options, their
+``tokenizer`` tokenizes (13a, intl, zh, ja-mecab... and Tercom's) and ``get_signature()`` writes the signature;
+without it these sub-types are a config error when the run is planned. The tests check every value against
+sacrebleu's ``corpus_score`` and ``sentence_score``.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from typing import Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -29,7 +32,10 @@ from pydantic import Field, model_validator
 from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
-from olive_eval.metrics.text_overlap.references import pair_up, reference_streams
+from olive_eval.metrics.text_overlap.bleu_statistics import BleuScorer
+from olive_eval.metrics.text_overlap.chrf_statistics import ChrfScorer
+from olive_eval.metrics.text_overlap.references import pair_up, per_example
+from olive_eval.metrics.text_overlap.ter_statistics import TerScorer
 from olive_eval.strict_model import StrictModel
 
 __all__ = ["Bleu", "BleuConfig", "Chrf", "ChrfConfig", "SentenceBleu", "Ter", "TerConfig"]
@@ -37,16 +43,31 @@ __all__ = ["Bleu", "BleuConfig", "Chrf", "ChrfConfig", "SentenceBleu", "Ter", "T
 EXTRA = "text"
 
 
+class SentenceScorer(Protocol):
+    """One metric's statistics (a row per sentence, rows add up) and its score of summed rows."""
+
+    def rows(self, hypotheses: list[str], references: list[list[str]]) -> list[list[Any]]: ...
+
+    def score(self, totals: Sequence[float]) -> tuple[float, str]:
+        """(value, the line sacrebleu prints for it)."""
+        ...
+
+
 class _SacrebleuConfig(StrictModel):
-    """Options passed to a sacrebleu metric class; building it checks them when the run is planned."""
+    """Options of a sacrebleu metric class; building it checks them when the run is planned."""
 
     #: The sacrebleu class the options are for.
     metric_class: ClassVar[str]
 
     def build(self) -> Any:
+        """sacrebleu's metric object with these options (its tokenizer and signature are used, never its scores)."""
         import sacrebleu
 
         return getattr(sacrebleu, self.metric_class)(**self.model_dump())
+
+    def scorer(self) -> SentenceScorer:
+        """olive-eval's statistics and scores for these options."""
+        raise NotImplementedError
 
     @model_validator(mode="after")
     def _buildable(self) -> _SacrebleuConfig:
@@ -76,6 +97,10 @@ class BleuConfig(_SacrebleuConfig):
     trg_lang: str = Field("", description="Target language: picks zh, ja-mecab or ko-mecab when tokenize is unset")
     force: bool = Field(False, description="Do not warn about text that looks tokenized already")
 
+    def scorer(self) -> SentenceScorer:
+        options = self.model_dump(exclude={"tokenize", "trg_lang", "max_ngram_order"})
+        return BleuScorer(self.build().tokenizer, max_order=self.max_ngram_order, **options)
+
 
 class SentenceBleuConfig(BleuConfig):
     effective_order: bool = Field(True, description="sacrebleu.sentence_bleu's default")
@@ -91,6 +116,9 @@ class ChrfConfig(_SacrebleuConfig):
     whitespace: bool = Field(False, description="Count whitespace as characters")
     eps_smoothing: bool = Field(False, description="chrF++.py's epsilon smoothing instead of effective order")
 
+    def scorer(self) -> SentenceScorer:
+        return ChrfScorer(**self.model_dump())
+
 
 class TerConfig(_SacrebleuConfig):
     metric_class: ClassVar[str] = "TER"
@@ -100,9 +128,12 @@ class TerConfig(_SacrebleuConfig):
     asian_support: bool = False
     case_sensitive: bool = False
 
+    def scorer(self) -> SentenceScorer:
+        return TerScorer(self.build().tokenizer)
+
 
 class _Sacrebleu(Metric):
-    """Sentence statistics from sacrebleu, one row per example; examples are numbered across batches in errors."""
+    """Sentence statistics, one row per example; examples are numbered across batches in errors."""
 
     reads = ("prediction", "references")
     requires: ClassVar[tuple[str, ...]] = ("sacrebleu",)
@@ -115,27 +146,25 @@ class _Sacrebleu(Metric):
         self._seen = 0
         self._references: int | None = None  # references per example for the signature; -1: it varies
 
-    def scorer(self) -> Any:
-        """The configured sacrebleu metric object (cheap to build; not kept, so the metric's state stays plain)."""
-        return self.config.build()  # type: ignore[attr-defined]
+    def scorer(self) -> SentenceScorer:
+        """The configured statistics and scores (cheap to build; not kept, so the metric's state stays plain)."""
+        return self.config.scorer()  # type: ignore[attr-defined,no-any-return]
 
     def sentence_statistics(self, predictions: Any, references: Any) -> np.ndarray:
         preds, answers = pair_up(predictions, references, self.name, start=self._seen)
         self._seen += len(preds)
         if not preds:
             return np.empty((0, 0), self.dtype)
-        scorer = self.scorer()
-        rows = scorer._extract_corpus_statistics(preds, reference_streams(answers))
-        if self._references is None or self._references == scorer.num_refs:
-            self._references = scorer.num_refs
-        else:
-            self._references = -1
-        return np.asarray(rows, dtype=self.dtype)
+        refs = per_example(answers)
+        counts = {len(r) for r in refs}
+        seen = counts.pop() if len(counts) == 1 else -1
+        self._references = seen if self._references in (None, seen) else -1
+        return np.asarray(self.scorer().rows(preds, refs), dtype=self.dtype)
 
-    def scores_of(self, totals: np.ndarray) -> list[Any]:
-        """sacrebleu's score objects, one per row of summed statistics."""
+    def scores_of(self, totals: np.ndarray) -> list[tuple[float, str]]:
+        """(value, sacrebleu's line for it) of each row of summed statistics."""
         scorer = self.scorer()
-        return [scorer._compute_score_from_stats(row) for row in np.asarray(totals).tolist()]
+        return [scorer.score(row) for row in np.asarray(totals).tolist()]
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         parts = [p for p in parts if p.size]
@@ -152,18 +181,21 @@ class _Corpus(_Sacrebleu):
 
     def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
         rows = np.asarray(totals)
-        return np.array([score.score for score in self.scores_of(rows.reshape(len(rows), -1))], dtype=np.float64)
+        return np.array([value for value, _ in self.scores_of(rows.reshape(len(rows), -1))], dtype=np.float64)
 
     def reduce(self, statistics: np.ndarray) -> Score:
         rows = np.asarray(statistics, dtype=self.dtype)
         if rows.size == 0:
             return Score(float("nan"), undefined="no predictions to score")
         totals = np.cumsum(rows, axis=0)[-1]  # in order, as sacrebleu sums (floats: the same rounding)
-        scorer = self.scorer()
-        score = scorer._compute_score_from_stats(totals.tolist())
-        scorer.num_refs = self._references  # what sacrebleu's signature reads, known once references were seen
-        details = {"signature": str(scorer.get_signature()), "score": str(score)}
-        return Score(float(score.score), details=details)
+        value, line = self.scorer().score(totals.tolist())
+        return Score(float(value), details={"signature": self.signature(), "score": line})
+
+    def signature(self) -> str:
+        """sacrebleu's signature of these options and the references seen (``nrefs:var`` when it varied)."""
+        metric = self.config.build()  # type: ignore[attr-defined]
+        metric.num_refs = self._references  # the public attribute its signature reads, set by its corpus_score
+        return str(metric.get_signature())
 
 
 @register_metric
@@ -205,7 +237,7 @@ class SentenceBleu(_Sacrebleu):
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         rows = self.sentence_statistics(predictions, references)
-        return np.array([score.score for score in self.scores_of(rows)], dtype=np.float64)
+        return np.array([value for value, _ in self.scores_of(rows)], dtype=np.float64)
 
     def reduce(self, statistics: np.ndarray) -> Score:
         if np.asarray(statistics).size == 0:

@@ -10,7 +10,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.engine.session.session import Evaluation
-from olive_eval.errors import ConfigError
+from olive_eval.errors import ConfigError, UsageError
 
 BAD_MODELS = """
 import ctypes, os, resource, signal, time
@@ -100,6 +100,17 @@ def test_bad_executor_settings_are_config_errors(toy, executor, message):
     config = {**toy.config({}, ACCURACY), "executor": executor}
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
         evaluate(config)
+
+
+def test_a_session_refuses_an_unknown_executor_name_as_a_usage_error(toy) -> None:
+    with pytest.raises(UsageError, match=r"^unknown executor type 'forked'; executor types: local, process"):
+        Evaluation(toy.config({}, ACCURACY), executor="forked")
+
+
+def test_a_session_locates_an_unknown_executor_type_in_an_object(toy) -> None:
+    with pytest.raises(ConfigError) as err:
+        Evaluation(toy.config({}, ACCURACY), executor={"type": "forked"})
+    assert err.value.path == "executor.type" and err.value.message.startswith("unknown executor type 'forked'")
 
 
 def test_the_command_line_chooses_the_process_executor(toy, capsys):

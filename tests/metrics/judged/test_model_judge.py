@@ -106,3 +106,21 @@ def test_a_judge_model_that_cannot_generate_is_refused_before_the_run(tmp_path, 
     assert f"{file}: metrics[0].sub_types[0].metric_config.judge.model.{key}: " in err
     assert says in err and "a judge model must generate text" in err
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ({"model_path": "m"}, "missing required key: a judge model needs a type (HfModel, GenAIModel...)"),
+        ({"type": "HFModel", "model_path": "m"}, "unknown model type 'HFModel'; did you mean 'HfModel'?"),
+        ({"type": 5}, "expected a string, got 5"),
+    ],
+)
+def test_a_judge_model_whose_type_names_no_model_type_says_so_at_its_type(model, message):
+    """Built by the model types' registry (``Registry.build``): before, an unknown type was reported at
+    ``judge.type`` (the judge's own type) and a number as the type raised a TypeError."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError) as err:
+        get_metric("bias", {"judge": {"type": "model", "model": model}})
+    assert err.value.errors()[0]["ctx"] == {"subpath": "model.type", "message": message}
