@@ -22,6 +22,7 @@ from typing import Any
 
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.cache.content_hash import tree_sha256
+from olive_eval.engine.passes.baseline_outputs import compared_fields
 from olive_eval.runtimes.base import ModelConfig
 
 #: Bump when the entry layout or the key's contents change: older entries then miss (2: per-example files).
@@ -115,6 +116,12 @@ def key_payload(run: RunConfig, model: ModelConfig, *, include_timing: bool) -> 
     }
     if include_timing:
         payload["timing"] = run.timing.model_dump(mode="json")
+    if compared_fields(metrics):  # fidelity values are the model's against the baseline's outputs
+        baseline = run.input_model
+        payload["baseline"] = {
+            "model": baseline.model_dump(mode="json", exclude={"name"}),
+            "files": {str(p): tree_sha256(p) for p in sorted(baseline.files(), key=str) if p.exists()},
+        }
     return payload
 
 

@@ -18,7 +18,7 @@ AGAINST_REFERENCES = {"prediction", "references"}
 
 
 def _against_references(name: str) -> bool:
-    return name in metric_registry and AGAINST_REFERENCES <= set(metric_registry.get(name).reads)
+    return name in metric_registry and set(metric_registry.get(name).reads) >= AGAINST_REFERENCES
 
 
 def _with_baseline_references(reads: tuple[str, ...]) -> tuple[str, ...]:
