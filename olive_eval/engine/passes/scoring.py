@@ -320,4 +320,5 @@ def scorer_for(
     columns when the pass is sharded), the sub-types' registered metrics for the others."""
     if metric.metric_type.scored_by_user:
         return CustomScorer(metric, model, writer, folder)
-    return MetricScorer(metric, base_dir, writer, folder, judges, baseline)
+    compares = any(name.startswith(BASELINE) for sub in metric.sub_types for name in metric.reads(sub))
+    return MetricScorer(metric, base_dir, writer, folder, judges, baseline if compares else None)
