@@ -54,7 +54,7 @@ def sentences(noise: int, n: int) -> list[str]:
     for i in range(n):
         words = f"the answer to {SENTENCES[i % len(SENTENCES)]} is {i * 7}".split()
         if noise and i % noise == 0:
-            words = words[:-2] + ["maybe"]
+            words = [*words[:-2], "maybe"]
         out.append(" ".join(words))
     return out
 
