@@ -83,6 +83,14 @@ def _classification() -> list[Case]:
     return cases
 
 
+def _calibration() -> list[Case]:
+    logits = np.eye(3)[LABELS] * 2.0 - 0.5
+    cases = [Case(name, None, (logits, TARGETS)) for name in ("ece", "mce", "brier_score")]
+    cases.append(Case("ece", {"binning": "adaptive", "n_bins": 3}, (logits, TARGETS)))
+    cases.append(Case("mce", {"n_bins": 4}, (SCORES, BINARY)))
+    return cases
+
+
 def _answers() -> list[Case]:
     cases = []
     for name in ("exact_match", "relaxed_accuracy", "anls", "vqa_accuracy", "word_sort_ratio"):
@@ -182,6 +190,7 @@ def _embeddings() -> list[Case]:
 
 CASES = [
     *_classification(),
+    *_calibration(),
     *_answers(),
     *_text_overlap(),
     *_speech(),

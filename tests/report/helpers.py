@@ -55,16 +55,30 @@ def failed_and_untimed_run(folder: Path) -> RunResult:
     return small_run(folder, models)
 
 
+def reliability(accuracy: float) -> dict:
+    """A calibration sub-type's details: three uniform bins, the middle one empty."""
+    rows = [
+        {"lower": 0.0, "upper": 1 / 3, "count": 4, "confidence": 0.3, "accuracy": 0.25},
+        {"lower": 1 / 3, "upper": 2 / 3, "count": 0, "confidence": None, "accuracy": None},
+        {"lower": 2 / 3, "upper": 1.0, "count": 6, "confidence": 0.9, "accuracy": accuracy},
+    ]
+    return {"binning": "uniform", "n_bins": 3, "reliability": rows}
+
+
 def curves_run(folder: Path) -> RunResult:
-    """Per-class values, a PR curve (tp/fp/fn/tn per threshold and class) and a confusion matrix, two models."""
+    """Per-class values, a PR curve (tp/fp/fn/tn per threshold and class), a confusion matrix and a reliability
+    diagram (of ece and mce alike), two models."""
     curve = {
         c: {"0.5": {"tp": 3, "fp": 1, "fn": 1, "tn": 5}, "0.9": {"tp": 2, "fp": 0, "fn": 2, "tn": 6}} for c in "ab"
     }
     matrix = {"confusion_matrix": {"a": {"a": 4, "b": 1}, "b": {"a": 0, "b": 5}}}
     models = {}
-    for name in ("base", "cand"):
+    for name, accuracy in (("base", 5 / 6), ("cand", 0.5)):
+        diagram = reliability(accuracy)
         metrics = {
             "acc-accuracy": sub(0.9, 1),
+            "acc-ece": sub(0.1, higher=False, details=diagram),
+            "acc-mce": sub(0.4, higher=False, details=diagram),
             "acc-map": sub(0.5, per_class=[0.4, 0.6], details={"per_class": {"rect": 0.4, "disk": 0.6}}),
             "acc-pr_curve": sub(None, details=curve, undefined="structured"),
             "acc-confusion_matrix": sub(None, details=matrix, undefined="structured"),

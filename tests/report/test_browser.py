@@ -102,7 +102,10 @@ def test_runs_of_other_shapes_load_cleanly(browser, tmp_path, build) -> None:
     load = browser.open(write_report(tmp_path))
     assert problems(load) == []
     if build is curves_run:
-        assert {"pr-acc-pr_curve", "roc-acc-pr_curve", "confusion-acc-confusion_matrix"} <= set(load.charts)
+        drawn = {"pr-acc-pr_curve", "roc-acc-pr_curve", "confusion-acc-confusion_matrix", "reliability-acc-ece"}
+        assert drawn <= set(load.charts), load.charts
+        points = browser.run("return document.getElementById('reliability-acc-ece').data.map(t => t.y.length)")
+        assert points == [2, 2, 2]  # the diagonal, and each model's two non-empty bins
 
 
 def test_the_pages_front_for_picked_metrics_is_the_one_worked_out_by_hand(browser, tmp_path) -> None:

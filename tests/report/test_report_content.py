@@ -90,6 +90,13 @@ def test_per_class_curves_and_confusion_matrices(tmp_path: Path) -> None:
     assert roc[0]["x"] == [1 / 6, 0.0]  # false positive rate
     heatmaps = figures["confusion-acc-confusion_matrix"]["data"]
     assert heatmaps[0]["z"] == [[4, 1], [0, 5]] and [h["visible"] for h in heatmaps] == [False, True]
+    diagram = figures["reliability-acc-ece"]  # ece and mce share their bins: one diagram for both
+    assert (
+        "reliability-acc-mce" not in figures and diagram["layout"]["title"]["text"] == "acc-ece, acc-mce: reliability"
+    )
+    diagonal, base, cand = diagram["data"]
+    assert diagonal["x"] == [0, 1] and base["x"] == cand["x"] == [0.3, 0.9]  # the empty bin has no point
+    assert base["y"] == [0.25, 5 / 6] and cand["y"] == [0.25, 0.5] and "4 examples" in base["text"][0]
 
 
 def test_a_flat_breakdown_is_a_table_of_its_numbers_with_deltas(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Pure extraction of the structured values metrics leave in results.json: per-class values (``per_class``,
 ``details["per_class"]``: classification averages "none", detection's per-class AP, segmentation), curves
-(``pr_curve``-shaped details: per label and score threshold the counts tp, fp, fn, tn, whence PR and ROC) and
-confusion matrices (``details["confusion_matrix"]``). No HTML, no figures."""
+(``pr_curve``-shaped details: per label and score threshold the counts tp, fp, fn, tn, whence PR and ROC),
+confusion matrices (``details["confusion_matrix"]``) and reliability diagrams (``details["reliability"]``: per
+confidence bin its count, mean confidence and accuracy, as calibration metrics give). No HTML, no figures."""
 
 from __future__ import annotations
 
@@ -49,10 +50,30 @@ class Confusion:
 
 
 @dataclass
+class ReliabilityBins:
+    """One model's non-empty confidence bins, in order."""
+
+    confidence: list[float]
+    accuracy: list[float]
+    count: list[int]
+    lower: list[float | None]
+    upper: list[float | None]
+
+
+@dataclass
+class Reliability:
+    """A reliability diagram per model; ``keys``: the sub-types whose bins are these (ece and mce alike)."""
+
+    keys: list[str]
+    models: dict[str, ReliabilityBins] = field(default_factory=dict)
+
+
+@dataclass
 class Structured:
     per_class: list[PerClass] = field(default_factory=list)
     curves: list[Curves] = field(default_factory=list)
     confusion: list[Confusion] = field(default_factory=list)
+    reliability: list[Reliability] = field(default_factory=list)
     #: Flat objects of numbers (a WER's hits, substitutions, deletions, insertions), a row per field.
     breakdowns: list[PerClass] = field(default_factory=list)
     #: Structured values the page does not draw, by sub-type: where to find them.
@@ -119,6 +140,37 @@ def _confusion(details: Any) -> tuple[list[str], list[list[int]]] | None:
     return labels, [[rows.get(r, {}).get(p, 0) for p in labels] for r in labels]
 
 
+def _reliability(details: Any) -> ReliabilityBins | None:
+    """``details["reliability"]`` as the non-empty bins; None for any other shape."""
+    rows = details.get("reliability") if isinstance(details, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        return None
+    out = ReliabilityBins([], [], [], [], [])
+    for row in rows:
+        confidence, accuracy, count = (
+            _number(row.get("confidence")),
+            _number(row.get("accuracy")),
+            _count(row.get("count")),
+        )
+        if confidence is None or accuracy is None or count <= 0:
+            continue  # an empty bin has no point
+        out.confidence.append(confidence)
+        out.accuracy.append(accuracy)
+        out.count.append(count)
+        out.lower.append(_number(row.get("lower")))
+        out.upper.append(_number(row.get("upper")))
+    return out
+
+
+def _add_reliability(found: list[Reliability], key: str, models: dict[str, ReliabilityBins]) -> None:
+    """A new diagram, or the key added to an earlier one with the same bins (ece and mce of one configuration)."""
+    same = next((r for r in found if r.models == models), None)
+    if same is not None:
+        same.keys.append(key)
+    elif models:
+        found.append(Reliability([key], models))
+
+
 def _breakdown(details: Any) -> dict[str, float] | None:
     """``details`` as field -> number when it is a flat object whose values are numbers or text (text, such as
     the normaliser's name, is left out); None for anything nested."""
@@ -151,6 +203,7 @@ def structured(result: RunResult, names: list[str]) -> Structured:
         curves: Curves | None = None
         confusion: Confusion | None = None
         breakdown: PerClass | None = None
+        diagrams: dict[str, ReliabilityBins] = {}
         for name in names:
             sub = result.models[name].metrics.get(key)
             if sub is None:
@@ -171,6 +224,10 @@ def structured(result: RunResult, names: list[str]) -> Structured:
                 if matrix[0] == confusion.labels:
                     confusion.models[name] = matrix[1]
                 drawn = True
+            bins = _reliability(sub.details)
+            if bins is not None:
+                diagrams[name] = bins
+                drawn = True
             flat = None if drawn else _breakdown(sub.details)
             if flat is not None:
                 breakdown = _add(breakdown, key, name, dict(flat))
@@ -185,4 +242,5 @@ def structured(result: RunResult, names: list[str]) -> Structured:
             out.curves.append(curves)
         if confusion is not None:
             out.confusion.append(confusion)
+        _add_reliability(out.reliability, key, diagrams)
     return out

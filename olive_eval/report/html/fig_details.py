@@ -1,5 +1,6 @@
-"""Figures of structured values: per-class bars, PR and ROC curves, confusion matrices. Curves and
-matrices of several models share one chart with a model picker (a candidate is shown beside the baseline).
+"""Figures of structured values: per-class bars, PR and ROC curves, confusion matrices, reliability diagrams.
+Curves, matrices and diagrams of several models share one chart with a model picker (a candidate is shown beside
+the baseline).
 Pure: :mod:`~olive_eval.report.html.data_details` in, plotly figure dicts out."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from olive_eval.report.html.charts import Chart, ChartIds, colour, label, layout, model_menu
-from olive_eval.report.html.data_details import Confusion, Curves, PerClass
+from olive_eval.report.html.data_details import Confusion, Curves, PerClass, Reliability
 
 
 def per_class_chart(data: PerClass, baseline: str, ids: ChartIds) -> Chart:
@@ -100,3 +101,51 @@ def confusion_chart(data: Confusion, baseline: str, ids: ChartIds) -> Chart:
         extra["updatemenus"] = [model_menu(models, visible, active)]
     title = f"{data.key}: confusion matrix"
     return Chart(ids("confusion", data.key), title, {"data": traces, "layout": layout(title, **extra)})
+
+
+def reliability_chart(data: Reliability, baseline: str, ids: ChartIds) -> Chart:
+    """Accuracy against mean confidence per non-empty bin (marker area by count), the diagonal as perfect
+    calibration; the picked candidate solid, the baseline dotted."""
+    models = list(data.models)
+    views = _views(models, baseline)
+    diagonal = {
+        "type": "scatter",
+        "mode": "lines",
+        "name": "perfectly calibrated",
+        "x": [0, 1],
+        "y": [0, 1],
+        "line": {"dash": "dash", "color": "#bbbbbb"},
+        "hoverinfo": "skip",
+    }
+    traces, owners = [diagonal], [None]
+    for i, name in enumerate(models):
+        bins = data.models[name]
+        largest = max(bins.count, default=1)
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": label(name),
+                "x": bins.confidence,
+                "y": bins.accuracy,
+                "text": [
+                    f"{n} examples, confidence {'?' if lo is None else f'{lo:.3g}'} to {'?' if hi is None else f'{hi:.3g}'}"
+                    for n, lo, hi in zip(bins.count, bins.lower, bins.upper, strict=True)
+                ],
+                "marker": {"size": [6 + 14 * (n / largest) ** 0.5 for n in bins.count]},
+                "line": {"dash": "dot" if name == baseline else "solid", "color": colour(i, name == baseline)},
+                "hovertemplate": "%{text}: confidence %{x:.3f}, accuracy %{y:.3f}<extra>%{fullData.name}</extra>",
+            }
+        )
+        owners.append(name)
+    visible = [[o is None or o in shown for o in owners] for _, shown in views]
+    for trace, vis in zip(traces, visible[0], strict=True):
+        trace["visible"] = vis
+    title = f"{', '.join(data.keys)}: reliability"
+    extra: dict[str, Any] = {
+        "xaxis": {"title": {"text": "mean confidence"}, "range": [0, 1.02]},
+        "yaxis": {"title": {"text": "accuracy"}, "range": [0, 1.02]},
+    }
+    if len(views) > 1:
+        extra["updatemenus"] = [model_menu([v[0] for v in views], visible, 0)]
+    return Chart(ids("reliability", data.keys[0]), title, {"data": traces, "layout": layout(title, **extra)})

@@ -22,7 +22,7 @@ from olive_eval.report.html.data_details import structured
 from olive_eval.report.html.data_examples import worst_examples
 from olive_eval.report.html.data_run import default_axes, model_order, numeric_series, ranking_rows
 from olive_eval.report.html.data_timing import timing_keys_without_runs, timing_views
-from olive_eval.report.html.fig_details import confusion_chart, curve_charts, per_class_chart
+from olive_eval.report.html.fig_details import confusion_chart, curve_charts, per_class_chart, reliability_chart
 from olive_eval.report.html.fig_run import PARETO_ID, pareto_data, pareto_figure, value_charts
 from olive_eval.report.html.fig_timing import timing_charts
 from olive_eval.report.html.source import load_run
@@ -185,12 +185,16 @@ def _classes(page: _Page, result: RunResult, names: list[str], ids: ChartIds) ->
         parts.append(page.charts(curve_charts(curves, result.baseline, ids)))
     for confusion in data.confusion:
         parts.append(page.charts([confusion_chart(confusion, result.baseline, ids)]))
+    for diagram in data.reliability:
+        parts.append(page.charts([reliability_chart(diagram, result.baseline, ids)]))
     for breakdown in data.breakdowns:
         parts.append(f"<h3>{escape(breakdown.key)} in detail</h3>")
         parts.append(per_class_table(breakdown, result.baseline, ids("table-details", breakdown.key), "field"))
     notes = [f"{key}: a structured value this page does not draw (see results.json)" for key in data.undrawn]
     if not parts:
-        notes.append("No per-class values, curves, confusion matrices or detail counts in this run.")
+        notes.append(
+            "No per-class values, curves, confusion matrices, reliability diagrams or detail counts in this run."
+        )
     page.missing += notes
     return _section("sec-classes", "Per class, curves, confusion matrices and details", "".join(parts) + _notes(notes))
 
