@@ -1,6 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds, and exact_match runs its numpy kernel.
+``optional=True``: without a C compiler the install still succeeds, and exact_match and the rank statistics run
+their numpy kernels.
 """
 
 from setuptools import Extension, setup
@@ -11,6 +12,18 @@ setup(
             "olive_eval.metrics.answers._exact_match",
             ["olive_eval/metrics/answers/_exact_match.c"],
             optional=True,
-        )
+        ),
+        Extension(
+            "olive_eval.metrics.regression._ranks",
+            ["olive_eval/metrics/regression/_ranks.c"],
+            depends=["olive_eval/metrics/regression/column.h"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.regression._moments",
+            ["olive_eval/metrics/regression/_moments.c"],
+            depends=["olive_eval/metrics/regression/column.h"],
+            optional=True,
+        ),
     ]
 )

@@ -188,6 +188,37 @@ def _embeddings() -> list[Case]:
     return [Case(name, model, (TEXTS, ANSWERS)) for name in names]
 
 
+def _regression() -> list[Case]:
+    predicted, truth = np.array([2.5, 0.0, 2.0, 8.0, 1.0, 4.0]), np.array([3.0, -0.5, 2.0, 7.0, 1.0, 5.0])
+    missing = predicted.copy()
+    missing[1] = np.nan
+    outputs = np.stack([predicted, truth[::-1]], axis=1)
+    cases = []
+    for name in ("mse", "rmse", "mae", "r2_score", "pearson", "spearman", "kendall_tau"):
+        cases.append(Case(name, None, (predicted, truth)))
+        cases.append(Case(name, {"nan_policy": "omit"}, (missing, truth)))
+    cases += [Case(name, None, (outputs, outputs[::-1]), "-outputs") for name in ("mse", "rmse", "r2_score")]
+    return cases
+
+
+def _agreement() -> list[Case]:
+    logits = np.eye(3)[LABELS] * 0.8 + 0.1
+    cases = [
+        Case("matthews_corrcoef", None, (LABELS, TARGETS, logits)),
+        Case("matthews_corrcoef", None, (BINARY, TARGETS % 2, None)),
+    ]
+    for weights in ("none", "linear", "quadratic"):
+        cases.append(Case("cohen_kappa", {"weights": weights, "num_classes": 3}, (LABELS, TARGETS, None)))
+    return cases
+
+
+def _sts() -> list[Case]:
+    rng = np.random.default_rng(2)
+    pairs = rng.normal(size=(6, 2, 4))
+    gold = np.array([4.5, 1.0, 3.0, 0.5, 2.5, 5.0])
+    return [Case(name, None, (pairs, gold)) for name in ("sts_spearman", "sts_pearson")]
+
+
 CASES = [
     *_classification(),
     *_calibration(),
@@ -201,6 +232,9 @@ CASES = [
     *_retrieval(),
     *_language_modeling(),
     *_embeddings(),
+    *_regression(),
+    *_agreement(),
+    *_sts(),
 ]
 
 

@@ -13,7 +13,7 @@ def cosine_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     has cosine 0 with anything (sentence-transformers' ``cos_sim`` divides by a clamped norm the same way)."""
     a = np.asarray(a, np.float64)
     b = np.asarray(b, np.float64)
-    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    norms = np.sqrt(np.einsum("nd,nd->n", a, a) * np.einsum("nd,nd->n", b, b))  # no [n, d] temporaries
     dots = np.einsum("nd,nd->n", a, b)
     return np.divide(dots, norms, out=np.zeros_like(dots), where=norms > 0)
 
