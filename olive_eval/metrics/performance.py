@@ -42,12 +42,13 @@ GENERATION_QUANTITIES: dict[str, tuple[str, bool]] = {
 }
 #: A generation sub-type is a quantity (its mean over runs) or a quantity with one of these suffixes.
 GENERATION_FORMS: dict[str, str] = {"": "avg", "_p50": "p50", "_p90": "p90"}
-#: The process's peak resident memory while the model generated (MB): once per run, not resampled.
-PEAK_MEMORY = "peak_memory_mb"
-GENERATION_STATISTICS: tuple[str, ...] = (
-    *(quantity + suffix for quantity in GENERATION_QUANTITIES for suffix in GENERATION_FORMS),
-    PEAK_MEMORY,
+GENERATION_STATISTICS: tuple[str, ...] = tuple(
+    quantity + suffix for quantity in GENERATION_QUANTITIES for suffix in GENERATION_FORMS
 )
+#: The model's own memory footprint during its timed calls (MB), for any runtime: once per run, not resampled.
+#: Measured on generation (token by token) when its metric_config sets a generation length, else on the
+#: model's ordinary call.
+PEAK_MEMORY = "peak_memory_mb"
 
 
 def generation_sub_type(name: str) -> tuple[str, str] | None:
@@ -127,6 +128,10 @@ class GenerationTimingConfig(TimingConfig):
         return self
 
 
+#: The keys that make a timing config a generation one (its fixed lengths).
+GENERATION_LENGTH_KEYS = frozenset(GenerationTimingConfig.model_fields) - frozenset(TimingConfig.model_fields)
+
+
 @dataclass
 class TimingSample:
     """What one timing run measured for one model.
@@ -142,13 +147,12 @@ class TimingSample:
     loads: list[float] = field(default_factory=list)
     first_calls: list[float] = field(default_factory=list)
     #: Generation runs: each quantity's seconds per run, in the same rounds (``GENERATION_QUANTITIES``), the count
-    #: a rate quantity's seconds are for (tokens), the peak memory (``peak_memory_mb``'s) and the resident memory
-    #: the model's load added (its largest over loads), and the fixed lengths.
+    #: a rate quantity's seconds are for (tokens), and the fixed lengths.
     quantities: dict[str, list[np.ndarray]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
-    peak_rss_bytes: int = 0
-    load_rss_bytes: int = 0
     lengths: dict[str, int] = field(default_factory=dict)
+    #: ``peak_memory_mb``'s bytes, when the run measured memory and the system could tell.
+    peak_memory_bytes: int | None = None
 
     @property
     def seconds(self) -> np.ndarray:

@@ -8,7 +8,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from olive_eval.errors import EvaluationError
 from olive_eval.metrics.performance import (
+    GENERATION_LENGTH_KEYS,
     GENERATION_QUANTITIES,
     GENERATION_STATISTICS,
     LOAD_STATISTICS,
@@ -64,16 +66,17 @@ class _TimingType(MetricType):
 
 @register_metric_type
 class LatencyType(_TimingType):
-    """Milliseconds per model call (``cv`` in percent); ``load`` and ``first_call`` once per model load; and the
+    """Milliseconds per model call (``cv`` in percent); ``load`` and ``first_call`` once per model load; the
     generation sub-types (``ttft``, ``tpot``, ``e2e``, ``tokens_per_second``, ``prefill_tokens_per_second``, each
-    with ``_p50`` and ``_p90``, and ``peak_memory_mb``), measured token by token."""
+    with ``_p50`` and ``_p90``), measured token by token; and ``peak_memory_mb``, the model's own memory during its
+    timed calls, for every runtime."""
 
     name = "latency"
     unit = "ms"
     higher_is_better = False
 
     def sub_type_names(self) -> list[str]:
-        return [*RUN_STATISTICS, *LOAD_STATISTICS, *GENERATION_STATISTICS]
+        return [*RUN_STATISTICS, *LOAD_STATISTICS, *GENERATION_STATISTICS, PEAK_MEMORY]
 
     def default_higher_is_better(self, sub_type: str) -> bool:
         generation = generation_sub_type(sub_type)
@@ -91,12 +94,16 @@ class LatencyType(_TimingType):
         return "MB" if sub_type == PEAK_MEMORY else super().unit_of(sub_type)
 
     def config_keys(self, sub_type: str) -> set[str]:
-        if sub_type in GENERATION_STATISTICS:
+        if sub_type in GENERATION_STATISTICS or sub_type == PEAK_MEMORY:
             return model_keys(GenerationTimingConfig)
         return super().config_keys(sub_type)
 
     def parse_metric_config(self, sub_type: str, raw: dict[str, Any] | None) -> TimingConfig:
-        if sub_type in GENERATION_STATISTICS:
+        """A generation sub-type's config fixes the lengths; ``peak_memory_mb``'s does when it names one (then it
+        is measured on token-by-token generation, beside the generation sub-types of the same config), else it is
+        an ordinary timing config and the memory is measured on the model's own call (beside ``avg``...)."""
+        lengths = GENERATION_LENGTH_KEYS & set(raw or {})
+        if sub_type in GENERATION_STATISTICS or (sub_type == PEAK_MEMORY and lengths):
             return GenerationTimingConfig.model_validate(raw or {})
         return super().parse_metric_config(sub_type, raw)
 
@@ -115,9 +122,9 @@ class LatencyType(_TimingType):
         if sub_type in LOAD_STATISTICS:
             return load_statistic_ms(sample, sub_type)
         if sub_type == PEAK_MEMORY:
-            if not sample.peak_rss_bytes:
-                raise ValueError("the process's resident memory cannot be read on this system")
-            return sample.peak_rss_bytes / 2**20
+            if sample.peak_memory_bytes is None:
+                raise EvaluationError("the process's resident memory cannot be read on this system")
+            return sample.peak_memory_bytes / 2**20
         return super().score(self.sample_for(sample, sub_type), sub_type)
 
 

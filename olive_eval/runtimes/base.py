@@ -22,6 +22,7 @@ from pydantic import Field
 from olive_eval.data.batch import Batch, Columns, Outputs
 from olive_eval.data.input_spec import InputSpec
 from olive_eval.registry import Registry
+from olive_eval.runtimes.memory import MemoryMeter, ProcessMemory
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.call_mode import CallMode
@@ -163,6 +164,12 @@ class Runtime(ABC):
         (``generates``) or not: by default the model's own outputs and nothing added."""
         return Emits()
 
+    @classmethod
+    def memory_meter(cls, device: Device) -> MemoryMeter:
+        """What ``peak_memory_mb`` reads for this runtime's models on ``device``, chosen before a model loads so
+        that its load is measured too: the process's resident memory by default (host memory only on a gpu)."""
+        return ProcessMemory(host_only=device == "gpu")
+
     @abstractmethod
     def predict(self, batch: Batch) -> Outputs:
         """Outputs for the examples of ``batch``."""
@@ -210,6 +217,11 @@ def _adopt(name: str, cls: type[Runtime], origin: str) -> None:
 runtime_registry: Registry[type[Runtime]] = Registry(
     "model type", packages=("olive_eval.runtimes",), group="olive_eval.model_types", base=Runtime, adopt=_adopt
 )
+
+
+def memory_meter(model_config: ModelConfig, device: Device) -> MemoryMeter:
+    """The meter of ``model_config``'s runtime on ``device`` (:meth:`Runtime.memory_meter`)."""
+    return runtime_registry.get(model_config.type).memory_meter(device)
 
 
 def create_runtime(

@@ -21,6 +21,7 @@ from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.runtimes.hf_shapes import misfit
 from olive_eval.runtimes.hf_streaming import HfStreamed
 from olive_eval.runtimes.inputs import input_array
+from olive_eval.runtimes.memory import MemoryMeter, TorchDeviceMemory
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
 from olive_eval.runtimes.torch_threads import torch_threads, usable_cores
@@ -63,6 +64,11 @@ class HfRuntime(Runtime):
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
         return gpu_problem(device)
+
+    @classmethod
+    def memory_meter(cls, device: Device) -> MemoryMeter:
+        """On a gpu, torch's own account of the device memory it allocated (the model lives there)."""
+        return TorchDeviceMemory() if device == "gpu" else super().memory_meter(device)
 
     @classmethod
     def emits(cls, model_config: Any, generates: bool) -> Emits:

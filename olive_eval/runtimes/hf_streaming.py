@@ -43,22 +43,9 @@ class HfStreamed(StreamingCall):
         return int(self._tensors["input_ids"].shape[0])
 
     def _generate(self, on_token: Callable[[], None]) -> int:
-        device = self._tensors["input_ids"].device
-        if device.type == "cuda":
-            torch.cuda.reset_peak_memory_stats(device)
         with torch.inference_mode():
             self._model.generate(**self._tensors, **self._kwargs, streamer=_Stamps(on_token))
         return int(self._tensors["input_ids"].numel())
-
-    def memory_basis(self) -> str:
-        return "device" if self._tensors["input_ids"].device.type == "cuda" else super().memory_basis()
-
-    def memory_bytes(self) -> int:
-        """On a GPU, the device memory torch held at the call's peak; on the cpu, the process's own measure."""
-        device = self._tensors["input_ids"].device
-        if device.type == "cuda":
-            return int(torch.cuda.max_memory_allocated(device))
-        return super().memory_bytes()
 
     def outputs(self) -> Outputs:
         return {}

@@ -17,6 +17,7 @@ from olive_eval.errors import EvaluationError, first_line
 from olive_eval.lazy import LazyModule
 from olive_eval.runtimes.base import BoundCall, Device, InputSpec, Runtime, runtime_registry
 from olive_eval.runtimes.inputs import input_array
+from olive_eval.runtimes.memory import MemoryMeter, TorchDeviceMemory
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch_config import IOConfig, PyTorchModelConfig
 from olive_eval.runtimes.torch_formats import CallPlan, load_file
@@ -221,6 +222,11 @@ class TorchRuntime(Runtime):
     @classmethod
     def device_problem(cls, model_config: Any, device: Device, execution_providers: list[ProviderSpec]) -> str | None:
         return gpu_problem(device)
+
+    @classmethod
+    def memory_meter(cls, device: Device) -> MemoryMeter:
+        """On a gpu, torch's own account of the device memory it allocated (the model lives there)."""
+        return TorchDeviceMemory() if device == "gpu" else super().memory_meter(device)
 
     def _tensors(self, inputs: Mapping[str, np.ndarray], start: int = 0) -> dict[str, torch.Tensor]:
         needed = [s.name for s in self._specs]

@@ -16,7 +16,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.data.input_spec import InputSpec
-from olive_eval.runtimes import streaming
+from olive_eval.runtimes import memory
 from olive_eval.runtimes.base import ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.streaming import StreamingCall
 
@@ -128,7 +128,7 @@ def test_peak_memory_is_the_models_load_plus_its_calls_transient(tmp_path, keep_
 
 
 def test_without_a_resettable_peak_the_call_is_read_after_it_and_the_description_says_so(tmp_path, monkeypatch):
-    monkeypatch.setattr(streaming, "reset_peak_rss", lambda: False)
+    monkeypatch.setattr(memory, "reset_peak_rss", lambda: False)
     result, described = run(tmp_path, {"m": (100, 60)})
     value = result.models["m"].metrics["gen-peak_memory_mb"].value
     assert value == pytest.approx(100, abs=TOLERANCE_MB)  # the call's transient is freed before the read

@@ -1,5 +1,7 @@
 """Generation latency in the timing phase: a run of the generation sub-types (``ttft``, ``tpot``, ``e2e``,
-``tokens_per_second``, ``prefill_tokens_per_second``, ``peak_memory_mb``) times the model token by token.
+``tokens_per_second``, ``prefill_tokens_per_second``) times the model token by token, and so does
+``peak_memory_mb`` when its config sets the lengths (its memory is read as for any call:
+:mod:`olive_eval.engine.timing.peak_memory`).
 
 The phase's rounds, warm-up and pairing are the ordinary ones (:mod:`olive_eval.engine.timing.timing_phase`): only the
 call differs. :func:`bind_timed` binds prompts of one fixed length to a streaming call that decodes exactly
@@ -18,7 +20,7 @@ from olive_eval.data.batch import Batch
 from olive_eval.errors import EvaluationError
 from olive_eval.metrics.performance import GenerationTimingConfig, TimingConfig, TimingSample
 from olive_eval.runtimes.base import BoundCall, Runtime
-from olive_eval.runtimes.streaming import MEMORY_BASES, StreamingCall, StreamsTokens, TokenTrace
+from olive_eval.runtimes.streaming import StreamingCall, StreamsTokens, TokenTrace
 
 
 def fixed_prompts(batch: Batch, prompt_tokens: int | None) -> Batch:
@@ -92,24 +94,3 @@ def record_tokens(call: BoundCall, sample: TimingSample, runs: int, description:
     for name, values in quantities(traces).items():
         sample.quantities.setdefault(name, []).append(values)
     description.setdefault("generation", dict(sample.lengths))
-    record_memory(traces, sample, description)
-
-
-def record_memory(traces: list[TokenTrace], sample: TimingSample, description: dict[str, Any]) -> None:
-    """``peak_memory_mb``'s bytes: the model's own footprint in the process (every model of a run is resident
-    at once, so the process's total would be the same for all), the resident memory its load added plus the most
-    its calls took above what was resident just before them; on a device that reports its own peak, that peak.
-    ``description["peak_memory"]`` records what the figure rests on."""
-    basis = traces[-1].memory_basis
-    call = max(t.memory_bytes for t in traces)
-    if basis == "device":
-        sample.peak_rss_bytes = max(sample.peak_rss_bytes, call)
-        description["peak_memory"] = {"basis": MEMORY_BASES[basis], "device_bytes": sample.peak_rss_bytes}
-        return
-    call = max(call, description.get("peak_memory", {}).get("call_bytes", 0))
-    sample.peak_rss_bytes = sample.load_rss_bytes + call
-    description["peak_memory"] = {
-        "basis": f"the resident memory the model's load added + {MEMORY_BASES[basis]}",
-        "load_bytes": sample.load_rss_bytes,
-        "call_bytes": call,
-    }

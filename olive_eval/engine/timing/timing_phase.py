@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,12 +28,12 @@ from olive_eval.data.dummy import dummy_inputs
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.timing.generation_timing import bind_timed, record_tokens
+from olive_eval.engine.timing.peak_memory import Footprint
 from olive_eval.engine.timing.timing import chunk_size, relative_half_width, round_sizes, settle, timed_calls, warm_up
 from olive_eval.engine.work.timing import TimingRun
-from olive_eval.metrics.performance import LOAD_STATISTICS, TimingSample
+from olive_eval.metrics.performance import LOAD_STATISTICS, PEAK_MEMORY, TimingSample
 from olive_eval.progress import NO_TASK, Progress, start_task
-from olive_eval.runtimes.base import BoundCall, Runtime
-from olive_eval.runtimes.streaming import rss_bytes
+from olive_eval.runtimes.base import BoundCall, Runtime, memory_meter
 
 
 @dataclass
@@ -58,11 +59,16 @@ class _Slot:
     call: BoundCall | None = None
     elapsed: float = 0.0  # seconds of timed calls so far, against an adaptive run's budget
     done: bool = False
+    footprint: Footprint | None = None  # the run has peak_memory_mb: the model's memory, read around its calls
 
     @property
     def timed(self) -> bool:
         """False when the run only holds load statistics, which need no timed calls."""
         return any(sub.name not in LOAD_STATISTICS for _, sub in self.job.sub_types)
+
+    def measuring(self, part: Callable[[Footprint], AbstractContextManager[None]]) -> AbstractContextManager[None]:
+        """``part`` of the footprint (its load, a round's calls) where the run measures memory, else nothing."""
+        return part(self.footprint) if self.footprint is not None else nullcontext()
 
     @property
     def sample(self) -> TimingSample:
@@ -102,6 +108,12 @@ class TimingPhase:
     def measure(self, models: list[Any], jobs: list[TimingRun]) -> dict[str, list[TimingOutcome]]:
         """model name → one outcome per timing run, in plan order."""
         slots = [_Slot(m.display_name(), m, job) for m in models for job in jobs]
+        for slot in slots:
+            if any(sub.name == PEAK_MEMORY for _, sub in slot.job.sub_types):
+                slot.footprint = Footprint(memory_meter(slot.model, self.context.device))
+        primed = {s.model.type: s for s in reversed(slots) if s.footprint is not None}  # each type's first
+        for slot in primed.values():
+            self._prime(slot)
         try:
             if self.settings.interleave and len(models) > 1:
                 self._interleaved(slots)
@@ -162,35 +174,52 @@ class TimingPhase:
     def _open(self, slot: _Slot) -> bool:
         """Load the model (timed: ``load``), bind the inputs, time the first call (``first_call``), warm up."""
         try:
-            resident = rss_bytes()  # the model's own footprint: what its load (and warm-up) leaves resident
-            started = time.perf_counter()
-            slot.runtime = self.context.load(slot.model, slot.job.settings)
-            load_seconds = time.perf_counter() - started
-            batch = self._inputs(slot.job, slot.runtime, slot.model)
-            slot.call = bind_timed(slot.job.timing, slot.runtime, batch)
-            with slot.runtime.call_scope():  # a torch model's threads: set before the clock starts
+            with slot.measuring(Footprint.loading):  # what the load and warm-up leave held is the model's own
                 started = time.perf_counter()
-                slot.call()
-                first = time.perf_counter() - started
-            if slot.outcome.sample is None:
-                slot.outcome.sample = TimingSample(batch_size=batch.size)
-                slot.outcome.description = slot.runtime.describe()
-            slot.sample.loads.append(load_seconds)
-            slot.sample.first_calls.append(first)
-            if slot.timed:
-                warmup = slot.job.timing.warmup_num
-                self.progress(slot.name, f"timing: loaded in {load_seconds * 1000:.1f} ms; {warmup} warm-up calls")
-                with (
-                    start_task(self.progress, slot.name, "timing warm-up", warmup, "call", transient=True) as task,
-                    slot.runtime.call_scope(),
-                ):
-                    warm_up(slot.call, warmup, self._reporter(slot), task)
-            slot.sample.load_rss_bytes = max(slot.sample.load_rss_bytes, rss_bytes() - resident)
+                slot.runtime = self.context.load(slot.model, slot.job.settings)
+                load_seconds = time.perf_counter() - started
+                batch = self._inputs(slot.job, slot.runtime, slot.model)
+                slot.call = bind_timed(slot.job.timing, slot.runtime, batch)
+                with slot.runtime.call_scope():  # a torch model's threads: set before the clock starts
+                    started = time.perf_counter()
+                    slot.call()
+                    first = time.perf_counter() - started
+                if slot.outcome.sample is None:
+                    slot.outcome.sample = TimingSample(batch_size=batch.size)
+                    slot.outcome.description = slot.runtime.describe()
+                slot.sample.loads.append(load_seconds)
+                slot.sample.first_calls.append(first)
+                if slot.timed:
+                    self._warm_up(slot)
         except Exception as exc:
             slot.outcome.error = exc
             self._close(slot)
             return False
         return True
+
+    def _prime(self, slot: _Slot) -> None:
+        """Load the model and call it once, measuring nothing, then close it: the one-time set-up of its runtime's
+        library (its import, global thread pools) then belongs to no model's footprint (``peak_memory_mb``)."""
+        try:
+            runtime = self.context.load(slot.model, slot.job.settings)
+            try:
+                call = bind_timed(slot.job.timing, runtime, self._inputs(slot.job, runtime, slot.model))
+                with runtime.call_scope():
+                    call()
+            finally:
+                runtime.close()
+        except Exception:  # the measured load that follows reports the model's error, where it belongs
+            return
+
+    def _warm_up(self, slot: _Slot) -> None:
+        assert slot.runtime is not None and slot.call is not None
+        warmup = slot.job.timing.warmup_num
+        self.progress(slot.name, f"timing: loaded in {slot.sample.loads[-1] * 1000:.1f} ms; {warmup} warm-up calls")
+        with (
+            start_task(self.progress, slot.name, "timing warm-up", warmup, "call", transient=True) as task,
+            slot.runtime.call_scope(),
+        ):
+            warm_up(slot.call, warmup, self._reporter(slot), task)
 
     def _round(self, slot: _Slot, r: int, rewarm: int, n: int | None = None, append: bool = False) -> bool:
         """Time ``n`` calls (adaptive: one chunk) as round ``r``, or add them to the last round (``append``)."""
@@ -203,13 +232,18 @@ class TimingPhase:
             self.progress(slot.name, f"timing{label}: {count} runs")
             # the phase's bar counts interleaved rounds, and adaptive chunks add up: their own bars go when done
             transient = slot.outcome.interleaved or append
-            with slot.runtime.call_scope():  # a torch model's threads, for the re-warm and the timed calls alike
-                for _ in range(rewarm):  # the first call after the other models ran re-warms caches, untimed
+            # memory is read around the round, never inside a timed call: a round that reads it starts with an
+            # untimed call that takes back what the reading released (peak_memory), as the re-warm would
+            untimed = rewarm if slot.footprint is None else max(rewarm, 1)
+            with slot.runtime.call_scope(), slot.measuring(Footprint.calls):  # torch threads: re-warm and timed
+                for _ in range(untimed):  # the first call after the other models ran re-warms caches, untimed
                     slot.call()
                 with start_task(self.progress, slot.name, f"timing{label}", count, "run", transient=transient) as task:
                     seconds = timed_calls(slot.call, count, slot.job.timing, self._reporter(slot), task)
             self._last_timed = slot.runtime
             record_tokens(slot.call, slot.sample, count, slot.outcome.description)
+            if slot.footprint is not None:
+                slot.footprint.record(slot.sample, slot.outcome.description)
         except Exception as exc:
             slot.outcome.error = exc
             self._close(slot)

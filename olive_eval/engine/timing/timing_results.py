@@ -14,6 +14,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.timing.timing_phase import TimingOutcome
 from olive_eval.engine.work.timing import TimingRun
+from olive_eval.errors import EvaluationError
 from olive_eval.metrics import Score
 from olive_eval.metrics.performance import latency_ms
 from olive_eval.records.results import ModelResult, TimedRuns, TimingInfo
@@ -66,11 +67,16 @@ def record_timing(recorder: Recorder, jobs: list[TimingRun], outcomes: list[Timi
             result.timings[metric_name] = timed
         for metric, sub in job.sub_types:
             mtype = metric.metric_type
+            try:
+                score = Score(mtype.score(sample, sub.name))
+            except (ValueError, EvaluationError) as exc:  # what the run could not measure: that sub-type alone fails
+                recorder.fail([(metric, sub)], exc)
+                continue
             evidence = None
             if mtype.can_resample(sub.name):
                 own = mtype.sample_for(sample, sub.name)  # a generation sub-type's own quantity
                 evidence = Evidence(timings=own, statistic=mtype.statistic(sub.name, own.batch_size))
-            recorder.record(metric, sub, Score(mtype.score(sample, sub.name)), evidence).timing = replace(info)
+            recorder.record(metric, sub, score, evidence).timing = replace(info)
         if sample.runs > 1:
             cv = float(latency_ms(sample.seconds, "cv"))
             if cv > BUSY_CV:
