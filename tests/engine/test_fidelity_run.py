@@ -213,3 +213,21 @@ def test_a_fidelity_sub_type_that_is_neither_a_measure_nor_a_reference_metric_is
     assert main(["--config", str(path), "--quiet"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "metrics[0].sub_types[0].name" in err
+
+
+def test_fidelity_with_repeats_is_refused_at_its_key(problem):
+    with pytest.raises(ConfigError) as caught:
+        evaluate(problem.config(metrics=({**FIDELITY, "repeats": 2, "filters": [{"type": "take_first"}]},)))
+    assert "metrics[0].repeats" in str(caught.value) and "one output per example" in str(caught.value)
+
+
+def test_outputs_the_baseline_cannot_keep_are_named_in_the_candidates_error(problem):
+    fidelity = {**FIDELITY, "sub_types": [{"name": "top1_agreement", "metric_config": {"output_name": "nope"}}]}
+    result = evaluate(problem.config(candidates=("near",), metrics=(fidelity,)))
+    error = result.models["near"].metrics["fid-top1_agreement"].error
+    assert error == (
+        "baseline 'base' has no outputs on data config 'rows' to compare with: it could not keep its outputs: the "
+        "model has no output 'nope'; its outputs: logits"
+    )
+    own = result.models["base"].metrics["fid-top1_agreement"].error
+    assert own.endswith("the model has no output 'nope'; its outputs: logits"), own

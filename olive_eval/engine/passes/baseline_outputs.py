@@ -24,6 +24,7 @@ import numpy as np
 from olive_eval.config.metric import MetricConfig
 from olive_eval.data.batch import Column, Columns
 from olive_eval.engine.model.runtime_settings import Settings, settings_key
+from olive_eval.engine.passes.fields import OUTPUT
 from olive_eval.errors import EvaluationError
 from olive_eval.metrics.fidelity.measures import BASELINE
 from olive_eval.records.output_manifest import record_written
@@ -62,6 +63,16 @@ def _is_baseline_name(name: str, metrics: Sequence[MetricConfig]) -> bool:
     return any(BASELINE + name in m.reads(s) for m in metrics for s in m.sub_types)
 
 
+def missing_output(name: str, fields: Columns) -> str:
+    """What a model lacks that a fidelity metric compares, and what it has."""
+    outputs = sorted(f.removeprefix(OUTPUT) for f in fields if f.startswith(OUTPUT))
+    if name.startswith(OUTPUT):
+        return (
+            f"the model has no output '{name.removeprefix(OUTPUT)}'; its outputs: {', '.join(outputs) or 'none named'}"
+        )
+    return f"the pass gives no '{name}'"
+
+
 class OutputsCapture:
     """The baseline's pass: each batch's compared fields appended to a part file (a consumer of the pass)."""
 
@@ -79,15 +90,27 @@ class OutputsCapture:
         missing = [n for n in self.names if n not in available and not n.startswith("output.")]
         if missing:
             self.error = EvaluationError(f"the pass gives no {', '.join(missing)} to keep for the fidelity metrics")
+            self._note(str(self.error))
 
     def update(self, fields: Columns, start: int, cache: dict[Any, Any]) -> None:
         if self.error is not None:
             return
         try:
             self._add(fields)
-        except Exception as exc:  # the candidates' fidelity metrics say the outputs are missing; this pass goes on
+        except Exception as exc:  # the candidates' fidelity metrics say why the outputs are missing; this pass goes on
             self.error = exc
             self.discard()
+            self._note(f"could not keep its outputs: {exc}")
+
+    def _note(self, why: str) -> None:
+        """Why this part is missing, for the candidates' fidelity metrics to say."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.with_suffix(".error").write_text(why)
+            if self.out_dir is not None:
+                record_written(self.out_dir, self.path.with_suffix(".error"))
+        except OSError:
+            pass
 
     def _add(self, fields: Columns) -> None:
         import pyarrow as pa
@@ -95,7 +118,7 @@ class OutputsCapture:
         columns: dict[str, Any] = {}
         for name in self.names:
             if name not in fields:
-                raise EvaluationError(f"the model gives no '{name}' (it gives {', '.join(sorted(fields))})")
+                raise EvaluationError(missing_output(name, fields))
             columns.update(_encode(name, fields[name]))
         batch = pa.RecordBatch.from_pydict(columns)
         if self._writer is None:
@@ -169,6 +192,12 @@ class BaselineReader:
 
         self.link, self.data_config = link, data_config
         parts = sorted(folder.glob("part-*.arrow")) if folder.is_dir() else []
+        notes = sorted(folder.glob("part-*.error")) if folder.is_dir() else []
+        if notes:
+            raise EvaluationError(
+                f"baseline '{link.baseline}' has no outputs on data config '{data_config}' to compare with: it "
+                + notes[0].read_text(errors="replace").strip()
+            )
         if not parts:
             why = f" (it {link.missing})" if link.missing else ""
             raise EvaluationError(
@@ -236,7 +265,10 @@ class BaselineFields:
         if self._last is not None and self._last[:2] == (start, n):
             return self._last[2]
         if self._open is None:
-            extra = {BASELINE + name: fields[name] for name in self.names if name in fields}
+            missing = next((name for name in self.names if name not in fields), None)
+            if missing is not None:
+                raise EvaluationError(missing_output(missing, fields))
+            extra = {BASELINE + name: fields[name] for name in self.names}
         else:
             if self.reader is None:
                 self.reader = self._open()

@@ -37,6 +37,11 @@ class FidelityType(MetricType):
     resamplable = True
     reads_baseline = True
 
+    def config_problem(self, config: Any) -> tuple[str, str] | None:
+        if (config.repeats or 1) > 1:
+            return "repeats", "fidelity compares one output per example with the baseline's; leave out repeats"
+        return None
+
     def sub_type_names(self) -> list[str]:
         return [*fidelity_registry.names(), *(n for n in metric_registry.names() if _against_references(n))]
 
