@@ -306,6 +306,11 @@ class MetricConfig(StrictModel):
         return self.metric_type.work_of(self)
 
     @property
+    def reads_data(self) -> bool:
+        """True when the metric runs the model over its data config (a pass, or the type's own way)."""
+        return self.metric_type.reads_data(self)
+
+    @property
     def uses_predictions(self) -> bool:
         """True when the metric scores outputs of an inference pass over its data config."""
         return self.work == PREDICTION_PASS

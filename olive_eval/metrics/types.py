@@ -87,6 +87,10 @@ class MetricType:
         """A problem of metric ``config`` as a whole that only the type knows: (JSON path below the metric, message)."""
         return None
 
+    def reads_data(self, config: Any) -> bool:
+        """Whether metric ``config`` runs the model over its data config (which then must hold real data)."""
+        return self.work_of(config) == PREDICTION_PASS
+
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
         raise NotImplementedError

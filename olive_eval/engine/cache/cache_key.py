@@ -22,7 +22,6 @@ from typing import Any
 
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.cache.content_hash import tree_sha256
-from olive_eval.engine.passes.baseline_outputs import compared_fields
 from olive_eval.runtimes.base import ModelConfig
 
 #: Bump when the entry layout or the key's contents change: older entries then miss (2: per-example files).
@@ -116,7 +115,7 @@ def key_payload(run: RunConfig, model: ModelConfig, *, include_timing: bool) -> 
     }
     if include_timing:
         payload["timing"] = run.timing.model_dump(mode="json")
-    if compared_fields(metrics):  # fidelity values are the model's against the baseline's outputs
+    if any(m.metric_type.reads_baseline for m in metrics):  # fidelity: the model's outputs against the baseline's
         baseline = run.input_model
         payload["baseline"] = {
             "model": baseline.model_dump(mode="json", exclude={"name"}),

@@ -47,10 +47,11 @@ class BaselineLink:
     #: why the baseline has no outputs (it failed), for a candidate's fidelity metrics to say
     missing: str | None = None
 
-    def folder(self, data_config: str, settings: Settings) -> Path:
+    def folder(self, data_config: str, settings: Settings, kind: str = "") -> Path:
+        """The folder of one pass's kept outputs (``kind``: another kind of work's, apart from the pass's)."""
         key = settings_key(settings)
         suffix = f"-{hashlib.sha256(key.encode()).hexdigest()[:12]}" if key else ""
-        return self.root / f"{data_config}{suffix}"
+        return self.root / f"{data_config}{suffix}{'.' + kind if kind else ''}"
 
 
 def compared_fields(metrics: Sequence[MetricConfig]) -> list[str]:

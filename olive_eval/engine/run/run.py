@@ -28,7 +28,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
-from olive_eval.engine.passes.baseline_outputs import BaselineLink, compared_fields
+from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.passes.repeats import check_generations
 from olive_eval.engine.passes.shards import check_shards
 from olive_eval.engine.run.context import RunContext
@@ -98,7 +98,7 @@ class Run:
         )
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
         #: whether a metric compares each model's outputs with the baseline's: the baseline's pass keeps them
-        self.compares_with_baseline = bool(compared_fields(run.all_metrics))
+        self.compares_with_baseline = any(m.metric_type.reads_baseline for m in run.all_metrics)
         self.data = DataStore(run)
         self.context = RunContext.of(run)
         #: the judges the metrics ask, loaded with the run's context on first use and closed with the run

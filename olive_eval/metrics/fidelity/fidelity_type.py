@@ -9,7 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from olive_eval.metrics.base import Metric
-from olive_eval.metrics.fidelity.measures import BASELINE, fidelity_registry, output_field
+from olive_eval.metrics.fidelity.measures import (
+    BASELINE,
+    TEACHER_FORCED,
+    TOKEN_MEASURES,
+    fidelity_registry,
+    output_field,
+)
 from olive_eval.metrics.registry import metric_registry
 from olive_eval.metrics.types import PREDICTION_PASS, MetricType, model_keys, register_metric_type
 
@@ -37,9 +43,24 @@ class FidelityType(MetricType):
     resamplable = True
     reads_baseline = True
 
+    def work_of(self, config: Any) -> str:
+        """Token-level measures feed each model the baseline's tokens; the others compare a pass's outputs."""
+        return TEACHER_FORCED if any(s.name in TOKEN_MEASURES for s in config.sub_types) else PREDICTION_PASS
+
+    def reads_data(self, config: Any) -> bool:
+        return True
+
     def config_problem(self, config: Any) -> tuple[str, str] | None:
         if (config.repeats or 1) > 1:
             return "repeats", "fidelity compares one output per example with the baseline's; leave out repeats"
+        tokens = [s.name in TOKEN_MEASURES for s in config.sub_types]
+        if any(tokens) and not all(tokens):
+            i = tokens.index(not tokens[0])
+            return (
+                f"sub_types[{i}].name",
+                f"{', '.join(TOKEN_MEASURES)} feed each model the baseline's generated tokens, apart from the pass the "
+                "other sub-types compare: give them a fidelity metric of their own",
+            )
         return None
 
     def sub_type_names(self) -> list[str]:
@@ -76,6 +97,8 @@ class FidelityType(MetricType):
         return metric
 
     def reads_of(self, sub_type: str, raw: dict[str, Any] | None) -> tuple[str, ...]:
+        if sub_type in TOKEN_MEASURES:
+            return ()
         if sub_type in fidelity_registry:
             field = output_field(self.parse_metric_config(sub_type, raw))
             return (field, BASELINE + field)

@@ -113,3 +113,27 @@ def signal_and_noise(candidate: Any, baseline: Any) -> np.ndarray:
     c, b = paired(candidate, baseline)
     flat_b, diff = b.reshape(len(b), -1), (c - b).reshape(len(c), -1)
     return np.stack([np.einsum("ij,ij->i", flat_b, flat_b), np.einsum("ij,ij->i", diff, diff)], axis=1)
+
+
+def log_softmax_rows(logits: np.ndarray) -> np.ndarray:
+    """Log-probabilities over the last axis, in float64."""
+    return _log_softmax(np.asarray(logits, dtype=np.float64), 1.0)
+
+
+def token_agreement(candidate_log_probs: np.ndarray, tokens: np.ndarray) -> float:
+    """One example: the share of the baseline's tokens that are the candidate's most likely next token, the
+    candidate fed the baseline's tokens before each (teacher forcing)."""
+    return float(np.mean(np.asarray(candidate_log_probs).argmax(axis=-1) == np.asarray(tokens)))
+
+
+def token_kl(candidate_log_probs: np.ndarray, baseline_log_probs: np.ndarray) -> float:
+    """One example: the mean over the baseline's token positions of KL(baseline ‖ candidate) of the next-token
+    distributions (natural log)."""
+    log_q = log_softmax_rows(candidate_log_probs)
+    log_p = log_softmax_rows(baseline_log_probs)
+    if log_q.shape != log_p.shape:
+        raise ValueError(
+            f"the candidate's next-token distributions have shape {log_q.shape} and the baseline's {log_p.shape}: "
+            "the two models need one vocabulary"
+        )
+    return float((np.exp(log_p) * (log_p - log_q)).sum(axis=-1).mean())

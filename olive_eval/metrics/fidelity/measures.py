@@ -18,6 +18,8 @@ from olive_eval.strict_model import StrictModel
 
 #: The prefix of the fields a pass gives with the baseline's outputs (``baseline.logits``).
 BASELINE = "baseline."
+#: The kind of work of the token-level measures: each model fed the baseline's generated tokens.
+TEACHER_FORCED = "teacher_forced"
 
 #: Fidelity measures by name (the ``fidelity`` type's own sub-types).
 fidelity_registry: Registry[type[Metric]] = Registry(
@@ -176,3 +178,31 @@ class SignalToNoise(FidelityMeasure):
         with np.errstate(invalid="ignore", divide="ignore"):
             ratio = totals[:, 0] / totals[:, 1]
             return np.where((totals[:, 1] > 0) & (totals[:, 0] > 0), 10 * np.log10(ratio), np.nan)
+
+
+class TokenMeasure(Metric):
+    """A generation measure over the baseline's greedy continuation, teacher-forced through the candidate: its
+    per-example values come from the ``teacher_forced`` kind of work, not from a pass's fields."""
+
+    kind = Kind.INSTANCE
+    reads: ClassVar[tuple[str, ...]] = ()
+
+
+@register_measure
+class TokenAgreement(TokenMeasure):
+    """Share of the baseline's generated tokens that are the candidate's most likely next token."""
+
+    name = "token_agreement"
+    higher_is_better = True
+
+
+@register_measure
+class TokenKL(TokenMeasure):
+    """Mean per-token KL(baseline ‖ candidate) of the next-token distributions on the baseline's continuation."""
+
+    name = "token_kl"
+    higher_is_better = False
+
+
+#: The measures the ``teacher_forced`` kind of work measures.
+TOKEN_MEASURES = ("token_agreement", "token_kl")
