@@ -80,8 +80,11 @@ def _flips(base: np.ndarray, cand: np.ndarray, higher: bool | None) -> tuple[int
     return int(((base == right) & (cand != right)).sum()), int(((base != right) & (cand == right)).sum())
 
 
-def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: int = TOP) -> Examples:
-    """Each candidate's worst examples against the baseline, per metric file and score column."""
+def worst_examples(
+    output_dir: Path, result: RunResult, names: list[str], top: int = TOP, skip: set[str] | frozenset[str] = frozenset()
+) -> Examples:
+    """Each candidate's worst examples against the baseline, per metric file and score column; not those of the
+    files named in ``skip`` (their stems)."""
     out = Examples()
     root = output_dir / "instances"
     base_model = result.models.get(result.baseline)
@@ -96,6 +99,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
             "or the results came from the cache or an earlier run)"
         )
         return out
+    base_files = {stem: path for stem, path in base_files.items() if stem not in skip}
     reader = InstanceFiles()
     unread = [path for path in base_files.values() if not reader.readable(path)]
     out.missing += [f"{path.relative_to(output_dir)}: not in a per-example layout this page reads" for path in unread]
@@ -124,7 +128,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
         out.missing += [
             f"{name}: {stem}.parquet has no baseline file to compare with"
             for stem in cand_files
-            if stem not in base_files
+            if stem not in base_files and stem not in skip
         ]
     return out
 
