@@ -52,7 +52,10 @@ def _kind(type_name: Any) -> str:
 
 def _config_metrics(result: RunResult) -> list[dict[str, Any]]:
     config = result.environment.get("config")
-    metrics = config.get("metrics") if isinstance(config, dict) else None
+    if not isinstance(config, dict):
+        return []
+    evaluator = config.get("evaluator")  # Olive's block holds the metrics where a config has one
+    metrics = evaluator.get("metrics") if isinstance(evaluator, dict) else config.get("metrics")
     if not isinstance(metrics, list):
         return []
     return [m for m in metrics if isinstance(m, dict) and isinstance(m.get("name"), str)]

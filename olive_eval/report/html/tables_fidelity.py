@@ -65,7 +65,7 @@ def fidelity_summary(view: FidelityView, result: RunResult, names: list[str], fo
                 assert sub.value is not None and base_sub.value is not None
                 delta = sub.value - base_sub.value
                 parts.append(f"{key} {fmt(sub.value)} (Δ {'+' if delta >= 0 else ''}{fmt(delta)} from the baseline)")
-        counts = [f"{t.key}: {_differ(t)}" for t in found.tables if t.candidate == name and t.differ is not None]
+        counts = [f"{t.key}: {_differ(t)}" for t in found.tables if t.candidate == name and t.binary]
         if counts:
             parts.append(("but " if parts else "") + "; ".join(counts))
         if parts:
