@@ -121,6 +121,12 @@ def test_the_examples_listed_are_those_that_disagree_most(
     scores = per_example(fidelity_run, name)[sub_type]
     rows = table_rows(page, f"disagree-fid-{sub_type}-{name}")
     assert [int(r[0]) for r in rows] == worst(scores, higher, identity)
+    caption = page[page.index(f"fid: {sub_type} — {name}") :]
+    caption = caption[: caption.index("</p>")]
+    if sub_type == "topk_agreement":  # not 0/1: how many are not at the identity, when not all
+        assert f"120 examples scored, {int((scores != 1).sum())} not at the baseline&#x27;s own score" in caption
+    elif sub_type != "top1_agreement":
+        assert caption.endswith(f"120 examples scored; the {'lowest' if higher else 'highest'} {sub_type} first")
     assert [float(r[1]) for r in rows] == pytest.approx(scores[[int(r[0]) for r in rows]], rel=1e-3, abs=1e-4)
     base, cand = logits(fidelity_run, "base"), logits(fidelity_run, name)
     labels = pq.read_table(fidelity_run / "instances" / "base" / "acc.parquet").column("references").to_pylist()
@@ -227,7 +233,7 @@ def test_text_fidelity_lists_both_texts_escaped_with_the_baselines_as_the_refere
     evaluate(
         {
             "input_model": model("base", 0),
-            "candidates": [model("every3", 3)],
+            "candidates": [model("every3", 3), model("copy", 0)],
             "data_configs": [
                 {
                     "name": "d",
@@ -260,3 +266,6 @@ def test_text_fidelity_lists_both_texts_escaped_with_the_baselines_as_the_refere
     assert "3 of 12 (25.0%) differ from the baseline&#x27;s" in page
     assert [int(r[0]) for r in table_rows(page, "disagree-agree-wer-every3")] == [3, 6, 9]  # WER's 0 is the identity
     assert "<b>q3</b>" not in page
+    copy = page[page.index("agree: exact_match — copy") :]
+    assert copy.index("Every example scores as the baseline does.") < copy.index("<h3>")
+    assert "disagree-agree-exact_match-copy" not in page and "0 of 12 (0.0%) differ" in copy

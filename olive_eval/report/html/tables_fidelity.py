@@ -22,7 +22,7 @@ def _differ(table: Disagreement) -> str:
 def _header(view: FidelityView) -> str:
     groups = [("model", 1)]
     if view.accuracy_keys:
-        groups.append(("scored on their own (Δ from the baseline)", len(view.accuracy_keys)))
+        groups.append(("accuracy and kin: scored on their own (Δ from the baseline)", len(view.accuracy_keys)))
     groups.append(("fidelity: against the baseline's outputs", len(view.fidelity_keys)))
     top = "".join(f"<th colspan='{n}'>{escape(text)}</th>" for text, n in groups)
     keys = "".join(f"<th>{escape(k)}</th>" for k in [*view.accuracy_keys, *view.fidelity_keys])
@@ -77,7 +77,7 @@ def _caption(t: Disagreement) -> str:
     worst = f"the {'lowest' if t.higher_is_better else 'highest'} {t.column} first"
     if t.binary:
         return f"{t.scored:,} examples scored; {_differ(t)}; {worst}"
-    if t.differ is not None:
+    if t.differ is not None and t.differ < t.scored:
         return (
             f"{t.scored:,} examples scored, {t.differ:,} not at the baseline's own score (only those listed); {worst}"
         )
