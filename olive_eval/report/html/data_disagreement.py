@@ -4,8 +4,8 @@ direction), with the candidate's prediction, the baseline's and the reference.
 
 A fidelity score already compares with the baseline, so the candidate's own file ranks the examples. The
 baseline's prediction is read from the baseline's file of the same metric at the same example index (every
-model's file holds its own predictions), with its own scores: the identity (1 for agreement, 0 for a divergence,
-100 for chrF), so an example the candidate scores as the baseline scores itself agrees and is not listed. Scores
+model's file holds its own predictions), with its own scores: the identity (1 for agreement, 0 for a divergence
+or a WER), so an example the candidate scores as the baseline scores itself agrees and is not listed. Scores
 that are all 0 or 1 (top-1 agreement, exact match) count the examples that differ (from 1 or 0 without the
 baseline's file).
 """
