@@ -1,8 +1,9 @@
 """The report page: sections assembled from the run's results and instance files, written atomically.
 
 Sections (element ids): ``sec-summary`` (ranking table ``oe-ranking``), ``sec-pareto``, ``sec-values``
-(``oe-values``), ``sec-fidelity`` (``oe-fidelity``; only in a run with fidelity metrics), ``sec-timing``, ``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``),
-``sec-missing`` (what the run did not leave, each a ``p.oe-note``). Chart ids: see :mod:`olive_eval.report.html`.
+(``oe-values``), ``sec-fidelity`` (``oe-fidelity``; only in a run with fidelity metrics), ``sec-timing``,
+``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``), ``sec-missing`` (what the run did not
+leave, each a ``p.oe-note``). Chart ids: see :mod:`olive_eval.report.html`.
 """
 
 from __future__ import annotations
