@@ -188,7 +188,8 @@ class MetricScorer:
         if "prediction" not in view:
             return
         index = np.arange(start, start + n)
-        refs = view.get("references")
+        # what the predictions were scored against: the baseline's, for a metric that reads them (fidelity)
+        refs = view[BASELINE_PREDICTION] if BASELINE_PREDICTION in view else view.get("references")
         if self._instances is not None:
             self._instances.write({"index": index, "prediction": view["prediction"], "references": refs, **scores}, n)
         if self._samples is not None and not self._samples.full:
