@@ -34,18 +34,38 @@ def _array(column: Any, who: str) -> np.ndarray:
         ) from None
     if array.ndim == 0:
         raise ValueError(f"the {who}'s output is a single number, not one output per example")
+    if array.size and np.isnan(array.min()):  # one pass, no mask; NaN would pass as argmax's first class
+        nan = np.isnan(array.reshape(len(array), -1)).any(axis=1)
+        raise ValueError(
+            f"the {who}'s output holds NaN in {int(nan.sum())} of {len(nan)} examples (first: example "
+            f"{int(np.argmax(nan))})"
+        )
     return array.reshape(len(array), 1) if array.ndim == 1 else array
 
 
 def _classes(array: np.ndarray) -> np.ndarray:
-    """``[examples, positions, classes]``: the last axis the classes, the axes between them positions."""
-    return array.reshape(array.shape[0], -1, array.shape[-1])
+    """``[examples, positions, classes]``: the last axis the classes, the axes between them positions. One class
+    is refused: a single logit would always agree and never diverge, whatever the candidate does."""
+    classes = array.shape[-1]
+    if classes < 2:
+        raise ValueError(
+            f"the output has {classes} class{'' if classes == 1 else 'es'} on its last axis: agreement and "
+            "divergences compare classes; compare it with output_mse, max_abs_error, cosine_similarity or snr_db"
+        )
+    return array.reshape(array.shape[0], -1, classes)
 
 
 def _log_softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
     scaled = logits / temperature
     scaled = scaled - scaled.max(axis=-1, keepdims=True)
     return scaled - np.log(np.exp(scaled).sum(axis=-1, keepdims=True))
+
+
+def _relative_entropy(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """Σ p·(log p − log q) over the classes, with 0·log 0 = 0: a masked class (-inf logit) of ``p`` adds nothing."""
+    p = np.exp(log_p)
+    with np.errstate(invalid="ignore"):  # -inf − -inf where both mask a class; np.where drops it
+        return np.where(p > 0, p * (log_p - log_q), 0.0).sum(axis=-1)
 
 
 def top1_agreement(candidate: Any, baseline: Any) -> np.ndarray:
@@ -70,17 +90,23 @@ def kl_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np
     """Per example, KL(baseline ‖ candidate) of the softmax of the outputs (natural log), averaged over positions."""
     c, b = (_classes(a) for a in paired(candidate, baseline))
     log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
-    return (np.exp(log_p) * (log_p - log_q)).sum(axis=-1).mean(axis=1)
+    return np.maximum(_relative_entropy(log_p, log_q).mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
+
+
+def _log_midpoint(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """log((p + q) / 2), exactly log p where the two are equal (so equal outputs diverge by exactly 0)."""
+    high, low = np.maximum(log_p, log_q), np.minimum(log_p, log_q)
+    with np.errstate(invalid="ignore"):  # -inf − -inf where both mask a class: p and q are 0 there, dropped
+        return high + np.log((1.0 + np.exp(low - high)) / 2.0)
 
 
 def js_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
     """Per example, the Jensen-Shannon divergence of the two softmaxes (natural log: at most ln 2)."""
     c, b = (_classes(a) for a in paired(candidate, baseline))
     log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
-    log_m = np.logaddexp(log_p, log_q) - np.log(2.0)
-    kl_pm = (np.exp(log_p) * (log_p - log_m)).sum(axis=-1)
-    kl_qm = (np.exp(log_q) * (log_q - log_m)).sum(axis=-1)
-    return (0.5 * (kl_pm + kl_qm)).mean(axis=1)
+    log_m = _log_midpoint(log_p, log_q)
+    js = 0.5 * (_relative_entropy(log_p, log_m) + _relative_entropy(log_q, log_m))
+    return np.maximum(js.mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
 
 
 def cosine_similarity(candidate: Any, baseline: Any) -> np.ndarray:
