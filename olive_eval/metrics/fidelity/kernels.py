@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 
-def paired(candidate: Any, baseline: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The two outputs as float64 arrays of one shape; a ValueError naming both shapes otherwise."""
-    c = _array(candidate, "candidate")
-    b = _array(baseline, "baseline")
+def paired(candidate: Any, baseline: Any, float64: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The two outputs as float64 arrays of one shape; a ValueError naming both shapes otherwise. ``float64``
+    False keeps floating outputs as they are (an argmax needs no copy; sums need float64)."""
+    c = _array(candidate, "candidate", float64)
+    b = _array(baseline, "baseline", float64)
     if c.shape != b.shape:
         raise ValueError(
             f"the candidate's output has shape {c.shape[1:]} per example and the baseline's {b.shape[1:]} "
@@ -25,9 +26,11 @@ def paired(candidate: Any, baseline: Any) -> tuple[np.ndarray, np.ndarray]:
     return c, b
 
 
-def _array(column: Any, who: str) -> np.ndarray:
+def _array(column: Any, who: str, float64: bool) -> np.ndarray:
     try:
-        array = np.asarray(column, dtype=np.float64)
+        array = np.asarray(column)
+        if float64 or array.dtype.kind != "f":
+            array = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
             f"the {who}'s output is not an array of numbers of one shape per example (it is {type(column).__name__})"
@@ -70,14 +73,14 @@ def _relative_entropy(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
 
 def top1_agreement(candidate: Any, baseline: Any) -> np.ndarray:
     """Per example, the share of positions where the two outputs' largest class is the same."""
-    c, b = (_classes(a) for a in paired(candidate, baseline))
+    c, b = (_classes(a) for a in paired(candidate, baseline, float64=False))
     return (c.argmax(axis=-1) == b.argmax(axis=-1)).mean(axis=1)
 
 
 def topk_agreement(candidate: Any, baseline: Any, k: int) -> np.ndarray:
     """Per example, the overlap of the two outputs' ``k`` largest classes, as a share of ``k`` (averaged over
     positions); ``k`` 1 is top-1 agreement. Among equal values, the one with the lower index ranks first."""
-    c, b = (_classes(a) for a in paired(candidate, baseline))
+    c, b = (_classes(a) for a in paired(candidate, baseline, float64=False))
     if k > c.shape[-1]:
         raise ValueError(f"k {k} is more than the {c.shape[-1]} classes of the output")
     top_c = np.argsort(-c, axis=-1, kind="stable")[..., :k]
@@ -89,8 +92,25 @@ def topk_agreement(candidate: Any, baseline: Any, k: int) -> np.ndarray:
 def kl_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
     """Per example, KL(baseline ‖ candidate) of the softmax of the outputs (natural log), averaged over positions."""
     c, b = (_classes(a) for a in paired(candidate, baseline))
-    log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
-    return np.maximum(_relative_entropy(log_p, log_q).mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
+    shifted_b, exp_b, log_z_b = _softmax_parts(b, temperature)
+    shifted_c, _, log_z_c = _softmax_parts(c, temperature)
+    # Σ p·(log p − log q) with log p = shifted_b − log z_b and Σ p = 1: two exps, no log-probability arrays
+    with np.errstate(invalid="ignore"):  # NaN where a class is masked (-inf): those positions again, below
+        np.subtract(shifted_b, shifted_c, out=shifted_c)
+        kl = np.einsum("...k,...k->...", exp_b, shifted_c) / np.exp(log_z_b) - log_z_b + log_z_c
+    masked = np.isnan(kl)  # inputs hold no NaN (refused): only -inf logits make one
+    if masked.any():
+        log_p, log_q = _log_softmax(b[masked], temperature), _log_softmax(c[masked], temperature)
+        kl[masked] = _relative_entropy(log_p, log_q)
+    return np.maximum(kl.mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
+
+
+def _softmax_parts(logits: np.ndarray, temperature: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(logits / temperature shifted so that each position's largest is 0, their exp, log of the exps' sum)."""
+    scaled = logits / temperature if temperature != 1 else logits
+    shifted = scaled - scaled.max(axis=-1, keepdims=True)
+    exps = np.exp(shifted)
+    return shifted, exps, np.log(exps.sum(axis=-1))
 
 
 def _log_midpoint(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:

@@ -176,6 +176,11 @@ def test_masked_logits_follow_the_convention_zero_log_zero():
     np.testing.assert_allclose(kernels.kl_divergence(c, b), ref_kl(c, b), rtol=0, atol=TOL)
     np.testing.assert_allclose(kernels.js_divergence(c, b), ref_js(c, b), rtol=0, atol=TOL)
     assert np.isfinite(kernels.kl_divergence(c, b)).all()
+    mixed_c, mixed_b = outputs(14, (6, 3, 5))  # masked positions among unmasked ones
+    mixed_b[1, 2, [0, 3]] = mixed_c[1, 2, [0, 3]] = -inf
+    mixed_b[4, 0, 2] = -inf  # only the baseline masks it: the candidate's weight there adds nothing
+    for kernel, ref in ((kernels.kl_divergence, ref_kl), (kernels.js_divergence, ref_js)):
+        np.testing.assert_allclose(kernel(mixed_c, mixed_b), ref(mixed_c, mixed_b), rtol=0, atol=TOL)
     masked_only_in_candidate = np.array([[1.0, -inf, 0.0]])
     assert kernels.kl_divergence(masked_only_in_candidate, np.array([[1.0, 0.5, 0.0]]))[0] == inf
     assert np.isfinite(kernels.js_divergence(masked_only_in_candidate, np.array([[1.0, 0.5, 0.0]]))).all()
