@@ -9,7 +9,7 @@ values, and what fidelity adds to a candidate's pass. Every ratio is ours / refe
                <= 1.05; the baseline's outputs are read back, not recomputed). Repetitions interleaved, medians;
                three models: a small and a 2M-parameter MLP with 10 classes, and one with 1000 classes.
 
-Run: ``python bench/bench_fidelity.py`` (a few minutes on 2 cores); ``--quick`` for a smaller run.
+Run: ``python bench/bench_fidelity.py [--quick] [--part kernels|pass]`` (about 6 minutes on 2 cores).
 """
 
 from __future__ import annotations
@@ -206,11 +206,15 @@ def bench_pass(root: Path, sizes: list[int], n: int, batch: int, repeats: int) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer repetitions")
+    parser.add_argument("--part", choices=["all", "kernels", "pass"], default="all", help="which benchmarks to run")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     repeats = 3 if args.quick else 5
-    bench_kernels(1_000_000 // scale, 10, None, repeats, chunk=100_000)
-    bench_kernels(100_000 // scale, 1000, {"kl_divergence", "js_divergence"}, repeats, chunk=10_000)
+    if args.part in ("all", "kernels"):
+        bench_kernels(1_000_000 // scale, 10, None, repeats, chunk=100_000)
+        bench_kernels(100_000 // scale, 1000, {"kl_divergence", "js_divergence"}, repeats, chunk=10_000)
+    if args.part == "kernels":
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for sizes in ([64, 256, 10], [256, 1024, 1024, 10], [256, 1024, 1000]):
