@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 
-def paired(candidate: Any, baseline: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The two outputs as float64 arrays of one shape; a ValueError naming both shapes otherwise."""
-    c = _array(candidate, "candidate")
-    b = _array(baseline, "baseline")
+def paired(candidate: Any, baseline: Any, float64: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """The two outputs as float64 arrays of one shape; a ValueError naming both shapes otherwise. ``float64``
+    False keeps floating outputs as they are (an argmax needs no copy; sums need float64)."""
+    c = _array(candidate, "candidate", float64)
+    b = _array(baseline, "baseline", float64)
     if c.shape != b.shape:
         raise ValueError(
             f"the candidate's output has shape {c.shape[1:]} per example and the baseline's {b.shape[1:]} "
@@ -25,21 +26,36 @@ def paired(candidate: Any, baseline: Any) -> tuple[np.ndarray, np.ndarray]:
     return c, b
 
 
-def _array(column: Any, who: str) -> np.ndarray:
+def _array(column: Any, who: str, float64: bool) -> np.ndarray:
     try:
-        array = np.asarray(column, dtype=np.float64)
+        array = np.asarray(column)
+        if float64 or array.dtype.kind != "f":
+            array = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(
             f"the {who}'s output is not an array of numbers of one shape per example (it is {type(column).__name__})"
         ) from None
     if array.ndim == 0:
         raise ValueError(f"the {who}'s output is a single number, not one output per example")
+    if array.size and np.isnan(array.min()):  # one pass, no mask; NaN would pass as argmax's first class
+        nan = np.isnan(array.reshape(len(array), -1)).any(axis=1)
+        raise ValueError(
+            f"the {who}'s output holds NaN in {int(nan.sum())} of {len(nan)} examples (first: example "
+            f"{int(np.argmax(nan))})"
+        )
     return array.reshape(len(array), 1) if array.ndim == 1 else array
 
 
 def _classes(array: np.ndarray) -> np.ndarray:
-    """``[examples, positions, classes]``: the last axis the classes, the axes between them positions."""
-    return array.reshape(array.shape[0], -1, array.shape[-1])
+    """``[examples, positions, classes]``: the last axis the classes, the axes between them positions. One class
+    is refused: a single logit would always agree and never diverge, whatever the candidate does."""
+    classes = array.shape[-1]
+    if classes < 2:
+        raise ValueError(
+            f"the output has {classes} class{'' if classes == 1 else 'es'} on its last axis: agreement and "
+            "divergences compare classes; compare it with output_mse, max_abs_error, cosine_similarity or snr_db"
+        )
+    return array.reshape(array.shape[0], -1, classes)
 
 
 def _log_softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -48,16 +64,23 @@ def _log_softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
     return scaled - np.log(np.exp(scaled).sum(axis=-1, keepdims=True))
 
 
+def _relative_entropy(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """Σ p·(log p − log q) over the classes, with 0·log 0 = 0: a masked class (-inf logit) of ``p`` adds nothing."""
+    p = np.exp(log_p)
+    with np.errstate(invalid="ignore"):  # -inf − -inf where both mask a class; np.where drops it
+        return np.where(p > 0, p * (log_p - log_q), 0.0).sum(axis=-1)
+
+
 def top1_agreement(candidate: Any, baseline: Any) -> np.ndarray:
     """Per example, the share of positions where the two outputs' largest class is the same."""
-    c, b = (_classes(a) for a in paired(candidate, baseline))
+    c, b = (_classes(a) for a in paired(candidate, baseline, float64=False))
     return (c.argmax(axis=-1) == b.argmax(axis=-1)).mean(axis=1)
 
 
 def topk_agreement(candidate: Any, baseline: Any, k: int) -> np.ndarray:
     """Per example, the overlap of the two outputs' ``k`` largest classes, as a share of ``k`` (averaged over
     positions); ``k`` 1 is top-1 agreement. Among equal values, the one with the lower index ranks first."""
-    c, b = (_classes(a) for a in paired(candidate, baseline))
+    c, b = (_classes(a) for a in paired(candidate, baseline, float64=False))
     if k > c.shape[-1]:
         raise ValueError(f"k {k} is more than the {c.shape[-1]} classes of the output")
     top_c = np.argsort(-c, axis=-1, kind="stable")[..., :k]
@@ -69,18 +92,41 @@ def topk_agreement(candidate: Any, baseline: Any, k: int) -> np.ndarray:
 def kl_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
     """Per example, KL(baseline ‖ candidate) of the softmax of the outputs (natural log), averaged over positions."""
     c, b = (_classes(a) for a in paired(candidate, baseline))
-    log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
-    return (np.exp(log_p) * (log_p - log_q)).sum(axis=-1).mean(axis=1)
+    shifted_b, exp_b, log_z_b = _softmax_parts(b, temperature)
+    shifted_c, _, log_z_c = _softmax_parts(c, temperature)
+    # Σ p·(log p − log q) with log p = shifted_b − log z_b and Σ p = 1: two exps, no log-probability arrays
+    with np.errstate(invalid="ignore"):  # NaN where a class is masked (-inf): those positions again, below
+        np.subtract(shifted_b, shifted_c, out=shifted_c)
+        kl = np.einsum("...k,...k->...", exp_b, shifted_c) / np.exp(log_z_b) - log_z_b + log_z_c
+    masked = np.isnan(kl)  # inputs hold no NaN (refused): only -inf logits make one
+    if masked.any():
+        log_p, log_q = _log_softmax(b[masked], temperature), _log_softmax(c[masked], temperature)
+        kl[masked] = _relative_entropy(log_p, log_q)
+    return np.maximum(kl.mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
+
+
+def _softmax_parts(logits: np.ndarray, temperature: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(logits / temperature shifted so that each position's largest is 0, their exp, log of the exps' sum)."""
+    scaled = logits / temperature if temperature != 1 else logits
+    shifted = scaled - scaled.max(axis=-1, keepdims=True)
+    exps = np.exp(shifted)
+    return shifted, exps, np.log(exps.sum(axis=-1))
+
+
+def _log_midpoint(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
+    """log((p + q) / 2), exactly log p where the two are equal (so equal outputs diverge by exactly 0)."""
+    high, low = np.maximum(log_p, log_q), np.minimum(log_p, log_q)
+    with np.errstate(invalid="ignore"):  # -inf − -inf where both mask a class: p and q are 0 there, dropped
+        return high + np.log((1.0 + np.exp(low - high)) / 2.0)
 
 
 def js_divergence(candidate: Any, baseline: Any, temperature: float = 1.0) -> np.ndarray:
     """Per example, the Jensen-Shannon divergence of the two softmaxes (natural log: at most ln 2)."""
     c, b = (_classes(a) for a in paired(candidate, baseline))
     log_q, log_p = _log_softmax(c, temperature), _log_softmax(b, temperature)
-    log_m = np.logaddexp(log_p, log_q) - np.log(2.0)
-    kl_pm = (np.exp(log_p) * (log_p - log_m)).sum(axis=-1)
-    kl_qm = (np.exp(log_q) * (log_q - log_m)).sum(axis=-1)
-    return (0.5 * (kl_pm + kl_qm)).mean(axis=1)
+    log_m = _log_midpoint(log_p, log_q)
+    js = 0.5 * (_relative_entropy(log_p, log_m) + _relative_entropy(log_q, log_m))
+    return np.maximum(js.mean(axis=1), 0.0)  # rounding dips below 0 for near-equal outputs
 
 
 def cosine_similarity(candidate: Any, baseline: Any) -> np.ndarray:
