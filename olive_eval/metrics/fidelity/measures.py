@@ -1,15 +1,16 @@
 """The fidelity measures: a candidate's raw output against the baseline's, per example, so every value has a
 bootstrap interval and takes paired goals. Each reads the pass's ``logits`` (the output the post-process starts
-from) and the baseline's, or, with ``output_name``, that named output of the model (``output.<name>``)."""
+from) and the baseline's, or, with ``output_name``, that named output of the model (``output.<name>``), or, with
+``compare: "prediction"``, the post-process's result (a sentence embedding after ``mean_pooling``)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.fidelity import kernels
@@ -36,6 +37,19 @@ class OutputConfig(StrictModel):
     output_name: str | None = Field(
         None, description="The model output to compare (multi-output models); default: the post-process's"
     )
+    compare: Literal["output", "prediction"] = Field(
+        "output",
+        description="output: a raw model output (the post-process's, or output_name); prediction: the "
+        "post-process's result (a pooled sentence embedding, probabilities)",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> OutputConfig:
+        if self.compare == "prediction" and self.output_name is not None:
+            raise ValueError(
+                "output_name picks a raw model output and compare 'prediction' the post-process's result: give one"
+            )
+        return self
 
 
 class SoftmaxConfig(OutputConfig):
@@ -47,7 +61,10 @@ class TopKConfig(OutputConfig):
 
 
 def output_field(config: Any) -> str:
-    """The pass field a measure compares: the post-process's output, or the named one."""
+    """The pass field a measure compares: the raw output the post-process starts from, the named one, or the
+    post-process's result."""
+    if getattr(config, "compare", "output") == "prediction":
+        return "prediction"
     name = getattr(config, "output_name", None)
     return "logits" if name is None else f"output.{name}"
 
