@@ -166,7 +166,11 @@ def _encode(name: str, column: Column) -> dict[str, Any]:
         rows = column.reshape(len(column), -1)
         offsets = pa.array(np.arange(len(rows) + 1, dtype=np.int64) * rows.shape[1])
         flat = pa.LargeListArray.from_arrays(offsets, pa.array(rows.ravel()))
-        shapes = pa.array([list(column.shape[1:])] * len(column), type=pa.list_(pa.int64()))
+        ndim = column.ndim - 1
+        shapes = pa.ListArray.from_arrays(
+            pa.array(np.arange(len(column) + 1, dtype=np.int32) * ndim),
+            pa.array(np.tile(np.asarray(column.shape[1:], dtype=np.int64), len(column))),
+        )
         return {name: flat, name + SHAPE: shapes}
     items = list(column)
     if all(isinstance(item, str) for item in items):
@@ -236,10 +240,14 @@ def _decode(name: str, table: Any) -> Column:
     column = table.column(name).combine_chunks()
     if name + SHAPE not in table.column_names:
         return column.to_pylist()
-    shapes = table.column(name + SHAPE).to_pylist()
     values = column.flatten().to_numpy(zero_copy_only=False)
-    if all(shape == shapes[0] for shape in shapes):
-        return values.reshape(len(shapes), *shapes[0])
+    shape_lists = table.column(name + SHAPE).combine_chunks()
+    ndims = np.diff(shape_lists.offsets.to_numpy())
+    if len(ndims) and (ndims == ndims[0]).all():  # one rank: the shapes as a matrix, compared at once
+        dims = shape_lists.flatten().to_numpy(zero_copy_only=False).reshape(len(ndims), int(ndims[0]))
+        if (dims == dims[0]).all():
+            return values.reshape(len(ndims), *dims[0].tolist())
+    shapes = shape_lists.to_pylist()
     offsets = column.offsets.to_numpy()
     base = offsets[0]
     return [

@@ -103,7 +103,11 @@ def in_batches(
 
 # ---------------------------------------------------------------------------------------------- the values
 def test_every_measure_is_registered_with_its_direction():
-    assert sorted(fidelity_registry.names()) == sorted(HIGHER_IS_BETTER)
+    # the token measures are measured teacher-forced (tests/engine/test_fidelity_tokens.py), not from a pass's outputs
+    token = {"token_agreement": True, "token_kl": False}
+    assert sorted(fidelity_registry.names()) == sorted({**HIGHER_IS_BETTER, **token})
+    for name, higher in token.items():
+        assert fidelity_registry.get(name).higher_is_better is higher
     for name, higher in HIGHER_IS_BETTER.items():
         assert fidelity_registry.get(name).higher_is_better is higher
     subs = scored([{"name": n} for n in HIGHER_IS_BETTER], in_batches(*outputs(0, (30, 4))))
@@ -269,9 +273,9 @@ def metric(sub: dict) -> dict:
         ({"name": "topk_agreement", "metric_config": {"k": 0}}, "k: Input should be greater than or equal to 1"),
         (
             {"name": "top1_agreement", "metric_config": {"temperature": 2}},
-            "temperature: unknown key; valid: output_name",
+            "temperature: unknown key; valid: compare, output_name",
         ),
-        ({"name": "cosine_similarity", "metric_config": {"k": 2}}, "k: unknown key; valid: output_name"),
+        ({"name": "cosine_similarity", "metric_config": {"k": 2}}, "k: unknown key; valid: compare, output_name"),
         ({"name": "perplexity"}, "metric 'perplexity' reads logits, references, not predictions and references"),
         ({"name": "top1_agreemnt"}, "unknown fidelity sub-type 'top1_agreemnt'; did you mean 'top1_agreement'"),
     ],
