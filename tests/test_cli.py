@@ -105,6 +105,7 @@ def test_schema_command_matches_the_shipped_schema_file(capsys):
 # Configs whose model files a script builds (not committed); .ci/run builds them and runs the config.
 BUILT_BY_SCRIPT = {
     "minilm.json": "examples/minilm/make_models.py",
+    "fidelity_minilm.json": "examples/minilm/make_models.py",
     "quantization_sweep.json": "examples/minilm/make_models.py",
     "speech.json": "examples/speech/make_clips.py",
     "detection.json": "examples/detection/make_data.py",

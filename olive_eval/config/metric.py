@@ -272,6 +272,9 @@ class MetricConfig(StrictModel):
         own = self.metric_type.evidence_metric()
         if own is not None:
             return own
+        built = self.metric_type.build_metric(sub.name, sub.metric_config, sub.aggregation)
+        if built is not None:
+            return built
         if self.backend == "huggingface_metrics":
             from olive_eval.metrics.huggingface import HuggingFaceMetric
 
@@ -284,6 +287,9 @@ class MetricConfig(StrictModel):
             return ("prediction", "logits", "references")
         if self.backend == "huggingface_metrics":
             return ("prediction", "references")
+        own = self.metric_type.reads_of(sub.name, sub.metric_config)
+        if own is not None:
+            return own
         return metric_registry.get(sub.name).reads if self.metric_type.sub_types_are_metrics else ()
 
     def parsed_config(self, sub: SubType) -> Any:
@@ -298,6 +304,11 @@ class MetricConfig(StrictModel):
     def work(self) -> str:
         """The registered kind of work that measures this metric (:mod:`olive_eval.engine.work`)."""
         return self.metric_type.work_of(self)
+
+    @property
+    def reads_data(self) -> bool:
+        """True when the metric runs the model over its data config (a pass, or the type's own way)."""
+        return self.metric_type.reads_data(self)
 
     @property
     def uses_predictions(self) -> bool:

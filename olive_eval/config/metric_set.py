@@ -51,11 +51,11 @@ def check_data_configs(data_configs: Sequence[DataConfig], metrics: Sequence[Met
             if metric.data_config not in defined:
                 listed = ", ".join(defined) if defined else "none are defined (add a 'data_configs' list)"
                 raise nested_error(where, f"data config '{metric.data_config}' is not defined; defined: {listed}")
-            if metric.uses_predictions and metric.data_config not in datasets:
+            if metric.reads_data and metric.data_config not in datasets:
                 raise nested_error(
                     where, f"'{metric.data_config}' holds dummy inputs; {metric.type} needs labelled data"
                 )
-        elif metric.uses_predictions:
+        elif metric.reads_data:
             if len(datasets) != 1:
                 listed = ", ".join(datasets) if datasets else "none"
                 raise nested_error(

@@ -67,6 +67,18 @@ class MetricType:
     #: Whether a user function (``user_config.metric_func``) scores the pass, not the sub-types' metrics.
     scored_by_user: ClassVar[bool] = False
 
+    #: Whether the sub-types compare each model's outputs with the baseline's (the baseline's pass keeps them).
+    reads_baseline: ClassVar[bool] = False
+
+    def build_metric(self, sub_type: str, raw: dict[str, Any] | None, aggregation: str | None) -> Any:
+        """The metric object that scores ``sub_type`` with its metric_config ``raw``, for a type whose sub-types
+        are its own (None: the registered metric of that name, or the type's :meth:`evidence_metric`)."""
+        return None
+
+    def reads_of(self, sub_type: str, raw: dict[str, Any] | None) -> tuple[str, ...] | None:
+        """The pass fields ``sub_type`` reads, for a type that decides them (None: the registered metric's)."""
+        return None
+
     def work_of(self, config: Any) -> str:
         """The kind of work that measures metric ``config`` of this type (a type may choose by the config)."""
         return self.work
@@ -74,6 +86,10 @@ class MetricType:
     def config_problem(self, config: Any) -> tuple[str, str] | None:
         """A problem of metric ``config`` as a whole that only the type knows: (JSON path below the metric, message)."""
         return None
+
+    def reads_data(self, config: Any) -> bool:
+        """Whether metric ``config`` runs the model over its data config (which then must hold real data)."""
+        return self.work_of(config) == PREDICTION_PASS
 
     def sub_type_names(self) -> list[str] | None:
         """The valid sub-type names, or None when any name is allowed."""
@@ -126,7 +142,12 @@ def _adopt(name: str, cls: type[MetricType], origin: str) -> None:
 #: Olive's metric types, lm-eval's (registered by the lm-eval package, beside its options), and plugins'.
 metric_type_registry: Registry[MetricType] = Registry(
     "metric type",
-    packages=("olive_eval.metrics.types", "olive_eval.metrics.timing_types", "olive_eval.lm_eval.metric_type"),
+    packages=(
+        "olive_eval.metrics.types",
+        "olive_eval.metrics.timing_types",
+        "olive_eval.metrics.fidelity.fidelity_type",
+        "olive_eval.lm_eval.metric_type",
+    ),
     group="olive_eval.metric_types",
     base=MetricType,
     adopt=_adopt,

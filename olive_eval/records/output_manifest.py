@@ -22,7 +22,7 @@ from typing import Any
 MARKER_FILE = ".olive-eval"
 TOOL = "olive-eval"
 #: Folders a run writes per-example files to; only files below these are listed (and ever removed).
-RUN_FOLDERS = ("instances", "samples")
+RUN_FOLDERS = ("instances", "samples", "outputs")
 #: In the mark's first line: its later lines list the files written (a mark without it is from an earlier version).
 LISTED = "listed"
 #: What an earlier version's per-example files end with (a mark without a list: see :func:`clear_written`).

@@ -44,6 +44,14 @@ class InstanceWriter:
         root = log_dir if log_dir is not None else self.output_dir / "samples"
         return root / model_folder / f"{self._file(metric)}_samples.jsonl"
 
+    def outputs_dir(self, model_folder: str) -> Path:
+        """Where a baseline keeps the outputs its candidates are compared with (fidelity), one folder per pass."""
+        return self.output_dir / "outputs" / model_folder
+
+    def outputs_file(self, model_folder: str, relative: str) -> RecordSink:
+        """A kept output file restored whole (a baseline served from the result cache)."""
+        return RecordSink(self.outputs_dir(model_folder) / relative, self._failed, out_dir=self.output_dir)
+
     def instances(self, model_folder: str, metric: str) -> RecordSink:
         """A Parquet file (:mod:`olive_eval.records.parquet`, imported here: pyarrow only when records are written)."""
         from olive_eval.records.parquet import ParquetSink

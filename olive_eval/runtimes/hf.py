@@ -204,6 +204,29 @@ class HfRuntime(Runtime):
         """Timed token by token (:mod:`olive_eval.runtimes.streaming`)."""
         return HfStreamed(self.model, self._tensors(batch), self.config.generation_kwargs.passed(), new_tokens)
 
+    # ------------------------------------------------------------------ teacher forcing (token fidelity)
+    def special_token_ids(self) -> tuple[int | None, int | None]:
+        """The model's padding and end-of-sequence token ids (None where it has none)."""
+        generation = getattr(self.model, "generation_config", None)
+        pad = getattr(generation, "pad_token_id", None)
+        eos = getattr(generation, "eos_token_id", None)
+        pad = self.model.config.pad_token_id if pad is None else pad
+        eos = self.model.config.eos_token_id if eos is None else eos
+        return pad, eos[0] if isinstance(eos, list) else eos
+
+    def teacher_forced(self, prompt: np.ndarray, continuation: np.ndarray) -> np.ndarray:
+        """Next-token logits ``[len(continuation), vocab]`` at each continuation token's position, the model fed
+        the prompt and the continuation before it (one sequence, no padding)."""
+        if self.model.config.is_encoder_decoder:
+            raise EvaluationError(
+                f"model '{self.config.display_name()}' is an encoder-decoder: token fidelity feeds "
+                "a decoder-only model its prompt and continuation"
+            )
+        ids = np.concatenate([prompt, continuation]).astype(np.int64)[None]
+        tensor = torch.from_numpy(ids).to(self.device)
+        logits = self._call({"input_ids": tensor, "attention_mask": torch.ones_like(tensor)}, False).logits
+        return _to_numpy(logits[0, len(prompt) - 1 : -1].float())
+
     # ------------------------------------------------------------------ Olive's model handler API
     @property
     def inference_settings(self) -> dict[str, Any]:

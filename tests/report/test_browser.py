@@ -119,3 +119,13 @@ def test_the_pages_front_for_picked_metrics_is_the_one_worked_out_by_hand(browse
     names = points[3]
     assert [names[points[2].index(y)] for y in line[2]] == ["c", "a", "base"]  # by accuracy, ascending
     assert [TRADE_OFFS[n][2] for n in names] == points[2]  # the y axis is now the size
+
+
+def test_a_fidelity_report_loads_cleanly_with_its_tables(browser, fidelity_run) -> None:
+    load = browser.open(write_report(fidelity_run))
+    assert problems(load) == []
+    assert browser.run("return document.querySelectorAll('#sec-fidelity #oe-fidelity tbody tr').length") == 3
+    tables = browser.run("return [...document.querySelectorAll('#sec-fidelity table.oe-examples')].map(t => t.id)")
+    assert "disagree-fid-top1_agreement-far" in tables and len(tables) == 8  # 2 candidates x 4 sub-types
+    shown = browser.run("return document.querySelector('#sec-fidelity').getBoundingClientRect().height")
+    assert shown > 100

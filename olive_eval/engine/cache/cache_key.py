@@ -115,6 +115,12 @@ def key_payload(run: RunConfig, model: ModelConfig, *, include_timing: bool) -> 
     }
     if include_timing:
         payload["timing"] = run.timing.model_dump(mode="json")
+    if any(m.metric_type.reads_baseline for m in metrics):  # fidelity: the model's outputs against the baseline's
+        baseline = run.input_model
+        payload["baseline"] = {
+            "model": baseline.model_dump(mode="json", exclude={"name"}),
+            "files": {str(p): tree_sha256(p) for p in sorted(baseline.files(), key=str) if p.exists()},
+        }
     return payload
 
 

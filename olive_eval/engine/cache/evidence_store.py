@@ -78,7 +78,8 @@ class _Writer:
 def _state(metric: Any, what: str) -> dict[str, Any]:
     """What the metric learnt while scoring: its instance attributes other than its config and its working
     objects (``Metric.transient``: a model, a matching, built again when needed), if plain."""
-    skip = {"config", *getattr(metric, "transient", ())}
+    # ``reads`` on an instance comes from its config (a fidelity measure's output), set again when it is built
+    skip = {"config", "reads", *getattr(metric, "transient", ())}
     state = {k: v for k, v in vars(metric).items() if k not in skip}
     for name, value in state.items():
         if not (

@@ -4,7 +4,8 @@ A model served from the cache is not evaluated, so nothing would write its recor
 wrote are read when its result is cached and written again, byte for byte, through the run's record writer when
 it is served (to the model's own folder, which may differ: a model renamed, or repeating another of the run).
 Files are named ``instances/<metric>`` and ``samples/<metric>`` by the metric's name (the key covers every
-metric, so a served entry has the same metrics as the run).
+metric, so a served entry has the same metrics as the run), and a baseline's kept outputs (for the fidelity
+metrics of its candidates) ``outputs/<path below its outputs folder>``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from olive_eval.records.writer import InstanceWriter
 
 #: The kinds of record file, as the names in a cache entry start.
 KINDS = ("instances", "samples")
+#: How the names of a baseline's kept outputs start.
+OUTPUTS = "outputs/"
 
 
 def _paths(run: RunConfig, writer: InstanceWriter, folder: str) -> dict[str, Path]:
@@ -32,7 +35,11 @@ def collect(run: RunConfig, writer: InstanceWriter, folder: str) -> dict[str, by
     """The record files the model's evaluation wrote (the run cleared its output folder first: those there are
     this run's), by name. A file that cannot be read is left out, as one that could not be written is."""
     out: dict[str, bytes] = {}
-    for name, path in _paths(run, writer, folder).items():
+    paths = _paths(run, writer, folder)
+    outputs = writer.outputs_dir(folder)
+    if outputs.is_dir():
+        paths.update({OUTPUTS + p.relative_to(outputs).as_posix(): p for p in sorted(outputs.rglob("part-*.arrow"))})
+    for name, path in paths.items():
         try:
             if path.is_file():
                 out[name] = path.read_bytes()
@@ -45,6 +52,9 @@ def restore(run: RunConfig, writer: InstanceWriter, folder: str, records: dict[s
     """Write a cached model's record files to its folder, through the writer's sinks as an evaluation does."""
     by_name = {metric.name: metric for metric in run.all_metrics}
     for name, data in records.items():
+        if name.startswith(OUTPUTS):
+            writer.outputs_file(folder, name[len(OUTPUTS) :]).write_file(data)
+            continue
         kind, metric_name = name.split("/", 1)
         metric = by_name[metric_name]
         if kind == "instances":
@@ -54,6 +64,12 @@ def restore(run: RunConfig, writer: InstanceWriter, folder: str, records: dict[s
         sink.write_file(data)
 
 
-def names(run: RunConfig) -> set[str]:
-    """The names :func:`collect` can give for this run: a cache entry's records must be among them."""
-    return {f"{kind}/{m.name}" for m in run.all_metrics for kind in KINDS if kind == "instances" or m.sample_log_num}
+def is_record(run: RunConfig, name: str) -> bool:
+    """Whether :func:`collect` can give ``name`` for this run: a cache entry's records must be such names."""
+    if name.startswith(OUTPUTS):
+        parts = name[len(OUTPUTS) :].split("/")
+        return len(parts) == 2 and all(p and p not in (".", "..") for p in parts) and parts[1].startswith("part-")
+    kind, _, metric = name.partition("/")
+    return kind in KINDS and any(
+        m.name == metric and (kind == "instances" or m.sample_log_num) for m in run.all_metrics
+    )

@@ -138,7 +138,7 @@ class ResultCache:
                 lambda k: subs[k][0].scorer(subs[k][1], run.source_dir),
                 lambda k, batch: subs[k][0].metric_type.statistic(subs[k][1].name, batch),
             )
-            records = _records(entry["records"], arrays, record_files.names(run))
+            records = _records(entry["records"], arrays, lambda name: record_files.is_record(run, name))
         for name, sub_result in result.metrics.items():
             if name in subs:
                 sub_result.priority = subs[name][1].priority
@@ -191,11 +191,11 @@ class ResultCache:
             self._warn(message)
 
 
-def _records(manifest: dict[str, str], arrays: Any, names: set[str]) -> dict[str, bytes]:
+def _records(manifest: dict[str, str], arrays: Any, is_record: Callable[[str], bool]) -> dict[str, bytes]:
     """The record files of an entry's manifest (name -> array), each one the run's metrics could write."""
     out = {}
     for name, array in manifest.items():
-        if name not in names:
+        if not is_record(name):
             raise ValueError(f"it holds a record file '{name}' of no metric of the run")
         data = arrays[array]
         if data.dtype != np.uint8 or data.ndim != 1:

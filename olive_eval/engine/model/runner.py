@@ -22,6 +22,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.guard import failure_message, format_traceback
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import settings_key
+from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.judges import RunJudges
@@ -99,6 +100,7 @@ class ModelEvaluator:
         stages: Sequence[Sequence[str]] | None = None,
         stop: Callable[[ModelResult], str | None] | None = None,
         sharding: Sharding | None = None,
+        baseline_outputs: BaselineLink | None = None,
     ) -> ModelResult:
         """One model: load each runtime variant, then run every unit of work of the plan.
 
@@ -123,7 +125,7 @@ class ModelEvaluator:
         else:
             ctx = UnitContext(
                 self.run, self.context, model_config, recorder, self._runtimes, self.data, self.progress,
-                self.writer, self.base_dir, sharding, self.judges, self.examples_seen,
+                self.writer, self.base_dir, sharding, self.judges, baseline_outputs, self.examples_seen,
             )  # fmt: skip
             for names in stages if stages is not None else [None]:
                 for unit in self._units(names):

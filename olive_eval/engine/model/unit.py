@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.runner import ModelEvaluator
+from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.run.goals import goal_check, stopping_goal
 from olive_eval.records.results import ModelResult
 from olive_eval.runtimes.base import ModelConfig
@@ -46,6 +47,8 @@ class ModelUnit:
     #: With early stop: the baseline's results (and evidence) the candidate's goals are checked against.
     baseline: ModelResult | None = None
     baseline_evidence: dict[str, Evidence] = field(default_factory=dict)
+    #: Where the baseline keeps its outputs, for metrics that compare with them (fidelity); None without such.
+    baseline_outputs: BaselineLink | None = None
 
     @property
     def name(self) -> str:
@@ -63,5 +66,5 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | No
             check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
             return stopping_goal(run, baseline, unit.name, result, check)
 
-    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding)
+    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding, unit.baseline_outputs)
     return ModelEvaluation(result, evaluator.evidence[unit.name])

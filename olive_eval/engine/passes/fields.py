@@ -14,18 +14,26 @@ from collections.abc import Iterable
 
 from olive_eval.config.run import RunConfig
 from olive_eval.errors import ConfigError
+from olive_eval.metrics.fidelity.measures import BASELINE
 
 #: What every pass gives: ``prediction`` (the post-processed output, after the metric's filters), ``logits`` (the
 #: raw output it came from), ``inference_seconds`` (the example's share of its batch's model call plus
 #: post-processing), ``model_seconds`` (of the model call alone) and ``batch_index`` (its batch: warm-up batches
 #: are told apart by it).
 PASS_FIELDS = ("prediction", "logits", "inference_seconds", "model_seconds", "batch_index")
+#: The prefix of a model's named outputs as pass fields (``output.last_hidden_state``), for the fidelity measures.
+OUTPUT = "output."
 
 
 def pass_fields(columns: Iterable[str], references: str | None) -> list[str]:
     """The fields of a pass over pre-processed data with these ``columns`` and label column ``references``."""
     fields = [*PASS_FIELDS, *columns, *(["references"] if references is not None else [])]
     return sorted(set(fields))
+
+
+def is_model_output(name: str) -> bool:
+    """A named output of the model (``output.<name>``, or the baseline's): known only once the model answers."""
+    return name.removeprefix(BASELINE).startswith(OUTPUT)
 
 
 def check_reads(run: RunConfig, data_config: str, available: list[str]) -> None:
@@ -36,7 +44,8 @@ def check_reads(run: RunConfig, data_config: str, available: list[str]) -> None:
         if not metric.uses_predictions or metric.data_config != data_config:
             continue
         for j, sub in enumerate(metric.sub_types):
-            missing = [name for name in metric.reads(sub) if name not in available]
+            given = {*available, *(BASELINE + name for name in available)}
+            missing = [name for name in metric.reads(sub) if name not in given and not is_model_output(name)]
             if not missing:
                 continue
             raise ConfigError(

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
-from olive_eval.engine.passes.fields import pass_fields
+from olive_eval.engine.passes.fields import OUTPUT, pass_fields
 from olive_eval.engine.run.data_store import DataView
 from olive_eval.errors import EvaluationError
 from olive_eval.progress import NO_TASK, Task
@@ -99,6 +99,8 @@ def run_pass(
             model_seconds=np.full(size, (called - started) / size),
             batch_index=np.full(size, index),
         )
+        if list(outputs) == [None]:  # a model's named outputs, for metrics comparing one of them (fidelity)
+            fields.update({OUTPUT + name: value for name, value in outputs[None].items()})
         cache: dict[Any, np.ndarray] = {}
         for consumer in consumers:
             consumer.update(fields, batch.start, cache)

@@ -19,17 +19,21 @@ from olive_eval.data.batch import Column, concat
 from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
 from olive_eval.engine.model.custom import ModelOutput, call_user_function
 from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.passes.baseline_outputs import BaselineFields
 from olive_eval.engine.passes.chunks import Chunker
+from olive_eval.engine.passes.fields import is_model_output
 from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError, first_line
 from olive_eval.judges.base import Judges
 from olive_eval.metrics import Score
+from olive_eval.metrics.fidelity.measures import BASELINE
 from olive_eval.metrics.reductions import build_reduction
 from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.records.sinks import HeldSink, RecordSink
 from olive_eval.records.writer import HeldRecords, InstanceWriter
 
 Fields = dict[str, Column]
+BASELINE_PREDICTION = BASELINE + "prediction"
 
 
 @dataclass
@@ -62,10 +66,13 @@ class MetricScorer:
         writer: InstanceWriter | HeldRecords | None,
         model_folder: str,
         judges: Judges | None = None,
+        baseline: BaselineFields | None = None,
     ) -> None:
         """``judges``: the run's, by spec key, handed to the metrics that ask one (none: a scorer that finishes
-        what shards scored asks no judge)."""
+        what shards scored asks no judge). ``baseline``: the baseline's outputs, for metrics that compare with
+        them (fidelity)."""
         self.config = config
+        self._baseline = baseline
         self.filters = build_filters(config.filters, "filters")
         reduction = build_reduction(config.reduction) if config.reduction is not None else None
         if reduction is not None and reduction.prediction_filter is not None:  # take_first, majority_vote
@@ -88,7 +95,8 @@ class MetricScorer:
         return {name for s in self._subs for name in s.metric.reads}
 
     def check_fields(self, available: list[str]) -> None:
-        missing = sorted(self.reads() - set(available))
+        given = {*available, *(self._baseline.provides() if self._baseline is not None else ())}
+        missing = sorted(name for name in self.reads() - given if not is_model_output(name))
         if missing:
             raise EvaluationError(
                 f"metric '{self.config.name}' reads {', '.join(missing)}, which data config '{self.config.data_config}' "
@@ -97,6 +105,8 @@ class MetricScorer:
 
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
         """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.passes.chunks`)."""
+        if self._baseline is not None:
+            fields = {**fields, **self._baseline(fields, start, len(fields["prediction"]))}
         if not self._chunk.joins(fields):
             self._score(cache)
         self._chunk.add(fields, start, len(fields["prediction"]))
@@ -169,13 +179,17 @@ class MetricScorer:
         predictions = apply_filters(self.filters, predictions)
         if repeated and self._reduce_scores is None:
             check_reduced(predictions, self.config.name)
-        return {**fields, "prediction": predictions}
+        filtered = {**fields, "prediction": predictions}
+        if BASELINE_PREDICTION in fields:  # the baseline's predictions stand for references: filtered alike
+            filtered[BASELINE_PREDICTION] = apply_filters(self.filters, fields[BASELINE_PREDICTION])
+        return filtered
 
     def _write(self, view: Fields, start: int, n: int, scores: dict[str, Any]) -> None:
         if "prediction" not in view:
             return
         index = np.arange(start, start + n)
-        refs = view.get("references")
+        # what the predictions were scored against: the baseline's, for a metric that reads them (fidelity)
+        refs = view[BASELINE_PREDICTION] if BASELINE_PREDICTION in view else view.get("references")
         if self._instances is not None:
             self._instances.write({"index": index, "prediction": view["prediction"], "references": refs, **scores}, n)
         if self._samples is not None and not self._samples.full:
@@ -301,9 +315,11 @@ def scorer_for(
     writer: InstanceWriter | HeldRecords | None,
     folder: str,
     judges: Judges | None = None,
+    baseline: BaselineFields | None = None,
 ) -> MetricScorer | CustomScorer:
     """The scorer of one metric's pass: the user's function for a type a user function scores (once, on the joined
     columns when the pass is sharded), the sub-types' registered metrics for the others."""
     if metric.metric_type.scored_by_user:
         return CustomScorer(metric, model, writer, folder)
-    return MetricScorer(metric, base_dir, writer, folder, judges)
+    compares = any(name.startswith(BASELINE) for sub in metric.sub_types for name in metric.reads(sub))
+    return MetricScorer(metric, base_dir, writer, folder, judges, baseline if compares else None)

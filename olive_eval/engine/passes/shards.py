@@ -30,6 +30,7 @@ from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.engine.model.guard import Guarded, failure_message, scoring_error
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import Settings
+from olive_eval.engine.passes.baseline_outputs import BaselineLink, pass_baseline
 from olive_eval.engine.passes.pass_loop import PassRecord, run_pass
 from olive_eval.engine.passes.repeats import with_repeats
 from olive_eval.engine.passes.scoring import Scored, scorer_for
@@ -169,6 +170,8 @@ class ShardWork:
     stop: int
     #: Hold the rows' per-example records for the driver to write (the run writes instance files).
     records: bool = False
+    #: Where the baseline keeps its outputs, for metrics comparing with them (fidelity)
+    baseline: BaselineLink | None = None
 
 
 @dataclass
@@ -195,8 +198,19 @@ def score_shard(work: ShardWork, store: DataStore | None = None, judges: Judges 
         runtime, view = with_repeats(runtime, view, metrics, work.model)
         writer = HeldRecords() if work.records else None
         name = work.model.display_name()
-        guarded = [Guarded(m, scorer_for(m, name, run.source_dir, writer, "", judges or own)) for m in metrics]
-        record = run_pass(runtime, ranged(view, work.start, work.stop), guarded, lambda note: None)
+        capture, baseline = pass_baseline(work.baseline, metrics, work.data_config, work.settings, work.start)
+        guarded = [
+            Guarded(m, scorer_for(m, name, run.source_dir, writer, "", judges or own, baseline)) for m in metrics
+        ]
+        consumers = [*([capture] if capture is not None else []), *guarded]
+        try:
+            record = run_pass(runtime, ranged(view, work.start, work.stop), consumers, lambda note: None)
+        except BaseException:
+            if capture is not None:
+                capture.discard()
+            raise
+        if capture is not None:
+            capture.finish()
         held = [
             g.scorer.held() if g.error is None else EvaluationError(failure_message(g.error)) for g in guarded
         ]  # the error as its message: an exception's class may not unpickle in the driver
@@ -216,6 +230,7 @@ def plan_shards(
     shards: int,
     store: DataStore,
     records: bool = False,
+    baseline: BaselineLink | None = None,
 ) -> list[ShardWork]:
     """The shards' work for one model's pass over ``data_config``."""
     view = store.view(data_config, model)
@@ -224,7 +239,9 @@ def plan_shards(
         examples = sum(batch.size for batch in view.batches())
     batch_size = int(getattr(view.dataloader, "batch_size", 1) or 1)
     ranges = shard_ranges(examples, shards, data_config, batch_size)
-    return [ShardWork(run, model, data_config, settings, tuple(metrics), lo, hi, records) for lo, hi in ranges]
+    return [
+        ShardWork(run, model, data_config, settings, tuple(metrics), lo, hi, records, baseline) for lo, hi in ranges
+    ]
 
 
 def merged_record(data_config: str, parts: list[ShardPart]) -> PassRecord:
@@ -289,6 +306,7 @@ def sharded_pass(
     base_dir: Path | None,
     progress: Progress,
     judges: Judges | None = None,
+    baseline: BaselineLink | None = None,
 ) -> None:
     """The pass over ``data_config`` in ``sharding.shards`` shards run by ``sharding.mapper``: the same records, values
     and per-example files as one pass of the runner (:class:`~olive_eval.engine.model.runner.ModelEvaluator`).
@@ -298,7 +316,9 @@ def sharded_pass(
     name = recorder.model_name
     progress(name, f"predicting on '{data_config}' in {sharding.shards} shards")
     with recorder.stage(f"pass:{data_config}"):
-        works = plan_shards(run, model_config, data_config, settings, names, sharding.shards, store, writer is not None)
+        works = plan_shards(
+            run, model_config, data_config, settings, names, sharding.shards, store, writer is not None, baseline
+        )
         # in-process: the run's data and judges
         parts = list(sharding.mapper(partial(score_shard, store=store, judges=judges), works))
     recorder.record_pass(data_config, merged_record(data_config, parts))

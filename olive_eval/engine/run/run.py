@@ -28,6 +28,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runner import ModelEvaluator, Progress, settle_status
 from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit
+from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.passes.repeats import check_generations
 from olive_eval.engine.passes.shards import check_shards
 from olive_eval.engine.run.context import RunContext
@@ -96,6 +97,8 @@ class Run:
             environment=environment,
         )
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
+        #: whether a metric compares each model's outputs with the baseline's: the baseline's pass keeps them
+        self.compares_with_baseline = any(m.metric_type.reads_baseline for m in run.all_metrics)
         self.data = DataStore(run)
         self.context = RunContext.of(run)
         #: the judges the metrics ask, loaded with the run's context on first use and closed with the run
@@ -185,10 +188,20 @@ class Run:
         self.save(durable)
         return [self.result.models[name] for name in names]
 
+    def _baseline_outputs(self, name: str) -> BaselineLink | None:
+        """Where the baseline keeps its outputs, when a metric compares with them (fidelity)."""
+        if not self.compares_with_baseline:
+            return None
+        base = self.result.baseline
+        result = self.result.models.get(base)
+        missing = f"failed: {result.error}" if result is not None and result.status == "failed" else None
+        root = self.writer.outputs_dir(self.folders[base])
+        return BaselineLink(self.out_dir, root, base, name == base, missing)
+
     def _unit(self, model: ModelConfig) -> ModelUnit:
         """The model's unit; with early stop, a candidate's carries the baseline its goals are checked against."""
         name, base = model.display_name(), self.result.baseline
-        unit = ModelUnit(model, self.folders[name])
+        unit = ModelUnit(model, self.folders[name], baseline_outputs=self._baseline_outputs(name))
         if self.config.early_stop and name != base:
             unit = replace(
                 unit,

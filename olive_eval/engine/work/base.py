@@ -18,6 +18,7 @@ from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import Settings, settings_key
+from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.judges.base import Judges
@@ -61,6 +62,8 @@ class UnitContext:
     sharding: Sharding | None
     #: the run's judges, by spec key (loaded on first use, closed with the run)
     judges: Judges | None = None
+    #: where the baseline keeps its outputs, for metrics that compare with them (fidelity)
+    baseline: BaselineLink | None = None
     #: data config -> examples its last pass went over, shared by the model evaluations of one evaluator
     examples_seen: dict[str, int] = field(default_factory=dict)
 

@@ -9,6 +9,7 @@ from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.model.guard import Guarded, scoring_error
 from olive_eval.engine.model.runtime_settings import settings_key
+from olive_eval.engine.passes.baseline_outputs import pass_baseline
 from olive_eval.engine.passes.pass_loop import run_pass
 from olive_eval.engine.passes.repeats import with_repeats
 from olive_eval.engine.passes.scoring import scorer_for
@@ -33,16 +34,17 @@ class PredictionPass(ModelUnit):
         if ctx.sharding is not None and ctx.sharding.shards > 1:
             sharded_pass(
                 ctx.run, ctx.data, ctx.sharding, self.data_config, self.settings, self.metrics, ctx.model, ctx.recorder,
-                ctx.writer, ctx.base_dir, ctx.progress, ctx.judges,
+                ctx.writer, ctx.base_dir, ctx.progress, ctx.judges, ctx.baseline,
             )  # fmt: skip
             return
         recorder = ctx.recorder
         view = ctx.data.view(self.data_config, ctx.model)
         runtime, view = with_repeats(ctx.runtime(self.settings), view, self.metrics, ctx.model)
+        capture, baseline = pass_baseline(ctx.baseline, self.metrics, self.data_config, self.settings)
+        folder = recorder.records_folder
         consumers = [
             Guarded(
-                metric,
-                scorer_for(metric, recorder.model_name, ctx.base_dir, ctx.writer, recorder.records_folder, ctx.judges),
+                metric, scorer_for(metric, recorder.model_name, ctx.base_dir, ctx.writer, folder, ctx.judges, baseline)
             )
             for metric in self.metrics
         ]
@@ -54,12 +56,14 @@ class PredictionPass(ModelUnit):
                     ctx.progress, recorder.model_name, f"'{self.data_config}'", self._examples(ctx, view), "ex"
                 ) as task,
             ):
-                record = run_pass(runtime, view, consumers, ctx.note, task)
+                record = run_pass(runtime, view, [*([capture] if capture else []), *consumers], ctx.note, task)
             ctx.examples_seen[self.data_config] = record.examples
         except BaseException:
-            for consumer in consumers:
+            for consumer in [*([capture] if capture else []), *consumers]:
                 consumer.discard()
             raise
+        if capture is not None:
+            capture.finish()
         recorder.record_pass(self.data_config, record)
         ctx.note(f"finishing the scores of {len(consumers)} metric(s) on '{self.data_config}'")
         for consumer in consumers:

@@ -16,7 +16,8 @@ object of plotly figures by id; ``data-drawn="true"`` once drawn, and ``body[dat
 
 Keys are made id-safe (characters other than letters, digits, ``_.-`` become ``_``); a clash gets ``-2``.
 Tables: ``oe-ranking``, ``oe-values``, ``oe-environment``, ``table-perclass-<key>``,
-``examples-<metric>-<sub-type>-<candidate>``.
+``examples-<metric>-<sub-type>-<candidate>``; in a run with fidelity metrics, ``oe-fidelity`` and
+``disagree-<metric>-<sub-type>-<candidate>``.
 
 plotly and pyarrow are imported only when a report is written.
 """

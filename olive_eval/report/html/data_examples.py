@@ -8,23 +8,19 @@ references are read for the few rows shown. Missing files are listed, and the re
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RunResult
 from olive_eval.report.html.data_run import metric_keys
-from olive_eval.report.html.instance_files import InstanceFiles
+from olive_eval.report.html.instance_files import InstanceFiles, aligned_rows, short_text
 
 #: Examples shown per candidate and score column, and the most over the whole page (the page stays small).
 TOP = 10
 MAX_ROWS = 1500
-#: Characters of a prediction or reference shown.
-MAX_TEXT = 240
 
 
 @dataclass
@@ -59,20 +55,6 @@ class Examples:
     missing: list[str] = field(default_factory=list)
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        text = value
-    elif isinstance(value, float):
-        text = f"{value:.4g}"
-    elif isinstance(value, list) and value and all(isinstance(v, float) for v in value):
-        text = "[" + ", ".join(f"{v:.3g}" for v in value[:16]) + (", ..." if len(value) > 16 else "") + "]"
-    else:
-        text = json.dumps(value, default=str)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
-
-
 def _files(root: Path, folder: str | None) -> dict[str, Path]:
     if folder is None or not (root / folder).is_dir():
         return {}
@@ -91,15 +73,6 @@ def _directions(result: RunResult) -> dict[tuple[str, str], bool | None]:
     return out
 
 
-def _align(base_index: np.ndarray, cand_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Row positions of the examples both files hold, baseline's and candidate's."""
-    if len(base_index) == len(cand_index) and np.array_equal(base_index, cand_index):
-        rows = np.arange(len(base_index))
-        return rows, rows
-    _, b, c = np.intersect1d(base_index, cand_index, assume_unique=True, return_indices=True)
-    return b, c
-
-
 def _flips(base: np.ndarray, cand: np.ndarray, higher: bool | None) -> tuple[int, int] | None:
     if higher is None or not (np.isin(base, (0.0, 1.0)).all() and np.isin(cand, (0.0, 1.0)).all()):
         return None
@@ -107,8 +80,11 @@ def _flips(base: np.ndarray, cand: np.ndarray, higher: bool | None) -> tuple[int
     return int(((base == right) & (cand != right)).sum()), int(((base != right) & (cand == right)).sum())
 
 
-def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: int = TOP) -> Examples:
-    """Each candidate's worst examples against the baseline, per metric file and score column."""
+def worst_examples(
+    output_dir: Path, result: RunResult, names: list[str], top: int = TOP, skip: set[str] | frozenset[str] = frozenset()
+) -> Examples:
+    """Each candidate's worst examples against the baseline, per metric file and score column; not those of the
+    files named in ``skip`` (their stems)."""
     out = Examples()
     root = output_dir / "instances"
     base_model = result.models.get(result.baseline)
@@ -123,6 +99,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
             "or the results came from the cache or an earlier run)"
         )
         return out
+    base_files = {stem: path for stem, path in base_files.items() if stem not in skip}
     reader = InstanceFiles()
     unread = [path for path in base_files.values() if not reader.readable(path)]
     out.missing += [f"{path.relative_to(output_dir)}: not in a per-example layout this page reads" for path in unread]
@@ -142,7 +119,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
                 out.missing.append(f"{cand_path.relative_to(output_dir)}: not in a per-example layout this page reads")
                 continue
             present = set(reader.score_columns(cand_path))
-            b_rows, c_rows = _align(reader.numbers(base_path)["index"], reader.numbers(cand_path)["index"])
+            b_rows, c_rows = aligned_rows(reader.numbers(base_path)["index"], reader.numbers(cand_path)["index"])
             for column in columns[stem]:
                 if column not in present:
                     continue
@@ -151,7 +128,7 @@ def worst_examples(output_dir: Path, result: RunResult, names: list[str], top: i
         out.missing += [
             f"{name}: {stem}.parquet has no baseline file to compare with"
             for stem in cand_files
-            if stem not in base_files
+            if stem not in base_files and stem not in skip
         ]
     return out
 
@@ -193,9 +170,9 @@ def _worst(
     if not len(worse):
         return table
     index = reader.numbers(base_path)["index"][b_rows[worse]]
-    cand_pred = [_text(v) for v in reader.texts(cand_path, "prediction", c_rows[worse])]
-    base_pred = [_text(v) for v in reader.texts(base_path, "prediction", b_rows[worse])]
-    refs = [_text(v) for v in reader.texts(base_path, "references", b_rows[worse])]
+    cand_pred = [short_text(v) for v in reader.texts(cand_path, "prediction", c_rows[worse])]
+    base_pred = [short_text(v) for v in reader.texts(base_path, "prediction", b_rows[worse])]
+    refs = [short_text(v) for v in reader.texts(base_path, "references", b_rows[worse])]
     for i, row in enumerate(worse):
         key = index[i] if isinstance(index[i], str) else int(index[i])
         table.rows.append(ExampleRow(key, float(cand[row]), float(base[row]), cand_pred[i], base_pred[i], refs[i]))

@@ -25,6 +25,8 @@ from olive_eval.lm_eval.names import NO_FILTER
 RECORD_COLUMNS = ("index", "prediction", "references")
 #: lm-eval's columns that are not scores; the key of a row is (task, filter, doc_id).
 LM_EVAL_COLUMNS = ("task", "doc_id", "filter", "prompt", "target", "response", "filtered")
+#: Characters of a prediction or reference shown.
+MAX_TEXT = 240
 #: Where each layout keeps the texts shown: the model's answer and the reference.
 _TEXTS = {
     "engine": {"prediction": "prediction", "references": "references"},
@@ -120,3 +122,28 @@ class InstanceFiles:
         if _layout(names) == "lm_eval":  # lm-eval lists one filtered answer per request: show a lone one as itself
             values = [v[0] if isinstance(v, list) and len(v) == 1 else v for v in values]
         return values
+
+
+def short_text(value: Any) -> str:
+    """A stored value as page text: numbers short, lists of floats to 16, anything else as JSON; cut to
+    :data:`MAX_TEXT` characters."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = value
+    elif isinstance(value, float):
+        text = f"{value:.4g}"
+    elif isinstance(value, list) and value and all(isinstance(v, float) for v in value):
+        text = "[" + ", ".join(f"{v:.3g}" for v in value[:16]) + (", ..." if len(value) > 16 else "") + "]"
+    else:
+        text = json.dumps(value, default=str)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def aligned_rows(base_index: np.ndarray, cand_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row positions of the examples both files hold, baseline's and candidate's."""
+    if len(base_index) == len(cand_index) and np.array_equal(base_index, cand_index):
+        rows = np.arange(len(base_index))
+        return rows, rows
+    _, b, c = np.intersect1d(base_index, cand_index, assume_unique=True, return_indices=True)
+    return b, c

@@ -1,8 +1,9 @@
 """The report page: sections assembled from the run's results and instance files, written atomically.
 
 Sections (element ids): ``sec-summary`` (ranking table ``oe-ranking``), ``sec-pareto``, ``sec-values``
-(``oe-values``), ``sec-timing``, ``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``),
-``sec-missing`` (what the run did not leave, each a ``p.oe-note``). Chart ids: see :mod:`olive_eval.report.html`.
+(``oe-values``), ``sec-fidelity`` (``oe-fidelity``; only in a run with fidelity metrics), ``sec-timing``,
+``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``), ``sec-missing`` (what the run did not
+leave, each a ``p.oe-note``). Chart ids: see :mod:`olive_eval.report.html`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from olive_eval.records.results import RunResult, atomic_write_text
 from olive_eval.report.html import bundle
 from olive_eval.report.html.charts import Chart, ChartIds
 from olive_eval.report.html.data_details import structured
+from olive_eval.report.html.data_disagreement import disagreements
 from olive_eval.report.html.data_examples import worst_examples
+from olive_eval.report.html.data_fidelity import FidelityView, fidelity_view
 from olive_eval.report.html.data_run import default_axes, model_order, numeric_series, ranking_rows
 from olive_eval.report.html.data_timing import timing_keys_without_runs, timing_views
 from olive_eval.report.html.fig_details import confusion_chart, curve_charts, per_class_chart, reliability_chart
@@ -33,6 +36,7 @@ from olive_eval.report.html.tables import (
     ranking_table,
     values_table,
 )
+from olive_eval.report.html.tables_fidelity import disagreement_section, fidelity_summary, fidelity_table
 
 REPORT_FILE = "report.html"
 
@@ -79,9 +83,13 @@ def build_page(output_dir: Path, result: RunResult) -> str:
     page.sections.append(_summary(result, names))
     page.sections.append(_pareto(page, result, names))
     page.sections.append(_values(page, result, names, ids))
+    fidelity = fidelity_view(result, names)
+    if fidelity is not None:
+        page.sections.append(_fidelity(page, output_dir, result, names, ids, fidelity))
     page.sections.append(_timing(page, result, names, ids))
     page.sections.append(_classes(page, result, names, ids))
-    page.sections.append(_examples(page, output_dir, result, names, ids))
+    skip = {m.stem for m in fidelity.metrics} if fidelity is not None else set()
+    page.sections.append(_examples(page, output_dir, result, names, ids, skip))
     page.sections.append(_section("sec-environment", "Environment and provenance", environment_section(result, names)))
     missing = _section("sec-missing", "Missing from this report", _notes(page.missing) or "<p>Nothing.</p>")
     title = f"olive-eval report: {result.baseline} and {len(result.models) - 1} candidate(s)"
@@ -91,6 +99,7 @@ def build_page(output_dir: Path, result: RunResult) -> str:
             ("sec-summary", "Ranking"),
             ("sec-pareto", "Pareto"),
             ("sec-values", "Values"),
+            *([("sec-fidelity", "Fidelity")] if fidelity is not None else []),
             ("sec-timing", "Timing"),
             ("sec-classes", "Per class"),
             ("sec-examples", "Worst examples"),
@@ -157,6 +166,26 @@ def _values(page: _Page, result: RunResult, names: list[str], ids: ChartIds) -> 
     return _section("sec-values", "Every value, the baseline beside each candidate", body)
 
 
+def _fidelity(
+    page: _Page, output_dir: Path, result: RunResult, names: list[str], ids: ChartIds, view: FidelityView
+) -> str:
+    found = disagreements(output_dir, result, names, view.metrics)
+    page.missing += found.missing
+    caption = (
+        "<p class='oe-caption'>Each candidate's outputs scored against the baseline's on the same examples (the "
+        "baseline's row is the identity), beside the values scored on their own. Below: per candidate and fidelity "
+        "sub-type, the examples where it disagrees most.</p>"
+    )
+    body = (
+        caption
+        + fidelity_summary(view, result, names, found)
+        + fidelity_table(view, result, names, found)
+        + _notes(found.missing)
+        + disagreement_section(found, ids)
+    )
+    return _section("sec-fidelity", "Fidelity to the baseline", body)
+
+
 def _timing(page: _Page, result: RunResult, names: list[str], ids: ChartIds) -> str:
     views = timing_views(result, names)
     notes = []
@@ -199,8 +228,9 @@ def _classes(page: _Page, result: RunResult, names: list[str], ids: ChartIds) ->
     return _section("sec-classes", "Per class, curves, confusion matrices and details", "".join(parts) + _notes(notes))
 
 
-def _examples(page: _Page, output_dir: Path, result: RunResult, names: list[str], ids: ChartIds) -> str:
-    examples = worst_examples(output_dir, result, names)
+def _examples(page: _Page, output_dir: Path, result: RunResult, names: list[str], ids: ChartIds, skip: set[str]) -> str:
+    """``skip``: instance files (fidelity's) whose examples the fidelity section lists."""
+    examples = worst_examples(output_dir, result, names, skip=skip)
     notes = list(examples.missing)
     if not examples.tables and not notes:
         notes.append("No per-example scores to compare (no candidate, or no metric scores single examples).")

@@ -25,7 +25,7 @@ def _flag(value: bool | None) -> str:
     return "–" if value is None else "yes" if value else "no"
 
 
-def _table(table_id: str, header: list[str], rows: list[list[str]], css: str = "oe-table") -> str:
+def html_table(table_id: str, header: list[str], rows: list[list[str]], css: str = "oe-table") -> str:
     """Cells are HTML already (escaped by the caller)."""
     head = "".join(f"<th>{h}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
@@ -57,10 +57,10 @@ def ranking_table(rows: list[RankingRow]) -> str:
         out.append(cells)
         if r.error:
             out.append(["", "", f"<span class='oe-miss'>{escape(r.error)}</span>", "", "", *([""] * len(keys))])
-    return _table("oe-ranking", header, out)
+    return html_table("oe-ranking", header, out)
 
 
-def _cell(sub: SubMetricResult | None, base: SubMetricResult | None, is_baseline: bool) -> str:
+def value_cell(sub: SubMetricResult | None, base: SubMetricResult | None, is_baseline: bool) -> str:
     if sub is None:
         return "–"
     if not sub.measured:
@@ -93,9 +93,9 @@ def values_table(result: RunResult, names: list[str]) -> str:
         cells = [f"{escape(key)}{unit}{direction}"]
         for n in names:
             base_sub = base.metrics.get(key) if base is not None else None
-            cells.append(_cell(result.models[n].metrics.get(key), base_sub, n == result.baseline))
+            cells.append(value_cell(result.models[n].metrics.get(key), base_sub, n == result.baseline))
         rows.append(cells)
-    return _table("oe-values", header, rows)
+    return html_table("oe-values", header, rows)
 
 
 def per_class_table(data: PerClass, baseline: str, table_id: str, first: str = "class") -> str:
@@ -114,7 +114,7 @@ def per_class_table(data: PerClass, baseline: str, table_id: str, first: str = "
                 text += f" <span class='oe-base'>(Δ {'+' if delta >= 0 else ''}{fmt(delta)})</span>"
             cells.append(text)
         rows.append(cells)
-    return _table(table_id, header, rows)
+    return html_table(table_id, header, rows)
 
 
 def _examples_caption(t: WorstExamples) -> str:
@@ -151,7 +151,7 @@ def examples_table(t: WorstExamples, table_id: str) -> str:
     caption = f"<p class='oe-caption'>{escape(_examples_caption(t))}</p>"
     if not rows:
         return caption + "<p class='oe-note'>No example is worse than the baseline.</p>"
-    return caption + _table(table_id, header, rows, "oe-table oe-examples")
+    return caption + html_table(table_id, header, rows, "oe-table oe-examples")
 
 
 def examples_section(examples: Examples, ids: Any) -> str:
@@ -183,7 +183,7 @@ def environment_section(result: RunResult, names: list[str]) -> str:
             rows.append([f"warning for {escape(n)}", escape(warning)])
     if result.stage_seconds:
         rows.append(["run stages (s)", escape(", ".join(f"{k} {v:.3g}" for k, v in result.stage_seconds.items()))])
-    out = _table("oe-environment", ["what", "value"], rows) if rows else ""
+    out = html_table("oe-environment", ["what", "value"], rows) if rows else ""
     if not env:
         out += "<p class='oe-note'>This results.json records no environment (an older olive-eval).</p>"
     if config is not None:
