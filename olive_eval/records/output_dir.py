@@ -16,11 +16,20 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Collection
 from pathlib import Path
 from types import TracebackType
 
 from olive_eval.errors import UsageError
-from olive_eval.records.output_manifest import MARKER_FILE, RUN_FOLDERS, clear_written, mark_text, read_mark
+from olive_eval.records.output_manifest import (
+    MARKER_FILE,
+    RUN_FOLDERS,
+    Cleared,
+    clear_written,
+    listed_lines,
+    mark_text,
+    read_mark,
+)
 from olive_eval.records.results import RESULTS_FILE, atomic_write_text
 from olive_eval.records.run_log import LOG_FILE, RunLog
 
@@ -112,7 +121,7 @@ class OutputDir:
         if claim:
             self.claim()
 
-    def claim(self) -> None:
+    def claim(self, keep_folders: Collection[str] = ()) -> None:
         """Make the locked folder the run's: this process's pid in the lock file, an earlier run's files removed or
         the folder marked as ours (see :meth:`open`)."""
         fd, path = self._lock, self.path
@@ -124,7 +133,7 @@ class OutputDir:
             os.ftruncate(fd, 0)
             os.lseek(fd, 0, os.SEEK_SET)
             os.write(fd, str(os.getpid()).encode())
-            self._claim(self._marked, died)
+            self._claim(self._marked, died, keep_folders)
             self.claimed = True
         except UsageError:
             self.close()
@@ -147,7 +156,7 @@ class OutputDir:
             )
         return False
 
-    def _claim(self, marked: bool, died: bool) -> None:
+    def _claim(self, marked: bool, died: bool, keep_folders: Collection[str] = ()) -> None:
         """Clear an earlier run's files from a folder marked as ours; mark a folder that holds none of them.
 
         ``died``: the earlier run's process ended without closing the folder, so the model its results.json
@@ -155,13 +164,16 @@ class OutputDir:
         results.json, died with none).
         """
         path = self.path
+        kept: dict[str, dict[str, int]] = {}
         if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
-            changed = _clear_previous_run(path)
-            self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in changed]
+            cleared = _clear_previous_run(path, keep_folders)
+            kept = cleared.kept
+            self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in cleared.changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
 
-        atomic_write_text(path / MARKER_FILE, mark_text(__version__))  # the earlier run's list is done with
+        # the earlier run's list is done with, but for the files of the models whose results are kept (--resume)
+        atomic_write_text(path / MARKER_FILE, mark_text(__version__) + listed_lines(kept))
 
     def _check_kinds(self) -> None:
         """In our folder, results.json is a file and the run folders are folders; anything else is not ours."""
@@ -202,10 +214,10 @@ def _running_model(results: Path) -> str | None:
     return next((name for name, m in models.items() if isinstance(m, dict) and m.get("status") == "running"), None)
 
 
-def _clear_previous_run(path: Path) -> list[Path]:
+def _clear_previous_run(path: Path, keep_folders: Collection[str] = ()) -> Cleared:
     """Only the files olive-eval itself wrote: results.json (and its leftover temporary files), its report and the
     per-example files its mark lists; links in the run folders are removed, never followed. Returns the listed
-    files kept because the user changed them."""
+    files kept because the user changed them, and those of ``keep_folders``."""
     for item in path.glob(f".{RESULTS_FILE}.*"):
         if item.is_file() and not item.is_symlink():
             item.unlink()
@@ -216,7 +228,7 @@ def _clear_previous_run(path: Path) -> list[Path]:
     for name in RUN_FOLDERS:
         if (path / name).is_dir():
             _remove_links(path / name)
-    return clear_written(path).changed
+    return clear_written(path, keep_folders)
 
 
 def _is_our_report(page: Path) -> bool:

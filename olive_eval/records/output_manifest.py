@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,20 @@ class Cleared:
 
     removed: list[Path] = field(default_factory=list)
     changed: list[Path] = field(default_factory=list)
+    #: Listed files left in place because their model's results are kept (``--resume``): relative path -> identity.
+    kept: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def clear_written(out_dir: Path) -> Cleared:
+def listed_lines(files: dict[str, dict[str, int]]) -> str:
+    """Mark lines listing files already written (a resumed run's kept models' files)."""
+    return "".join(json.dumps({"file": rel, **identity}) + "\n" for rel, identity in files.items())
+
+
+def clear_written(out_dir: Path, keep_folders: Collection[str] = ()) -> Cleared:
     """Remove the files the mark lists whose identity is unchanged, temporary files left by a run that died, and
-    the folders that leaves empty; keep everything else. A mark from an earlier version (no list) had its
-    per-example files found by name (``.parquet``, ``.jsonl``), as that version did."""
+    the folders that leaves empty; keep everything else. Files of a model folder in ``keep_folders`` (models whose
+    results ``--resume`` keeps) stay, listed in :attr:`Cleared.kept`. A mark from an earlier version (no list) had
+    its per-example files found by name (``.parquet``, ``.jsonl``), as that version did."""
     marker = out_dir / MARKER_FILE
     head = read_mark(marker) or {}
     if head.get("files") != LISTED:
@@ -103,6 +112,11 @@ def clear_written(out_dir: Path) -> Cleared:
     done = Cleared()
     for rel, identity in listing.files.items():
         path = out_dir / rel
+        parts = rel.split("/")
+        ours = len(parts) > 2 and parts[0] in RUN_FOLDERS and parts[1] in keep_folders
+        if ours and path.is_file() and not path.is_symlink() and identity == _identity(path):
+            done.kept[rel] = identity
+            continue
         try:
             if path.is_symlink() or not path.is_file():
                 continue

@@ -231,3 +231,15 @@ def test_outputs_the_baseline_cannot_keep_are_named_in_the_candidates_error(prob
     )
     own = result.models["base"].metrics["fid-top1_agreement"].error
     assert own.endswith("the model has no output 'nope'; its outputs: logits"), own
+
+
+def test_resume_keeps_the_kept_models_files_and_a_new_candidate_is_compared_with_the_kept_baseline(problem):
+    first = evaluate(problem.config(candidates=("near",)))
+    out = problem.root / "out"
+    kept = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.parent != out)
+    with Evaluation(problem.config(candidates=("near", "far")), resume=True) as session:
+        resumed = session.run()
+    assert values(resumed, "near") == values(first, "near")  # kept, not measured again
+    assert values(resumed, "far") == pytest.approx(problem.expected("far"), rel=1e-5, abs=1e-7)
+    now = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and p.parent != out}
+    assert set(kept) <= now  # the kept models' instance files and the baseline's outputs are still there

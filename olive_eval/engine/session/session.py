@@ -100,9 +100,9 @@ class Evaluation:
         self._closed = False
 
         def claim() -> None:
-            self._held.claim()
-            for kept in self._held.notes:
-                warn(kept)
+            self._held.claim({result.folder for result in kept.values() if result.folder})
+            for held in self._held.notes:
+                warn(held)
             note = self._held.previous_run_note
             if note is not None:
                 if not resume:  # --resume has said so already
