@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -30,22 +29,11 @@ from typing import Any
 import numpy as np
 import scipy.special
 import torch
+from _timing import best_of
 from sklearn.metrics import brier_score_loss
 from torchmetrics.classification import CalibrationError
 
 from olive_eval.metrics import get_metric
-
-
-def best_of(funcs: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """Best wall time of each function over ``repeat`` rounds, run interleaved; and each one's result."""
-    times = {name: float("inf") for name in funcs}
-    results: dict[str, Any] = {}
-    for _ in range(repeat):
-        for name, func in funcs.items():
-            start = time.perf_counter()
-            results[name] = func()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times, results
 
 
 def ours(name: str, scores: np.ndarray, labels: np.ndarray, **config: Any) -> Callable[[], float]:

@@ -20,30 +20,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 import sklearn.metrics as skm
+from _timing import best_of
 
 from olive_eval.metrics.classification import curves as CC
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.classification.auroc import binary_auroc
 
 TOL = 1e-12
-
-
-def best_of(funcs: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """Best wall time of each function over ``repeat`` rounds, run interleaved; and each one's result."""
-    times = {name: float("inf") for name in funcs}
-    results: dict[str, Any] = {}
-    for _ in range(repeat):
-        for name, func in funcs.items():
-            start = time.perf_counter()
-            results[name] = func()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times, results
 
 
 def all_three(scores: np.ndarray, targets: np.ndarray) -> tuple[float, float, float]:

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.stats
 import sklearn.metrics as skm
+from _timing import best_of
 from sklearn.metrics.pairwise import paired_cosine_distances
 
 from olive_eval.metrics import get_metric
@@ -36,18 +36,6 @@ from olive_eval.metrics.regression.native import moments_extension, ranks_extens
 
 TOL = 1e-9
 BATCH = 1000
-
-
-def best_of(funcs: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
-    """Best wall time of each function over ``repeat`` rounds, run interleaved; and each one's result."""
-    times = {name: float("inf") for name in funcs}
-    results: dict[str, Any] = {}
-    for _ in range(repeat):
-        for name, func in funcs.items():
-            start = time.perf_counter()
-            results[name] = func()
-            times[name] = min(times[name], time.perf_counter() - start)
-    return times, results
 
 
 def streamed(name: str, config: dict | None, columns: tuple[Any, ...]) -> float:

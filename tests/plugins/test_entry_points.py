@@ -21,9 +21,9 @@ from olive_eval.errors import ConfigError
 from olive_eval.metrics import metric_registry
 from olive_eval.metrics.aggregations import aggregation_registry
 from olive_eval.runtimes.base import runtime_registry
-from tests.plugins.toy_distribution import install_distribution
+from tests.plugins.toy_distribution import install_distribution, linear_runtime_source
 
-PLUGIN = textwrap.dedent(
+PLUGIN = linear_runtime_source("PluginLinear") + textwrap.dedent(
     '''
     """A third-party olive-eval plugin."""
     from typing import Literal
@@ -62,32 +62,6 @@ PLUGIN = textwrap.dedent(
 
         def apply(self, outputs, batch, context):
             return np.argsort(-np.asarray(self.raw(outputs)), axis=1, kind="stable")[:, self.params.k]
-
-
-    class LinearConfig(ModelConfig):
-        type: Literal["PluginLinear"]
-        weights_file: str
-
-
-    class LinearRuntime(Runtime):
-        """logits = x @ W, W from a .npy file."""
-
-        model_type = "PluginLinear"
-        Config = LinearConfig
-        settings_key = "plugin_linear"
-
-        def __init__(self, weights):
-            self.weights = weights
-
-        @classmethod
-        def load(cls, model_config, device, execution_providers, settings=None):
-            return cls(np.load(model_config.weights_file))
-
-        def predict(self, batch):
-            return {"logits": np.asarray(batch.columns["x"], dtype=np.float32) @ self.weights}
-
-        def bind(self, batch):
-            raise NotImplementedError
 
 
     def negate(prediction):

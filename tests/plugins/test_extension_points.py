@@ -24,7 +24,7 @@ from olive_eval.runtimes.base import runtime_registry
 from olive_eval.runtimes.hf_config import HfModelConfig
 from olive_eval.tasks.base import get_task, task_registry
 from olive_eval.tasks.call_mode import CallMode
-from tests.plugins.toy_distribution import install_package
+from tests.plugins.toy_distribution import install_package, linear_runtime_source
 
 MODULES = {
     "metric_type": '''
@@ -68,43 +68,7 @@ class ToyProbe(WorkKind):
     def plan(self, run, metrics):
         return [Probe([metric], metric.user_config.settings_override()) for metric in metrics]
 ''',
-    "model_type": '''
-from typing import Literal
-
-import numpy as np
-
-from olive_eval.runtimes.base import ModelConfig, Runtime
-
-
-class LinearConfig(ModelConfig):
-    type: Literal["ToyLinear"]
-    weights_file: str
-
-
-class LinearRuntime(Runtime):
-    """logits = x @ W, W from a .npy file; its handle is W."""
-
-    model_type = "ToyLinear"
-    Config = LinearConfig
-    settings_key = "toy_linear"
-
-    def __init__(self, weights):
-        self.weights = weights
-
-    @classmethod
-    def load(cls, model_config, device, execution_providers, settings=None):
-        return cls(np.load(model_config.weights_file))
-
-    def predict(self, batch):
-        return {"logits": np.asarray(batch.columns["x"], dtype=np.float32) @ self.weights}
-
-    def bind(self, batch):
-        raise NotImplementedError
-
-    @property
-    def handle(self):
-        return self.weights
-''',
+    "model_type": linear_runtime_source("ToyLinear"),
     "task": """
 from olive_eval.tasks.base import Task
 from olive_eval.tasks.call_mode import CallMode

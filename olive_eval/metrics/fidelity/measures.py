@@ -81,7 +81,9 @@ class FidelityMeasure(Metric):
         self.reads = (field, BASELINE + field)  # type: ignore[misc]  # per instance: the output it compares
 
     def statistics(self, candidate: Any, baseline: Any) -> np.ndarray:
-        return type(self).kernel(candidate, baseline)
+        """The kernel on the two outputs, with the measure's own options (``k``, ``temperature``)."""
+        options = self.config.model_dump(exclude={"output_name", "compare"})
+        return type(self).kernel(candidate, baseline, **options)
 
 
 @register_measure
@@ -102,9 +104,7 @@ class TopKAgreement(FidelityMeasure):
     higher_is_better = True
     kind = Kind.INSTANCE
     Config = TopKConfig
-
-    def statistics(self, candidate: Any, baseline: Any) -> np.ndarray:
-        return kernels.topk_agreement(candidate, baseline, self.config.k)  # type: ignore[attr-defined]
+    kernel = staticmethod(kernels.topk_agreement)
 
 
 @register_measure
@@ -115,9 +115,7 @@ class KLDivergence(FidelityMeasure):
     higher_is_better = False
     kind = Kind.INSTANCE
     Config = SoftmaxConfig
-
-    def statistics(self, candidate: Any, baseline: Any) -> np.ndarray:
-        return kernels.kl_divergence(candidate, baseline, self.config.temperature)  # type: ignore[attr-defined]
+    kernel = staticmethod(kernels.kl_divergence)
 
 
 @register_measure
@@ -128,9 +126,7 @@ class JSDivergence(FidelityMeasure):
     higher_is_better = False
     kind = Kind.INSTANCE
     Config = SoftmaxConfig
-
-    def statistics(self, candidate: Any, baseline: Any) -> np.ndarray:
-        return kernels.js_divergence(candidate, baseline, self.config.temperature)  # type: ignore[attr-defined]
+    kernel = staticmethod(kernels.js_divergence)
 
 
 @register_measure
