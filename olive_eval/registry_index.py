@@ -97,6 +97,8 @@ MODULES: dict[str, dict[str, str]] = {
         "context_recall": "olive_eval.metrics.judged.metrics",
         "context_relevance": "olive_eval.metrics.judged.metrics",
         "detailed_pr_curve": "olive_eval.metrics.classification.sweep_metrics",
+        "detection_interpolated_pr_curve": "olive_eval.metrics.detection.pr_curves",
+        "detection_pr_curve": "olive_eval.metrics.detection.pr_curves",
         "ece": "olive_eval.metrics.calibration.metrics",
         "embedding_similarity": "olive_eval.metrics.embeddings.metrics",
         "exact_match": "olive_eval.metrics.answers.metrics",

@@ -94,7 +94,7 @@ def _unwrap(value: Any) -> Any:
     return value
 
 
-def _dataset(config: DetectionConfig, predictions: Any, references: Any, start: int) -> Any:
+def detection_set(config: DetectionConfig, predictions: Any, references: Any, start: int) -> Any:
     """The inputs as flat arrays; images are numbered from ``start`` in errors (a batch's first image)."""
     from olive_eval.metrics.detection.inputs import from_coco, from_per_image
 
@@ -152,7 +152,7 @@ class _DetectionMetric(Metric):
 
     def statistics(self, predictions: Any, references: Any) -> PerImage:
         c = self._config
-        data = _dataset(c, predictions, references, self._seen)
+        data = detection_set(c, predictions, references, self._seen)
         if c.convention == "coco":
             stats = coco_statistics(data, c.iou_type, self._params())
         else:
