@@ -9,6 +9,8 @@ import pytest
 import sklearn.metrics as skm
 from valor_lite.classification import Classification, Loader, MetricType
 
+from olive_eval.config import load_run_config
+from olive_eval.errors import ConfigError
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.resampling import ExampleStats, confidence_interval, distribution
 from olive_eval.metrics.stats import index_chunks
@@ -93,7 +95,7 @@ def test_issue_35_vector() -> None:
     assert valor.value == pytest.approx(mean, abs=TOL) == pytest.approx(1 / 3, abs=TOL)
     np.testing.assert_allclose(valor.per_class, per_label, rtol=0, atol=TOL)
     default = get_metric("roc_auc").compute(ISSUE_SCORES, ISSUE_LABELS)
-    defined = [skm.roc_auc_score(ISSUE_LABELS == k, ISSUE_SCORES[:, k]) for k in range(3)]
+    defined = [skm.roc_auc_score(np.equal(ISSUE_LABELS, k), ISSUE_SCORES[:, k]) for k in range(3)]
     assert default.value == pytest.approx(np.mean(defined), abs=TOL) == pytest.approx(5 / 9, abs=TOL)
     assert default.details["per_class"]["3"] is None and valor.details["per_class"]["3"] == 0.0
     assert default.extra["convention"] == "sklearn" and valor.extra["convention"] == "valor"
@@ -110,9 +112,12 @@ def test_binary_scores_are_two_labels_under_valor() -> None:
     assert valor.details["per_class"] == {"neg": per_label[0], "pos": per_label[1]}
 
 
-def test_bad_convention_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="convention\n.*Input should be 'sklearn' or 'valor'"):
-        get_metric("roc_auc", {"convention": "torchmetrics"})
+def test_bad_convention_is_a_one_line_config_error(toy) -> None:
+    sub = {"name": "roc_auc", "metric_config": {"convention": "torchmetrics"}}
+    with pytest.raises(
+        ConfigError, match=r"metric_config\.convention: got 'torchmetrics'; expected 'sklearn' or 'valor'$"
+    ):
+        load_run_config(toy.config({}, [{"name": "cls", "type": "accuracy", "sub_types": [sub]}]))
 
 
 def test_bootstrap_resamples_are_valor_lites_values() -> None:
