@@ -48,6 +48,11 @@ def valor_rocauc(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, fl
     return np.array([per_label[n] for n in names]), metrics[MetricType.mROCAUC][0].value
 
 
+def sklearn_auc(positive: np.ndarray, scores: np.ndarray) -> float:
+    """scikit-learn's binary ROC AUC; NaN without positives or negatives (where it warns and refuses)."""
+    return skm.roc_auc_score(positive, scores) if 0 < positive.sum() < len(positive) else float("nan")
+
+
 def random_case(seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scores on a coarse grid (ties, zero columns), labels from a random subset of the classes (classes
     without positives; one label for all: no negatives), one to 40 examples. Returns what the metric reads
@@ -77,8 +82,7 @@ def test_registered_roc_auc_matches_valor_lite_on_random_data() -> None:
         got = np.array(score.per_class)
         mismatches += int((np.abs(got - per_label) > TOL).sum()) + int(abs(score.value - mean) > TOL)
         checks += len(per_label) + 1
-        sk = [skm.roc_auc_score(labels == k, columns[:, k]) if 0 < (labels == k).sum() < len(labels) else np.nan
-              for k in range(columns.shape[1])]  # fmt: skip
+        sk = [sklearn_auc(labels == k, columns[:, k]) for k in range(columns.shape[1])]
         undefined_somewhere += int(np.isnan(sk).any())
         # the default is scikit-learn's on the same data: NaN where undefined, those left out of the mean
         default = get_metric("roc_auc").compute(columns, labels)

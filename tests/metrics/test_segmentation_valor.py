@@ -156,18 +156,16 @@ def test_each_sub_type_takes_the_option() -> None:
     """All label 1 and background, label 2 nowhere: every per-class sub-type moves; pixel accuracy, the same
     under both, does not; the confusion matrix changes form (valor-lite's IoUs and unmatched ratios)."""
     preds, refs = [np.array([[1, 1], [0, 1]])], [np.array([[1, 0], [0, 1]])]
+
+    def value(name: str, convention: str) -> float:
+        return get_metric(name, {"num_classes": 3, "convention": convention}).compute(preds, refs).value
+
     for name in PER_LABEL:
-        values = [get_metric(name, {"num_classes": 3, "convention": k}).compute(preds, refs).value
-                  for k in ("mmseg", "valor")]  # fmt: skip
-        assert values[0] != pytest.approx(values[1]), name
-    accuracy = [
-        get_metric("pixel_accuracy", {"num_classes": 3, "convention": k}).compute(preds, refs).value
-        for k in ("mmseg", "valor")
-    ]
-    assert accuracy == [0.75, 0.75]
+        assert value(name, "mmseg") != pytest.approx(value(name, "valor")), name
+    assert value("pixel_accuracy", "mmseg") == value("pixel_accuracy", "valor") == 0.75
     default = get_metric("segmentation_confusion_matrix", {"num_classes": 3}).compute(preds, refs).details
-    assert default == {"confusion_matrix": {"0": {"0": 1, "1": 1, "2": 0}, "1": {"0": 0, "1": 2, "2": 0},
-                                            "2": {"0": 0, "1": 0, "2": 0}}}  # fmt: skip
+    counts = {"0": {"0": 1, "1": 1, "2": 0}, "1": {"0": 0, "1": 2, "2": 0}, "2": {"0": 0, "1": 0, "2": 0}}
+    assert default == {"confusion_matrix": counts}
     cfg = {"num_classes": 3, "convention": "valor", "class_names": ["bg", "a", "b"]}
     valor = get_metric("segmentation_confusion_matrix", cfg).compute(preds, refs).details
     assert valor["confusion_matrix"]["a"] == {"a": {"iou": 2 / 3}, "b": {"iou": 0.0}}
