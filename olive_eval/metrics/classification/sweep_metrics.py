@@ -1,7 +1,8 @@
 """Classification metrics over the class scores of the whole set: the rest of the classification family.
 
 ``roc_auc`` and ``average_precision`` (one-vs-rest per class, macro mean over the classes that have a
-value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`), and the
+value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`; ``roc_auc`` with
+``convention: valor`` is valor-lite's mean over every class, 0.0 where undefined), and the
 structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` and
 ``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
 Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
