@@ -1,7 +1,8 @@
 """Classification metrics over the class scores of the whole set: the rest of the classification family.
 
 ``roc_auc`` and ``average_precision`` (one-vs-rest per class, macro mean over the classes that have a
-value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`), and the
+value; scikit-learn's definitions, see :mod:`~olive_eval.metrics.classification.curves`; ``roc_auc`` with
+``convention: valor`` is valor-lite's mean over every class, 0.0 where undefined), and the
 structured sub-types ``confusion_matrix``, ``pr_curve``, ``detailed_pr_curve`` and
 ``threshold_metrics`` (Valor's precision, recall, F1 and accuracy per label at each score threshold).
 Structured sub-types have no scalar value: their result is ``details``, and they cannot be ranked.
@@ -16,7 +17,7 @@ per-class values and the matrix rows. No examples: every sub-type is undefined.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -38,7 +39,15 @@ from olive_eval.metrics.confusion import class_names_or_indices
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
 
-__all__ = ["AveragePrecision", "ConfusionMatrix", "DetailedPRCurve", "PRCurve", "RocAuc", "ThresholdMetrics"]
+__all__ = [
+    "AveragePrecision",
+    "ConfusionMatrix",
+    "DetailedPRCurve",
+    "PRCurve",
+    "RocAuc",
+    "RocAucConfig",
+    "ThresholdMetrics",
+]
 
 STRUCTURED = "a structured value (see details), not a number"
 NO_EXAMPLES = "no examples to score"
@@ -66,6 +75,16 @@ class SweepConfig(StrictModel):
     """metric_config of roc_auc and average_precision."""
 
     class_names: list[str] | None = Field(None, description="One name per score column.")
+
+
+class RocAucConfig(SweepConfig):
+    """metric_config of roc_auc."""
+
+    convention: Literal["sklearn", "valor"] = Field(
+        "sklearn",
+        description="sklearn: a class without positives or negatives is left out of the mean; valor: valor-lite's "
+        "mROCAUC, such a class (and one whose scores are all 0) counts as 0.0",
+    )
 
 
 class ThresholdConfig(SweepConfig):
@@ -117,8 +136,15 @@ class _PerClassMean(Metric):
         """The positive class's value from its ``[N]`` scores."""
         raise NotImplementedError
 
+    def extra(self) -> dict[str, Any]:
+        return {}
+
+    def by_columns(self) -> bool:
+        """Whether ``[N]`` binary scores are scored as two columns ``[1 - s, s]`` rather than the positive class."""
+        return False
+
     def compute(self, predictions: Any, references: Any) -> Score:
-        s, y = _columns(predictions, references)
+        s, y = class_scores(predictions, references) if self.by_columns() else _columns(predictions, references)
         if len(s) == len(y) == 0:
             return Score(float("nan"), undefined=NO_EXAMPLES)
         if _is_binary(s):  # the positive class alone, on its own scores: 1 - s would round tiny scores to ties
@@ -138,6 +164,7 @@ class _PerClassMean(Metric):
             value,
             per_class=[float(v) for v in values],
             undefined=undefined,
+            extra=self.extra(),
             details={"per_class": {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, values, strict=True)}},
         )
 
@@ -145,13 +172,28 @@ class _PerClassMean(Metric):
 @register_metric
 class RocAuc(_PerClassMean):
     """One-vs-rest ROC AUC per class (ties collapsed, trapezoid) and its macro mean: scikit-learn's
-    ``roc_auc_score(multi_class="ovr", average="macro")``; a class without positives or negatives is left out."""
+    ``roc_auc_score(multi_class="ovr", average="macro")``; a class without positives or negatives is left out.
+
+    ``convention: valor`` is valor-lite's ``ROCAUC`` and ``mROCAUC``: every class counts in the mean, 0.0 where
+    it has no positives or negatives or all its scores are 0, and ``[N]`` binary scores are the two labels of
+    ``[1 - s, s]``, as a valor-lite user passes them."""
 
     name = "roc_auc"
     needs = "both positives and negatives"
+    Config: ClassVar[type[StrictModel]] = RocAucConfig
+
+    @property
+    def _valor(self) -> bool:
+        return self.config.convention == "valor"  # type: ignore[attr-defined]
+
+    def by_columns(self) -> bool:
+        return self._valor
+
+    def extra(self) -> dict[str, Any]:
+        return {"convention": self.config.convention}  # type: ignore[attr-defined]
 
     def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
-        return roc_auc(scores, labels)
+        return roc_auc(scores, labels, convention=self.config.convention)  # type: ignore[attr-defined]
 
     def binary(self, scores: np.ndarray, positive: np.ndarray) -> float:
         return curve_roc_auc(binary_curve(scores, positive))

@@ -39,6 +39,7 @@ __all__ = [
     "confusion_matrices",
     "iou",
     "mean_iou",
+    "mean_over_defined",
     "pixel_accuracy",
     "precision_recall_f1",
     "segmentation_scores",
@@ -100,7 +101,8 @@ def iou(matrix: np.ndarray, *, ignore_index: int | None = None) -> np.ndarray:
     return _ratio(tp, tp + fp + fn, ignore_index)
 
 
-def _nanmean(values: np.ndarray) -> np.ndarray | float:
+def mean_over_defined(values: np.ndarray) -> np.ndarray | float:
+    """Mean over the last axis of the values that are not NaN (NaN where none is); a float for ``[C]``."""
     defined = ~np.isnan(values)
     count = defined.sum(axis=-1)
     total = np.where(defined, values, 0.0).sum(axis=-1)
@@ -110,7 +112,7 @@ def _nanmean(values: np.ndarray) -> np.ndarray | float:
 
 def mean_iou(matrix: np.ndarray, *, ignore_index: int | None = None) -> np.ndarray | float:
     """Mean IoU over the classes that have one: a float for ``[C, C]``, ``[...]`` for a stack."""
-    return _nanmean(iou(matrix, ignore_index=ignore_index))
+    return mean_over_defined(iou(matrix, ignore_index=ignore_index))
 
 
 def pixel_accuracy(matrix: np.ndarray) -> np.ndarray | float:
@@ -157,7 +159,7 @@ def segmentation_scores(matrix: np.ndarray, *, ignore_index: int | None = None) 
     return SegmentationScores(
         confusion=m,
         iou=per_class_iou,
-        mean_iou=float(_nanmean(per_class_iou)),
+        mean_iou=float(mean_over_defined(per_class_iou)),
         pixel_accuracy=float(pixel_accuracy(m)),
         precision=precision,
         recall=recall,

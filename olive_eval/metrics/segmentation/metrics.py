@@ -5,11 +5,15 @@ Each reads ``prediction`` and ``references``: one integer label map per image (`
 image's ``[C, C]`` pixel confusion matrix (:mod:`.kernels`), computed once per batch for every sub-type of a
 metric; matrices add up, so the sub-types are map/reduce metrics with bootstrap intervals and paired goals for
 free. ``num_classes`` is required; pixels whose reference is ``ignore_index`` (default 255) count nowhere.
+
+``convention``: ``mmseg`` (the default) leaves a class out where its ratio is ``0 / 0`` (NaN, then the mean
+over the rest, as mmsegmentation and torchmetrics); ``valor`` is valor-lite's (:mod:`.valor`): class 0 is
+background, out of every mean, and a ratio over nothing is 0.0. The statistics are the same matrices for both.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, model_validator
@@ -21,23 +25,34 @@ from olive_eval.metrics.segmentation.kernels import (
     confusion_matrices,
     iou,
     mean_iou,
+    mean_over_defined,
     pixel_accuracy,
     precision_recall_f1,
 )
+from olive_eval.metrics.segmentation.valor import valor_confusion, valor_per_class
 from olive_eval.strict_model import StrictModel
 
 __all__ = ["SegmentationConfig"]
+
+NO_PIXELS = "no pixel counts (every reference pixel is ignored)"
 
 
 class SegmentationConfig(StrictModel):
     num_classes: int = Field(ge=1, le=65536, description="Classes of the label maps (labels 0..num_classes-1).")
     ignore_index: int | None = Field(255, description="Reference label of pixels that count nowhere; null: none.")
     class_names: list[str] | None = Field(None, description="One name per class, for the per-class details.")
+    convention: Literal["mmseg", "valor"] = Field(
+        "mmseg",
+        description="mmseg: a 0/0 ratio is undefined and left out of means; valor: valor-lite's (class 0 is "
+        "background, out of the means; a 0/0 ratio is 0.0; its confusion matrix of IoUs)",
+    )
 
     @model_validator(mode="after")
     def _check_names(self) -> SegmentationConfig:
         if self.class_names is not None:
             class_names_or_indices(self.class_names, self.num_classes)  # ValueError on a wrong count or repeats
+        if self.convention == "valor" and self.num_classes < 2:
+            raise ValueError("convention 'valor' needs num_classes >= 2: class 0 is background, the rest are scored")
         return self
 
 
@@ -64,6 +79,19 @@ class _Segmentation(Metric):
         n = self.config.num_classes  # type: ignore[attr-defined]
         return np.concatenate(parts, axis=0) if parts else np.zeros((0, n, n), np.int64)
 
+    @property
+    def _valor(self) -> bool:
+        return self.config.convention == "valor"  # type: ignore[attr-defined]
+
+    def per_class_part(self, totals: np.ndarray, part: str) -> np.ndarray:
+        """``iou``, ``precision``, ``recall`` or ``f1`` per class ``[..., C]`` under the configured convention."""
+        ignore = self.config.ignore_index  # type: ignore[attr-defined]
+        if self._valor:
+            return valor_per_class(totals, part, ignore_index=ignore)
+        if part == "iou":
+            return iou(totals, ignore_index=ignore)
+        return precision_recall_f1(totals, ignore_index=ignore)[("precision", "recall", "f1").index(part)]
+
     def values(self, totals: np.ndarray) -> np.ndarray:
         """The metric of each summed matrix ``[B, C, C]`` -> ``[B]``."""
         raise NotImplementedError
@@ -78,28 +106,36 @@ class _Segmentation(Metric):
         total = np.asarray(statistics).sum(axis=0)
         value = float(self.finalize_totals(total[None])[0])
         per_class = self.per_class(total)
-        undefined = "no pixel counts (every reference pixel is ignored)" if np.isnan(value) else None
+        undefined = None
+        if np.isnan(value):
+            counted = total.sum() > 0
+            undefined = "no class has a value (background and ignore_index have none)" if counted else NO_PIXELS
+        extra = {"convention": self.config.convention}  # type: ignore[attr-defined]
         if per_class is None:
-            return Score(value, undefined=undefined)
+            return Score(value, undefined=undefined, extra=extra)
         return Score(
             value,
             per_class=[float(v) for v in per_class],
             undefined=undefined,
+            extra=extra,
             details={"per_class": _named(self.config, per_class)},  # type: ignore[arg-type]
         )
 
 
 @register_metric
 class MeanIou(_Segmentation):
-    """Mean over the classes present in the reference or the prediction of ``tp / (tp + fp + fn)``."""
+    """Mean over the classes present in the reference or the prediction of ``tp / (tp + fp + fn)``
+    (``valor``: over every class but background, 0.0 for an absent one)."""
 
     name = "mean_iou"
 
     def values(self, totals: np.ndarray) -> np.ndarray:
+        if self._valor:
+            return mean_over_defined(self.per_class_part(totals, "iou"))
         return mean_iou(totals, ignore_index=self.config.ignore_index)  # type: ignore[attr-defined,return-value]
 
     def per_class(self, total: np.ndarray) -> np.ndarray:
-        return iou(total, ignore_index=self.config.ignore_index)  # type: ignore[attr-defined]
+        return self.per_class_part(total, "iou")
 
 
 @register_metric
@@ -113,17 +149,13 @@ class PixelAccuracy(_Segmentation):
 
 
 class _PerClassRatio(_Segmentation):
-    part: ClassVar[int]
+    part: ClassVar[str]
 
     def per_class(self, total: np.ndarray) -> np.ndarray:
-        return precision_recall_f1(total, ignore_index=self.config.ignore_index)[self.part]  # type: ignore[attr-defined]
+        return self.per_class_part(total, self.part)
 
     def values(self, totals: np.ndarray) -> np.ndarray:
-        v = precision_recall_f1(totals, ignore_index=self.config.ignore_index)[self.part]  # type: ignore[attr-defined]
-        defined = ~np.isnan(v)
-        total = np.where(defined, v, 0.0).sum(axis=-1)
-        count = defined.sum(axis=-1)
-        return np.divide(total, count, out=np.full(np.shape(total), np.nan), where=count > 0)
+        return mean_over_defined(self.per_class_part(totals, self.part))  # the mean over the classes with a value
 
 
 @register_metric
@@ -131,7 +163,7 @@ class SegmentationPrecision(_PerClassRatio):
     """Per-class ``tp / (tp + fp)``; the value is their mean over the classes ever predicted."""
 
     name = "segmentation_precision"
-    part = 0
+    part = "precision"
 
 
 @register_metric
@@ -139,7 +171,7 @@ class SegmentationRecall(_PerClassRatio):
     """Per-class ``tp / (tp + fn)``; the value is their mean over the classes in the reference."""
 
     name = "segmentation_recall"
-    part = 1
+    part = "recall"
 
 
 @register_metric
@@ -147,7 +179,7 @@ class SegmentationF1(_PerClassRatio):
     """Per-class ``2tp / (2tp + fp + fn)``; the value is their mean over the classes present on either side."""
 
     name = "segmentation_f1"
-    part = 2
+    part = "f1"
 
 
 @register_metric
@@ -163,8 +195,10 @@ class SegmentationConfusionMatrix(_Segmentation):
     def reduce(self, statistics: np.ndarray) -> Score:
         total = np.asarray(statistics).sum(axis=0)
         names = class_names_or_indices(self.config.class_names, self.config.num_classes)  # type: ignore[attr-defined]
+        details = valor_confusion(total, names) if self._valor else {"confusion_matrix": confusion_dict(total, names)}
         return Score(
             float("nan"),
             undefined="a structured value (see details), not a number",
-            details={"confusion_matrix": confusion_dict(total, names)},
+            extra={"convention": self.config.convention},  # type: ignore[attr-defined]
+            details=details,
         )
