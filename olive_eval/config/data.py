@@ -25,6 +25,9 @@ def _component(kind: str) -> Any:
 class DataConfig(StrictModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_\-.]+$")
     type: str = Field("HuggingfaceContainer", description="The container: default components for each part.")
+    version: str | None = Field(
+        None, description="The data's version (e.g. '2024-05', 'curated@0.3.2'): recorded in results.json."
+    )
     user_script: LaxPath | None = None
     script_dir: LaxPath | None = None
     load_dataset_config: _component("dataset")  # type: ignore[valid-type]

