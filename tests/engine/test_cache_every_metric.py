@@ -101,8 +101,12 @@ def _answers() -> list[Case]:
 
 
 def _text_overlap() -> list[Case]:
-    names = ("bleu", "chrf", "ter", "sentence_bleu", "rouge1", "rouge2", "rougeL", "rougeLsum")
-    return [Case(name, None, (TEXTS, ANSWERS)) for name in names]
+    names = ("bleu", "chrf", "ter", "sentence_bleu", "rouge1", "rouge2", "rougeL", "rougeLsum", "normalized_sacrebleu")
+    names += ("token_overlap_f1", "token_overlap_precision", "token_overlap_recall", "nltk_bleu")
+    single = ("char_edit_distance", "char_edit_distance_normalized", "char_edit_dist_accuracy")
+    return [Case(name, None, (TEXTS, ANSWERS)) for name in names] + [
+        Case(name, None, (TEXTS, [a[:1] for a in ANSWERS])) for name in single
+    ]
 
 
 def _speech() -> list[Case]:

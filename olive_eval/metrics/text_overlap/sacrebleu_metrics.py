@@ -1,4 +1,6 @@
-"""sacrebleu's metrics as accuracy sub-types: ``bleu`` (corpus), ``sentence_bleu``, ``chrf`` (chrF, chrF++) and ``ter``.
+"""sacrebleu's metrics as accuracy sub-types: ``bleu`` (corpus), ``sentence_bleu``, ``chrf`` (chrF, chrF++) and ``ter``,
+and ``normalized_sacrebleu`` (Unitxt's: corpus BLEU / 100, effective order by default; Unitxt rounds it to two
+decimals, olive-eval does not).
 
 Values are sacrebleu's, on its 0-100 scale, with its defaults (BLEU: the ``13a`` tokenizer, ``exp`` smoothing;
 ``sentence_bleu``: effective order, as ``sacrebleu.sentence_bleu``) and every option of its metric classes in
@@ -38,7 +40,17 @@ from olive_eval.metrics.text_overlap.references import pair_up, per_example
 from olive_eval.metrics.text_overlap.ter_statistics import TerScorer
 from olive_eval.strict_model import StrictModel
 
-__all__ = ["Bleu", "BleuConfig", "Chrf", "ChrfConfig", "SentenceBleu", "Ter", "TerConfig"]
+__all__ = [
+    "Bleu",
+    "BleuConfig",
+    "Chrf",
+    "ChrfConfig",
+    "NormalizedSacrebleu",
+    "NormalizedSacrebleuConfig",
+    "SentenceBleu",
+    "Ter",
+    "TerConfig",
+]
 
 EXTRA = "text"
 
@@ -104,6 +116,10 @@ class BleuConfig(_SacrebleuConfig):
 
 class SentenceBleuConfig(BleuConfig):
     effective_order: bool = Field(True, description="sacrebleu.sentence_bleu's default")
+
+
+class NormalizedSacrebleuConfig(BleuConfig):
+    effective_order: bool = Field(True, description="Unitxt's normalized_sacrebleu default")
 
 
 class ChrfConfig(_SacrebleuConfig):
@@ -205,6 +221,26 @@ class Bleu(_Corpus):
     name = "bleu"
     higher_is_better = True
     Config: ClassVar[type[StrictModel]] = BleuConfig
+
+
+@register_metric
+class NormalizedSacrebleu(Bleu):
+    """Unitxt's ``normalized_sacrebleu``: corpus BLEU / 100, effective order on by default.
+
+    Capped at 1: sacrebleu's ``exp(mean of logs)`` can exceed 100 by a rounding unit (100.00000000000004 for an
+    exact match of three words), and the 0-1 scale promises at most 1.
+    """
+
+    name = "normalized_sacrebleu"
+    Config: ClassVar[type[StrictModel]] = NormalizedSacrebleuConfig
+
+    def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
+        return np.minimum(super().finalize_totals(totals) / 100.0, 1.0)
+
+    def reduce(self, statistics: np.ndarray) -> Score:
+        score = super().reduce(statistics)
+        score.value = min(score.value / 100.0, 1.0)
+        return score
 
 
 @register_metric
