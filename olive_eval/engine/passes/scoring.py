@@ -232,7 +232,9 @@ class MetricScorer:
             else:
                 columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
                 score = s.metric.compute(*columns)
-                out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, fields=columns))))
+                # a structured value (a curve) is never resampled or compared: no evidence is kept for it
+                evidence = Evidence(sample=ExampleStats(s.metric, fields=columns)) if s.metric.scalar else None
+                out.append(Scored(s.sub, score, evidence))
         self.close()
         return out
 
