@@ -99,6 +99,7 @@ MODULES: dict[str, dict[str, str]] = {
         "context_precision": "olive_eval.metrics.judged.metrics",
         "context_recall": "olive_eval.metrics.judged.metrics",
         "context_relevance": "olive_eval.metrics.judged.metrics",
+        "criteria_score": "olive_eval.metrics.judged.criteria",
         "detailed_pr_curve": "olive_eval.metrics.classification.sweep_metrics",
         "detection_interpolated_pr_curve": "olive_eval.metrics.detection.pr_curves",
         "detection_pr_curve": "olive_eval.metrics.detection.pr_curves",

@@ -140,7 +140,9 @@ def _judged() -> list[Case]:
         "context_precision": (["q1", "q2"], [["Paris"], "Rome"], [["Paris is here", "no"], ["x", "Rome here"]]),
         "summary_coherence": (["a summary, coherence=4", "coherence=2"], ["source 1", "source 2"]),
     }
-    return [Case(name, judge, cols) for name, cols in columns.items()]
+    cases = [Case(name, judge, cols) for name, cols in columns.items()]
+    cases.append(Case("criteria_score", {**judge, "criteria": "Coherent."}, (["coherence=4", "coherence=2"],)))
+    return cases
 
 
 def _violations() -> list[Case]:

@@ -113,6 +113,17 @@ $summary
 
 Answer in JSON as {"score": N} with N one of 1, 2, 3, 4, 5. """
     + _JSON_ONLY,
+    "criteria": """Rate a response against the criteria below on an integer scale of $low to $high, where $low means
+the response does not meet the criteria at all and $high means it meets them fully.
+
+Criteria:
+$criteria
+
+Response:
+$response
+
+Answer in JSON as {"score": N} with N an integer from $low to $high. """
+    + _JSON_ONLY,
 }
 
 

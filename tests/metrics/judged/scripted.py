@@ -8,7 +8,7 @@ spells out.
   ``+`` and "no" otherwise, except under ``support`` prompts, where an item is "yes" when the prompt's text holds it (a
   prediction statement in the reference, a reference statement in the prediction).
 * Usefulness prompts (context precision): a context is useful when it holds the expected answer's text.
-* Coherence prompts: the score is the digit after ``coherence=`` in the summary.
+* Coherence and criteria prompts: the score is the digit after ``coherence=`` in the summary (the response).
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ def judge(prompt: str) -> object:
     if kind:
         items = [piece.strip() for piece in _text(prompt, "Text").split("|") if piece.strip()]
         return json.dumps({kind.group(1): items})
-    if '{"score": N}' in prompt:
-        return json.dumps({"score": int(re.search(r"coherence=(\d)", _text(prompt, "Summary")).group(1))})
+    if '{"score": N}' in prompt:  # coherence of a summary, or a criteria prompt's response
+        label = "Summary" if "Summary:\n" in prompt else "Response"
+        return json.dumps({"score": int(re.search(r"coherence=(\d)", _text(prompt, label)).group(1))})
     items = json.loads(prompt.rsplit("(a JSON list):\n", 1)[1].split("\n\n", 1)[0])
     if "useful to arrive at the expected answer" in prompt:
         answer = _text(prompt, "Expected answer")
