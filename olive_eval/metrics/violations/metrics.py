@@ -26,6 +26,7 @@ from pydantic import Field, field_validator, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.registry import register_metric
+from olive_eval.metrics.violations.endpoint_embeddings import endpoint_encoder
 from olive_eval.metrics.violations.inputs import flatten
 from olive_eval.metrics.violations.kernels import PARTS, Matching, PairSimilarity, Thresholds, match
 from olive_eval.metrics.violations.similarity import (
@@ -33,6 +34,7 @@ from olive_eval.metrics.violations.similarity import (
     embedding_similarity,
     fuzz_similarity,
     jaccard_similarity,
+    local_encoder,
     model_folder_problem,
 )
 from olive_eval.strict_model import LaxPath, StrictModel
@@ -76,6 +78,13 @@ class ViolationConfig(StrictModel):
         False, description="rapidfuzz: compare after rapidfuzz.utils.default_process; jaccard: lowercase the words"
     )
     embedding_model: LaxPath | None = Field(None, description="embedding: a local sentence-transformers model folder")
+    embedding_endpoint: str | None = Field(
+        None, description="embedding: an OpenAI-compatible endpoint's base URL (POST <url>/embeddings), in its place"
+    )
+    endpoint_model: str = Field("text-embedding-ada-002", description="embedding_endpoint: the model to ask")
+    api_key_env: str | None = Field(
+        None, description="embedding_endpoint: the environment variable holding its key (the key is never in a config)"
+    )
     zero_division: float | None = Field(None, description="The value of a 0/0 ratio: 0, 1, or None: undefined (NaN)")
 
     @field_validator("overlap_threshold", "rule_threshold", "match_threshold")
@@ -102,22 +111,28 @@ class ViolationConfig(StrictModel):
         if self.scorer not in SCORERS:
             raise ValueError(f"scorer {self.scorer!r} is not one of {', '.join(SCORERS)}")
         if self.similarity == "embedding":
-            if self.embedding_model is None:
-                raise ValueError("similarity 'embedding' needs embedding_model: a local sentence-transformers folder")
-            problem = model_folder_problem(self.embedding_model)
-            if problem is not None:
+            if (self.embedding_model is None) == (self.embedding_endpoint is None):
+                raise ValueError(
+                    "similarity 'embedding' needs one of embedding_model (a local sentence-transformers folder) "
+                    "and embedding_endpoint (an OpenAI-compatible endpoint's URL)"
+                )
+            if self.embedding_model is not None and (problem := model_folder_problem(self.embedding_model)):
                 raise ValueError(problem)
-        elif self.embedding_model is not None:
-            raise ValueError("embedding_model applies to similarity 'embedding'")
+        elif self.embedding_model is not None or self.embedding_endpoint is not None:
+            raise ValueError("embedding_model and embedding_endpoint apply to similarity 'embedding'")
         return self
 
     def thresholds(self) -> Thresholds:
         return Thresholds(self.overlap_threshold, self.rule_threshold, self.match_threshold)
 
     def pair_similarity(self) -> PairSimilarity:
+        if self.similarity == "embedding" and self.embedding_endpoint is not None:
+            return embedding_similarity(
+                endpoint_encoder(self.embedding_endpoint, self.endpoint_model, self.api_key_env)
+            )
         if self.similarity == "embedding":
             assert self.embedding_model is not None
-            return embedding_similarity(self.embedding_model)
+            return embedding_similarity(local_encoder(self.embedding_model))
         if self.similarity == "jaccard":
             return jaccard_similarity(self.lowercase)
         return fuzz_similarity(self.scorer, self.lowercase)
@@ -125,6 +140,8 @@ class ViolationConfig(StrictModel):
 
 def similarity_name(config: ViolationConfig) -> str:
     """The similarity as results.json's details name it."""
+    if config.similarity == "embedding" and config.embedding_endpoint is not None:
+        return f"embedding:{config.embedding_endpoint}#{config.endpoint_model}"
     if config.similarity == "embedding":
         return f"embedding:{config.embedding_model}"
     if config.similarity == "jaccard":

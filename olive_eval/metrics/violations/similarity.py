@@ -16,6 +16,7 @@ cosine.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,15 @@ import numpy as np
 
 from olive_eval.metrics.violations.kernels import PairSimilarity, rapidfuzz_similarity
 
-__all__ = ["SCORERS", "WORD", "embedding_similarity", "fuzz_similarity", "jaccard_similarity", "model_folder_problem"]
+__all__ = [
+    "SCORERS",
+    "WORD",
+    "embedding_similarity",
+    "fuzz_similarity",
+    "jaccard_similarity",
+    "local_encoder",
+    "model_folder_problem",
+]
 
 #: rapidfuzz.fuzz scorers a config may name (each scores 0-100).
 SCORERS = ("ratio", "partial_ratio", "token_sort_ratio", "token_set_ratio", "token_ratio", "WRatio", "QRatio")
@@ -85,12 +94,23 @@ def _model(folder: str) -> Any:
     return SentenceTransformer(folder, device="cpu", local_files_only=True)
 
 
-def embedding_similarity(folder: str | Path, batch_size: int = 64) -> PairSimilarity:
-    """Cosine of the normalized embeddings of each distinct string (each encoded once per call)."""
+def local_encoder(folder: str | Path, batch_size: int = 64) -> Callable[[list[str]], np.ndarray]:
+    """Unit-length embeddings from a local sentence-transformers folder (loaded once per process, offline)."""
     problem = model_folder_problem(folder)
     if problem is not None:
         raise ValueError(problem)
     resolved = str(Path(folder).resolve())
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return _model(resolved).encode(
+            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+        )
+
+    return encode
+
+
+def embedding_similarity(encode: Callable[[list[str]], np.ndarray]) -> PairSimilarity:
+    """Cosine of the unit-length embeddings of each distinct string (each encoded once per call)."""
 
     def similarity(a: list[str], b: list[str], ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
         if not len(ia):
@@ -100,10 +120,7 @@ def embedding_similarity(folder: str | Path, batch_size: int = 64) -> PairSimila
         strings_a, strings_b = [a[i] for i in ua.tolist()], [b[j] for j in ub.tolist()]
         texts = list(dict.fromkeys([*strings_a, *strings_b]))  # each distinct string encoded once
         where = {t: i for i, t in enumerate(texts)}
-        vectors = _model(resolved).encode(
-            texts, batch_size=batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-        )
-        vectors = np.asarray(vectors, dtype=np.float64)
+        vectors = np.asarray(encode(texts), dtype=np.float64)
         va = vectors[[where[t] for t in strings_a]]
         vb = vectors[[where[t] for t in strings_b]]
         return np.einsum("kd,kd->k", va[ia.reshape(-1)], vb[ib.reshape(-1)])

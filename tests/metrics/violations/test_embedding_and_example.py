@@ -12,7 +12,7 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.violations.metrics import match_violations
-from olive_eval.metrics.violations.similarity import embedding_similarity
+from olive_eval.metrics.violations.similarity import embedding_similarity, local_encoder
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "violations"
@@ -30,7 +30,7 @@ def test_embedding_similarity_is_the_cosine_of_sentence_transformers_embeddings(
     a = ["passive voice", "spelling", "banned word"]
     b = ["use of the passive", "misspelt word", "passive voice", "forbidden term"]
     ia, ib = np.array([0, 0, 1, 2, 2]), np.array([0, 2, 1, 3, 0])
-    got = embedding_similarity(_minilm())(a, b, ia, ib)
+    got = embedding_similarity(local_encoder(_minilm()))(a, b, ia, ib)
     model = SentenceTransformer(_minilm(), device="cpu")
     ea, eb = model.encode(a), model.encode(b)
     expected = [

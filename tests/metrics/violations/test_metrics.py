@@ -212,7 +212,7 @@ def test_ha_needs_the_fields_std_does_not_read() -> None:
 def test_a_missing_embedding_model_folder_is_one_line(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"embedding_model folder not found: .*nowhere; pass a local sentence-"):
         get_metric("ha_f1", {"similarity": "embedding", "embedding_model": str(tmp_path / "nowhere")})
-    with pytest.raises(ValueError, match="similarity 'embedding' needs embedding_model"):
+    with pytest.raises(ValueError, match="similarity 'embedding' needs one of embedding_model"):
         get_metric("ha_f1", {"similarity": "embedding"})
     with pytest.raises(ValueError, match="holds no sentence-transformers model"):
         get_metric("ha_f1", {"similarity": "embedding", "embedding_model": str(tmp_path)})
