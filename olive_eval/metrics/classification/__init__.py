@@ -1,6 +1,7 @@
 """The classification family (Olive's ``accuracy`` type): typed inputs, pure numpy kernels, registered metrics.
 
 * :mod:`.inputs`: columns checked at the edge, the task inferred, class labels validated;
+* :mod:`.label_lists`: lists of class names per example (multi-label) binarized into the multilabel counts;
 * kernels: :mod:`.stat_scores` (per-example tp/fp/fn/tn and their reductions), :mod:`.auroc`, :mod:`.curves`
   (ROC AUC and average precision, scikit-learn's definitions), :mod:`.thresholds` (Valor's counts at score
   thresholds), :mod:`.threshold_confusion` (Valor's confusion matrices), :mod:`.pr_curves` (Valor's

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import field_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.classification import label_lists as L
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.classification.auroc import auroc
 from olive_eval.metrics.classification.inputs import (
@@ -71,6 +72,12 @@ class ClassificationConfig(_TaskConfig):
     average: Literal["micro", "macro", "weighted", "none"] = "micro"
     threshold: float = 0.5
     top_k: int = 1
+    class_names: list[str] | None = None  # the classes of lists of class names, in reporting order
+
+    @field_validator("class_names")
+    @classmethod
+    def _check_class_names(cls, value: list[str] | None) -> list[str] | None:
+        return L.check_class_names(value)
 
     @field_validator("threshold")
     @classmethod
@@ -148,14 +155,19 @@ class _StatScoresMetric(Metric):
         super().__init__(config, aggregation)
         self._inferred_task: Task | None = None
         self._seen = 0  # examples of the earlier batches, to number examples in errors
+        self._class_order: list[str] | None = None  # lists of class names: the classes' columns (label_lists)
 
     def compute(self, *fields: Any) -> Score:
         """The whole set: examples numbered from 0."""
-        self._seen = 0
+        self._seen, self._class_order = 0, None
         return super().compute(*fields)
 
     def statistics(self, predictions: Any, references: Any, logits: Any = None) -> np.ndarray:
         c, start = self.config, self._seen
+        if c.class_names or self._class_order is not None or L.looks_like_name_lists(predictions, references):
+            stats, self._class_order = L.name_list_statistics(predictions, references, self._class_order, c, start)
+            self._inferred_task, self._seen = "multilabel", start + len(stats)
+            return stats
         task, num_classes = c.task, c.num_classes
         width = logits_width(predictions, logits)
         if width is not None:
@@ -190,11 +202,14 @@ class _StatScoresMetric(Metric):
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
         self._seen = getattr(producer, "_seen", self._seen)
+        self._class_order = getattr(producer, "_class_order", self._class_order)
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         """Batches whose class count was inferred differently (labels rather than scores, a class missing
         from a batch) are widened to the largest: an example is a true negative of every added class."""
         width = max((p.shape[1] for p in parts), default=0)
+        if self._class_order is not None:
+            return np.concatenate([L.widen(p, width) for p in parts], axis=0)
         if width > 1 and self.config.task is None:  # batches inferred binary before a later one was multiclass
             parts = [_binary_as_two_classes(p) if p.shape[1] == 1 else p for p in parts]
         widened = []
@@ -219,6 +234,8 @@ class _StatScoresMetric(Metric):
     def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
         """All resamples in one vectorized call (no Python loop per resample)."""
         totals = np.asarray(totals)
+        if self._class_order is not None:
+            return L.reduce_totals(totals, self.stat, self.config.average)
         return K.reduce_totals_batch(
             totals, self.stat, self.config.average, task=self._task(totals), top_k=self.config.top_k
         )
@@ -228,6 +245,8 @@ class _StatScoresMetric(Metric):
         if not statistics.any():  # every example adds to some count: nothing counted is 0 / 0
             why = "every reference is ignore_index" if len(statistics) else "no examples to score"
             return Score(float("nan"), undefined=why)
+        if self._class_order is not None:
+            return L.reduce_name_lists(statistics, self.stat, self.config.average, self._class_order, self.config)
         task, average, top_k = self._task(statistics), self.config.average, self.config.top_k
         if average != "none":
             return _score(K.reduce_stat_scores(statistics, self.stat, average, task=task, top_k=top_k), None, task)
