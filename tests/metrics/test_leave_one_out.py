@@ -163,5 +163,8 @@ def test_per_example_values_of_the_wrong_length_are_a_one_line_error(run):
     folder, name, _, _ = run
     evaluate(config_for(folder, name))  # registers the user's metric
     metric = metric_registry.get(name).from_config({"width": 2})
-    with pytest.raises(EvaluationError, match=rf"^metric '{name}' returned per-example values of shape \[3\] for 5 examples; expected \[5\]$"):
+    with pytest.raises(
+        EvaluationError,
+        match=rf"^metric '{name}' returned per-example values of shape \[3\] for 5 examples; expected \[5\]$",
+    ):
         metric.compute(np.zeros(5), np.zeros(5))
