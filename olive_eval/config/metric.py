@@ -92,6 +92,12 @@ class MetricConfig(StrictModel):
     backend: Literal["torch_metrics", "huggingface_metrics"] = "torch_metrics"
     sample_log_num: int = Field(0, ge=0, description="Write the first N (prediction, target) records, as Olive does.")
     sample_log_dir: LaxPath | None = None
+    process_single_instances: bool = Field(
+        True,
+        description="Write global sub-types' per-example values (roc_auc and average_precision's leave-one-out "
+        "contributions, a user global function's returned values) to the instance file; false skips them "
+        "(Unitxt's switch)",
+    )
     confidence_interval: ConfidenceIntervalConfig | None = Field(
         None, description="Default interval settings for every sub-type of this metric."
     )

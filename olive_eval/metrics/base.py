@@ -76,6 +76,9 @@ class Metric:
     #: Instance attributes holding working objects (a loaded model, the last batch's matching), not what the
     #: metric learnt: the result cache stores the rest as the metric's state and leaves these to be built again.
     transient: ClassVar[tuple[str, ...]] = ()
+    #: A global metric that may give per-example values (:meth:`compute_with_instances`): the scorer holds the
+    #: pass's instance records until the whole set is scored, to write them in the same file.
+    gives_instance_values: ClassVar[bool] = False
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -162,6 +165,11 @@ class Metric:
     def compute(self, *fields: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""
         return self.reduce(self.statistics(*fields))
+
+    def compute_with_instances(self, *fields: Any) -> tuple[Score, np.ndarray | None]:
+        """The metric over the whole set and, for error analysis, one value per example where the metric
+        defines one (:attr:`gives_instance_values`); None: it gives none."""
+        return self.compute(*fields), None
 
 
 def _adopt(name: str, cls: type[Metric], origin: str) -> None:

@@ -3,7 +3,9 @@
 * instance:   ``fn(prediction, reference, **metric_config) -> float``, called once per example;
 * map_reduce: ``fn(prediction, reference, **metric_config) -> sequence of numbers`` (additive statistics),
               with ``reduce(totals, **metric_config) -> float`` over their column sums;
-* global:     ``fn(predictions, references, **metric_config) -> float`` over the whole set.
+* global:     ``fn(predictions, references, **metric_config) -> float`` over the whole set, or
+              ``(float, per_example)``: one number per example too, written to the instance file for error
+              analysis (unless the metric config sets ``process_single_instances: false``).
 
 The function's keyword parameters after the first two become the metric's ``metric_config`` schema,
 so unknown keys are rejected as for built-ins. Returns are checked: a non-number names the example it came
@@ -69,6 +71,22 @@ def _undefined_example(metric: str, statistics: np.ndarray) -> Score | None:
     return Score(math.nan, undefined=f"metric '{metric}' returned NaN for instance {int(nan[0])}")
 
 
+def _per_example(metric: str, values: Any, n: int) -> np.ndarray:
+    """A global function's per-example values as ``[n]`` floats; anything else is a one-line error."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise EvaluationError(
+            f"metric '{metric}' returned per-example values that are not numbers: {type(values).__name__}"
+        ) from None
+    if array.shape != (n,):
+        raise EvaluationError(
+            f"metric '{metric}' returned per-example values of shape {list(array.shape)} for {n} examples; "
+            f"expected [{n}]"
+        )
+    return array
+
+
 def _describe(index: int, prediction: Any, reference: Any) -> str:
     shown = f"prediction={_python(prediction)!r}, reference={_python(reference)!r}"
     return f"instance {index} ({shown if len(shown) <= 120 else shown[:117] + '...'})"
@@ -120,8 +138,17 @@ class _FunctionMetric(Metric):
     def compute(self, *fields: Any) -> Score:
         if self.kind is not Kind.GLOBAL:
             return super().compute(*fields)
-        value = type(self).func(*fields, **self._kwargs())
-        return _score(self.name, _check_number(self.name, _python(value), "the whole set"), "the whole set")
+        return self.compute_with_instances(*fields)[0]
+
+    def compute_with_instances(self, *fields: Any) -> tuple[Score, np.ndarray | None]:
+        """A global function's value, with its per-example values when it returns ``(value, per_example)``."""
+        if self.kind is not Kind.GLOBAL:
+            return super().compute_with_instances(*fields)
+        value, per_example = type(self).func(*fields, **self._kwargs()), None
+        if isinstance(value, tuple) and len(value) == 2:
+            value, per_example = value[0], _per_example(self.name, value[1], len(fields[0]) if fields else 0)
+        score = _score(self.name, _check_number(self.name, _python(value), "the whole set"), "the whole set")
+        return score, per_example
 
 
 def metric_from_function(
@@ -150,6 +177,7 @@ def metric_from_function(
         "extra": extra,
         "Config": config_model(name, func, skip=len(reads)),
         "func": staticmethod(func),
+        "gives_instance_values": kind is Kind.GLOBAL,
         "reduce_func": None if reduce is None else staticmethod(reduce),
         "__doc__": func.__doc__,
         "__module__": func.__module__,

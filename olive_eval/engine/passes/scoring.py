@@ -84,6 +84,11 @@ class MetricScorer:
             for s in self._subs:
                 s.metric.bind_judges(judges)
         self._instances = writer.instances(model_folder, config.name) if writer is not None else None
+        #: The records' file while they are held until a global sub-type's per-example values are known.
+        self._late: RecordSink | HeldSink | None = None
+        late = any(not s.metric.decomposes and s.metric.gives_instance_values for s in self._subs)
+        if self._instances is not None and config.process_single_instances and late:
+            self._late, self._instances = self._instances, HeldSink()
         self._samples = (
             writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
             if writer is not None and config.sample_log_num
@@ -199,6 +204,7 @@ class MetricScorer:
         """Per sub-type, what a shard of a sharded pass hands back: its metric (with what ``statistics``
         learnt), its statistics rows and its global metric's fields, in example order."""
         self._score({})
+        self._release({})
         self.close()
         # a failed sub-type's error in place of its metric, as its message (its class may not unpickle elsewhere)
         return [
@@ -221,7 +227,7 @@ class MetricScorer:
         except BaseException:
             self.discard()
             raise
-        out = []
+        out, late = [], {}
         for s in self._subs:
             if s.error is not None:
                 out.append(Scored(s.sub, Score(float("nan")), error=s.error))
@@ -231,24 +237,41 @@ class MetricScorer:
                 out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
             else:
                 columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
-                score = s.metric.compute(*columns)
+                if self._late is not None:
+                    score, per_example = s.metric.compute_with_instances(*columns)
+                    if per_example is not None:
+                        late[s.sub.name] = per_example
+                else:
+                    score = s.metric.compute(*columns)
                 # a structured value (a curve) is never resampled or compared: no evidence is kept for it
                 evidence = Evidence(sample=ExampleStats(s.metric, fields=columns)) if s.metric.scalar else None
                 out.append(Scored(s.sub, score, evidence))
+        self._release(late)
         self.close()
         return out
 
+    def _release(self, late: dict[str, np.ndarray]) -> None:
+        """The held records into their file, with the global sub-types' per-example columns (one whose length is
+        not the records', samples flattened by a reduction, is left out)."""
+        held, sink, self._late = self._instances, self._late, None
+        if sink is None or not isinstance(held, HeldSink):
+            return
+        self._instances, offset = sink, 0
+        for columns, n in held.chunks:
+            sink.write({**columns, **{k: v[offset : offset + n] for k, v in late.items() if len(v) == held.count}}, n)
+            offset += n
+
     def close(self) -> None:
-        for sink in (self._instances, self._samples):
+        for sink in (self._instances, self._samples, self._late):
             if sink is not None:
                 sink.close()
-        self._instances = self._samples = None
+        self._instances = self._samples = self._late = None
 
     def discard(self) -> None:
-        for sink in (self._instances, self._samples):
+        for sink in (self._instances, self._samples, self._late):
             if sink is not None:
                 sink.discard()
-        self._instances = self._samples = None
+        self._instances = self._samples = self._late = None
 
 
 class CustomScorer:

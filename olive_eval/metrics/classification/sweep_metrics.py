@@ -32,6 +32,11 @@ from olive_eval.metrics.classification.curves import (
     roc_auc,
 )
 from olive_eval.metrics.classification.inputs import check_labels, column
+from olive_eval.metrics.classification.leave_one_out import (
+    loo_average_precision,
+    loo_roc_auc,
+    per_class_leave_one_out,
+)
 from olive_eval.metrics.classification.pr_curves import DEFAULT_THRESHOLDS, detailed_pr_curve, pr_curve
 from olive_eval.metrics.classification.threshold_confusion import threshold_confusion_matrix
 from olive_eval.metrics.classification.thresholds import NO_LABEL, threshold_metrics
@@ -51,6 +56,10 @@ __all__ = [
 
 STRUCTURED = "a structured value (see details), not a number"
 NO_EXAMPLES = "no examples to score"
+
+
+#: Leave-one-out kernels of the binary case, by name.
+LOO_KERNELS = {"roc_auc": loo_roc_auc, "average_precision": loo_average_precision}
 
 
 def _columns(predictions: Any, references: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -126,6 +135,9 @@ def _names(config: Any, num_classes: int) -> list[str]:
 class _PerClassMean(Metric):
     higher_is_better = True
     kind = Kind.GLOBAL
+    gives_instance_values = True
+    #: The leave-one-out kernel of :data:`LOO_KERNELS` giving per-example contributions; None: none.
+    loo_kernel: str | None = None
     reads = ("prediction", "references")
     Config: ClassVar[type[StrictModel]] = SweepConfig
 
@@ -144,29 +156,42 @@ class _PerClassMean(Metric):
         return False
 
     def compute(self, predictions: Any, references: Any) -> Score:
+        return self.compute_with_instances(predictions, references, per_example=False)[0]
+
+    def compute_with_instances(
+        self, predictions: Any, references: Any, per_example: bool = True
+    ) -> tuple[Score, np.ndarray | None]:
+        """``per_example``: each example's contribution, the value minus the value without it (see
+        :mod:`~olive_eval.metrics.classification.leave_one_out`); None for ``convention: valor``."""
         s, y = class_scores(predictions, references) if self.by_columns() else _columns(predictions, references)
         if len(s) == len(y) == 0:
-            return Score(float("nan"), undefined=NO_EXAMPLES)
+            return Score(float("nan"), undefined=NO_EXAMPLES), np.empty(0)
+        loo = None
         if _is_binary(s):  # the positive class alone, on its own scores: 1 - s would round tiny scores to ties
             s = s.reshape(-1)
             if len(s) != len(y):
                 raise ValueError(f"labels must have shape [{len(s)}] to match the scores, got {list(y.shape)}")
             y = check_labels(y, 2, "references", why="binary scores [N] are the scores of class 1", allow=NO_LABEL)
             values, names = np.array([self.binary(s, y == 1)]), _names(self.config, 2)[1:]
+            if per_example and self.loo_kernel is not None:
+                loo = LOO_KERNELS[self.loo_kernel](s, y == 1)
         else:
             values = self.per_class(s, y)
             names = _names(self.config, len(values))
+            if per_example and self.loo_kernel is not None:
+                loo = per_class_leave_one_out(s, y, self.loo_kernel)
         value = macro_average(values)
         undefined = None
         if np.isnan(value):
             undefined = f"no class has {self.needs} among the references"
-        return Score(
+        score = Score(
             value,
             per_class=[float(v) for v in values],
             undefined=undefined,
             extra=self.extra(),
             details={"per_class": {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, values, strict=True)}},
         )
+        return score, None if loo is None else value - loo
 
 
 @register_metric
@@ -185,6 +210,11 @@ class RocAuc(_PerClassMean):
     @property
     def _valor(self) -> bool:
         return self.config.convention == "valor"  # type: ignore[attr-defined]
+
+    @property
+    def loo_kernel(self) -> str | None:  # type: ignore[override]
+        """valor-lite's convention (undefined classes as 0.0, binary as two columns) has no leave-one-out form here."""
+        return None if self._valor else "roc_auc"
 
     def by_columns(self) -> bool:
         return self._valor
@@ -205,6 +235,7 @@ class AveragePrecision(_PerClassMean):
 
     name = "average_precision"
     needs = "positives"
+    loo_kernel = "average_precision"
 
     def per_class(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return average_precision(scores, labels)
