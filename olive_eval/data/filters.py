@@ -11,6 +11,12 @@ user functions, and any text transform of :mod:`olive_eval.transforms` by its na
 inside a Repeats and keep its length; ``take_first`` and ``majority_vote`` turn a Repeats into one prediction and
 leave a single prediction as it is.
 
+A filter may take the examples' rows too, as lm-eval's ``apply(self, resps, docs)`` does: a Filter subclass whose
+``apply(self, predictions, docs)`` takes a second argument gets ``docs``, one dict per example of that example's
+data columns (what the pre-process leaves, by name; not the pass's own fields such as ``logits``); a function
+filter with a parameter named ``doc`` is called ``f(prediction, doc=row)`` with its example's row. The predictions
+keep olive-eval's shape (one entry per example, a Repeats for several), not lm-eval's list of lists.
+
 This module is the interface, the registry, the adapters (a user's function, a text transform) and the builder;
 the built-in filters are :mod:`olive_eval.data.builtin_filters`, imported when one is looked up.
 
@@ -24,6 +30,7 @@ Where olive-eval differs from lm-evaluation-harness, on purpose:
 
 from __future__ import annotations
 
+import inspect
 import re  # noqa: F401  (tests patch ``filters.re.compile`` to prove the regex is compiled at build time)
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypeVar
@@ -33,6 +40,9 @@ from olive_eval.registry_function import FunctionStep, register_step
 from olive_eval.registry_spec import SpecForm
 from olive_eval.strict_model import StrictModel, shown_json
 from olive_eval.transforms import TextTransform, TransformParams, build_transform, transform_registry
+
+#: One example's data columns by name: what a filter that takes ``docs`` gets per example.
+Row = dict[str, Any]
 
 
 class Repeats(list):  # type: ignore[type-arg]
@@ -62,6 +72,11 @@ class Filter:
 
     def apply(self, predictions: list[Any]) -> list[Any]:
         raise NotImplementedError
+
+    @property
+    def takes_docs(self) -> bool:
+        """Whether ``apply`` takes the examples' rows as a second argument (lm-eval's ``apply(resps, docs)``)."""
+        return takes_second_argument(type(self).apply)
 
     def __repr__(self) -> str:
         keys = self.params.model_dump(exclude={"type"})
@@ -133,16 +148,49 @@ class FunctionFilter(FunctionStep, PredictionFilter):
         return self.func(prediction)
 
 
+class RowFunctionFilter(FunctionStep, Filter):
+    """A user's ``f(prediction, doc) -> prediction``: every prediction with its example's row as ``doc``."""
+
+    def apply(self, predictions: list[Any], docs: list[Row]) -> list[Any]:
+        return [
+            Repeats(self.func(p, doc=doc) for p in entry) if isinstance(entry, Repeats) else self.func(entry, doc=doc)
+            for entry, doc in zip(predictions, docs, strict=True)
+        ]
+
+
+def takes_second_argument(apply: Callable[..., Any]) -> bool:
+    """Whether a filter's ``apply(self, predictions, ...)`` takes a second positional argument (or ``*args``)."""
+    kinds = [p.kind for p in inspect.signature(apply).parameters.values()]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return inspect.Parameter.VAR_POSITIONAL in kinds or sum(k in positional for k in kinds) >= 3
+
+
+def function_step(name: str, func: Any) -> type[FunctionStep]:
+    """The step of a function filter: with a ``doc`` parameter it takes its example's row; ``docs`` (lm-eval's
+    name for the list of all rows) is refused, since a function filter sees one prediction at a time."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):  # a builtin without a signature: one prediction in, one out
+        return FunctionFilter
+    if "docs" in params:
+        raise TypeError(
+            f"@register_filter('{name}'): a filter function gets one example's row at a time: name its parameter "
+            "'doc', not 'docs' (or subclass Filter with apply(self, predictions, docs) for all of them)"
+        )
+    return RowFunctionFilter if "doc" in params else FunctionFilter
+
+
 def register_filter(name: str) -> Callable[[F], F]:
     """Register a filter under ``name``, usable as ``{"type": name}`` in a metric's ``filters``.
 
-    On a :class:`Filter` subclass (with its own ``Params`` model and ``apply``); or on a plain function
-    ``f(prediction) -> prediction``, which is applied to every prediction (each one of a Repeats) and takes
-    no parameters. Returns what it decorates unchanged (a class gets its ``name`` set).
+    On a :class:`Filter` subclass (with its own ``Params`` model and ``apply``, which may take ``docs``); or on a
+    plain function ``f(prediction) -> prediction`` (or ``f(prediction, doc)``, given its example's row), which is
+    applied to every prediction (each one of a Repeats) and takes no parameters. Returns what it decorates unchanged (a class gets its ``name`` set).
     """
 
     def wrap(obj: F) -> F:
-        register_step(filter_registry, name, obj, Filter, FunctionFilter, "register_filter")
+        step = FunctionFilter if isinstance(obj, type) else function_step(name, obj)
+        register_step(filter_registry, name, obj, Filter, step, "register_filter")
         return obj
 
     return wrap
@@ -193,12 +241,20 @@ def build_filters(specs: Sequence[dict[str, Any] | Filter] | None, path: str = "
     return [build_filter(spec, f"{path}[{i}]") for i, spec in enumerate(specs)]
 
 
-def apply_filters(filters: Sequence[Filter], predictions: Sequence[Any]) -> list[Any]:
-    """``predictions`` (one entry per example) through each filter in order; the input is not modified."""
+def apply_filters(
+    filters: Sequence[Filter], predictions: Sequence[Any], docs: Sequence[Row] | None = None
+) -> list[Any]:
+    """``predictions`` (one entry per example) through each filter in order; the input is not modified.
+
+    ``docs``: the examples' rows, for the filters that take them (:attr:`Filter.takes_docs`)."""
     out = list(predictions)
+    if docs is not None and len(docs) != len(out):
+        raise ValueError(f"filters: {len(docs)} rows for {len(out)} examples")
     for flt in filters:
         n = len(out)
-        out = list(flt.apply(out))
+        if flt.takes_docs and docs is None:
+            raise ValueError(f"filter '{flt.name}' takes the examples' rows (docs), which were not given")
+        out = list(flt.apply(out, list(docs))) if flt.takes_docs else list(flt.apply(out))  # type: ignore[call-arg]
         if len(out) != n:
             raise ValueError(f"filter '{flt.name}' returned {len(out)} entries for {n} examples")
     return out

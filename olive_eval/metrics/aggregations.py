@@ -2,6 +2,12 @@
 
 Built-ins work along the last axis of a ``[..., n]`` array, so bootstrap resamples aggregate in one call.
 A user aggregation is a plain ``f(scores) -> float`` over a 1-D array, applied row by row.
+
+lm-eval's ``matthews_corrcoef`` aggregation is not one of these: it takes each document's (gold, pred) pair, two
+values an instance metric's one score per example cannot carry, and its value is not a function of per-example
+scores at all. The built-in metric ``matthews_corrcoef`` (:mod:`olive_eval.metrics.agreement`) scores exactly those
+pairs (the reference and the prediction of each example), resampled by its per-example agreement rows; asking for
+the aggregation by that name is a one-line error that says so (:data:`PAIRED`).
 """
 
 from __future__ import annotations
@@ -63,5 +69,15 @@ def _where(func: Callable) -> str:
     return f"{code.co_filename}:{code.co_firstlineno}" if code else getattr(func, "__module__", "?")
 
 
+#: lm-eval's aggregations over (gold, pred) pairs, by name → the olive-eval sub-type that scores those pairs.
+PAIRED = {"matthews_corrcoef": "matthews_corrcoef"}
+
+
 def get_aggregation(name: str) -> Aggregation:
+    """The aggregation ``name``; a registered one of that name wins over :data:`PAIRED`'s error."""
+    if name in PAIRED and name not in aggregation_registry:
+        raise ValueError(
+            f"aggregation '{name}' (lm-eval's) takes (gold, pred) pairs, not per-example scores: use the sub-type "
+            f"'{PAIRED[name]}', which scores each example's reference and prediction"
+        )
     return aggregation_registry.get(name)

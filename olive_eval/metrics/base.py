@@ -73,6 +73,8 @@ class Metric:
     Config: ClassVar[type[StrictModel]] = NoConfig
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str | None] = None
+    #: lm-eval's ``output_type``: the call mode of the passes it may score (:mod:`olive_eval.metrics.output_types`).
+    output_type: ClassVar[str | None] = None
     #: Instance attributes holding working objects (a loaded model, the last batch's matching), not what the
     #: metric learnt: the result cache stores the rest as the metric's state and leaves these to be built again.
     transient: ClassVar[tuple[str, ...]] = ()

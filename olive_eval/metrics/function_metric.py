@@ -162,6 +162,7 @@ def metric_from_function(
     reduce: Callable[..., Any] | None = None,
     requires: tuple[str, ...] = (),
     extra: str | None = None,
+    output_type: str | None = None,
 ) -> type[Metric]:
     if kind is Kind.MAP_REDUCE and reduce is None:
         raise ValueError(f"map_reduce metric '{name}' needs reduce=, a function of the summed statistics")
@@ -175,6 +176,7 @@ def metric_from_function(
         "reads": tuple(reads),
         "requires": requires,
         "extra": extra,
+        "output_type": output_type,
         "Config": config_model(name, func, skip=len(reads)),
         "func": staticmethod(func),
         "gives_instance_values": kind is Kind.GLOBAL,

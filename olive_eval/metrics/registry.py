@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from olive_eval.metrics.base import Kind, Metric, metric_registry
 from olive_eval.metrics.function_metric import metric_from_function
+from olive_eval.metrics.output_types import check_output_type
 
 __all__ = ["get_metric", "metric_names", "metric_registry", "register_metric"]
 
@@ -31,6 +32,7 @@ def register_metric(
     reduce: Callable[..., float] | None = None,
     requires: tuple[str, ...] = (),
     extra: str | None = None,
+    output_type: str | None = None,
 ) -> Any:
     """Register a metric, usable by name as an accuracy sub-type in JSON.
 
@@ -41,11 +43,16 @@ def register_metric(
 
     ``kind``: ``instance`` (per-example score), ``map_reduce`` (per-example additive statistics plus
     ``reduce=``) or ``global`` (``fn(predictions, references)``). See :mod:`olive_eval.metrics.function_metric`.
+    ``output_type``: lm-eval's (``generate_until``, ``loglikelihood``, ``multiple_choice``,
+    ``loglikelihood_rolling``), checked against each pass's call mode when the run is planned
+    (:mod:`olive_eval.metrics.output_types`).
     """
     if inspect.isclass(target) and issubclass(target, Metric):
+        check_output_type(target.name, target.output_type)
         metric_registry.register(target.name, target)
         return target
     fields = _fields(name, reads, input)
+    check_output_type(str(name), output_type)
 
     def wrap(func: Callable[..., Any]) -> Callable[..., Any]:
         if name is None or higher_is_better is None:
@@ -60,6 +67,7 @@ def register_metric(
             reduce=reduce,
             requires=requires,
             extra=extra,
+            output_type=output_type,
         )
         metric_registry.register(name, cls, origin=_where(func))
         return func

@@ -10,7 +10,10 @@ reaches metrics only through ``prediction`` and ``logits``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
 
 from olive_eval.config.run import RunConfig
 from olive_eval.errors import ConfigError
@@ -29,6 +32,28 @@ def pass_fields(columns: Iterable[str], references: str | None) -> list[str]:
     """The fields of a pass over pre-processed data with these ``columns`` and label column ``references``."""
     fields = [*PASS_FIELDS, *columns, *(["references"] if references is not None else [])]
     return sorted(set(fields))
+
+
+def row_columns(fields: Iterable[str]) -> list[str]:
+    """The data's own columns among a pass's fields: not the pass's fields, the model's named outputs, the
+    baseline's, nor ``references`` (the label column is there by its own name)."""
+    return [
+        name
+        for name in fields
+        if name not in PASS_FIELDS and name != "references" and not name.startswith((OUTPUT, BASELINE))
+    ]
+
+
+def example_rows(fields: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each example's row, ``{column: value}`` over :func:`row_columns` (numpy scalars as Python values), for the
+    filters that take the documents as lm-eval's do."""
+    columns = {name: fields[name] for name in row_columns(fields)}
+    n = len(fields["prediction"])
+    return [{name: _plain(column[i]) for name, column in columns.items()} for i in range(n)]
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def is_model_output(name: str) -> bool:

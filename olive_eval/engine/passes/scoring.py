@@ -21,7 +21,7 @@ from olive_eval.engine.model.custom import ModelOutput, call_user_function
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.passes.baseline_outputs import BaselineFields
 from olive_eval.engine.passes.chunks import Chunker
-from olive_eval.engine.passes.fields import is_model_output
+from olive_eval.engine.passes.fields import example_rows, is_model_output, row_columns
 from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
 from olive_eval.errors import EvaluationError, first_line
 from olive_eval.judges.base import Judges
@@ -95,6 +95,8 @@ class MetricScorer:
             else None
         )
         self._chunk = Chunker(sorted(self.reads() | {"prediction", "references"}))
+        #: A filter takes the examples' rows (lm-eval's ``docs``): every data column is kept for it.
+        self._rows = any(flt.takes_docs for flt in self.filters)
 
     def reads(self) -> set[str]:
         return {name for s in self._subs for name in s.metric.reads}
@@ -112,6 +114,8 @@ class MetricScorer:
         """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.passes.chunks`)."""
         if self._baseline is not None:
             fields = {**fields, **self._baseline(fields, start, len(fields["prediction"]))}
+        if self._rows:
+            self._chunk.names = sorted({*self._chunk.names, *row_columns(fields)})
         if not self._chunk.joins(fields):
             self._score(cache)
         self._chunk.add(fields, start, len(fields["prediction"]))
@@ -181,12 +185,13 @@ class MetricScorer:
         if not self.filters and not repeated:
             return fields
         predictions = first_samples(predictions, self.config.repeats or 1)
-        predictions = apply_filters(self.filters, predictions)
+        docs = example_rows(fields) if self._rows else None
+        predictions = apply_filters(self.filters, predictions, docs)
         if repeated and self._reduce_scores is None:
             check_reduced(predictions, self.config.name)
         filtered = {**fields, "prediction": predictions}
         if BASELINE_PREDICTION in fields:  # the baseline's predictions stand for references: filtered alike
-            filtered[BASELINE_PREDICTION] = apply_filters(self.filters, fields[BASELINE_PREDICTION])
+            filtered[BASELINE_PREDICTION] = apply_filters(self.filters, fields[BASELINE_PREDICTION], docs)
         return filtered
 
     def _write(self, view: Fields, start: int, n: int, scores: dict[str, Any]) -> None:

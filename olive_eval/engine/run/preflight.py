@@ -6,7 +6,8 @@ exit 2, not the same failure recorded for each model after it loaded.
   and has rows (a ``limit`` can keep none); its pre-process finds its columns, and a tokenizer source where text
   needs one, for each model's processor; data read as stored has its first batch built (a missing label shows).
 * The fields each metric reads are given by the pass over its data config (:mod:`olive_eval.engine.passes.fields`).
-* Each model's runtime can give the outputs each post-process of its passes requires (``Runtime.emits``).
+* Each model's runtime can give the outputs each post-process of its passes requires (``Runtime.emits``), and
+  each metric registered with an lm-eval ``output_type`` fits the pass's call mode (:mod:`olive_eval.metrics.output_types`).
 
 A pre-process is stopped where it would load a tokenizer or processor (:class:`ProcessorDeferred`): what it
 makes with one depends on the model, and is checked batch by batch when the model's pass runs. A failure that is
@@ -24,6 +25,8 @@ from olive_eval.data.prepared import PrepareContext, ProcessorDeferred
 from olive_eval.data.sources import Source
 from olive_eval.engine.passes.fields import check_reads, pass_fields
 from olive_eval.errors import ConfigError, DataError, EvaluationError, OliveEvalError
+from olive_eval.metrics import metric_registry
+from olive_eval.metrics.output_types import output_type_problem
 from olive_eval.runtimes.base import ModelConfig, runtime_registry
 from olive_eval.tasks.call_mode import CallMode
 
@@ -52,13 +55,15 @@ def check_outputs(run: RunConfig, data_configs: list[str], models: list[tuple[st
         for where, model in models:
             runtime = runtime_registry.get(model.type)
             try:
-                generates = model.call_mode(post.generates) is CallMode.GENERATE
+                mode = model.call_mode(post.generates)
             except ValueError as exc:  # a post-process decoding generated tokens of a model that never generates
                 raise ConfigError(
                     f"post-process '{config.post_process_data_config.type}' of data config '{name}' decodes generated "
                     f"tokens, but model '{model.display_name()}' ({where}): {exc}",
                     path=f"data_configs[{index}].post_process_data_config.type",
                 ) from None
+            generates = mode is CallMode.GENERATE
+            _check_output_types(run, name, None if mode is CallMode.CALL else generates, model, where)
             emits = runtime.emits(model, generates)
             missing = next((output for output in post.requires() if emits.lacks(output)), None)
             if missing is None:
@@ -69,6 +74,28 @@ def check_outputs(run: RunConfig, data_configs: list[str], models: list[tuple[st
                 f"'{missing}', which model '{model.display_name()}' ({where}, {model.type}) does not give {how}: "
                 f"it gives {', '.join(emits.names)}",
                 path=f"data_configs[{index}].post_process_data_config.output_name",
+            )
+
+
+def _check_output_types(
+    run: RunConfig, data_config: str, generates: bool | None, model: ModelConfig, where: str
+) -> None:
+    """Each registered sub-type scored on ``data_config`` whose ``output_type`` says how the model must be called
+    fits the pass (``generates``: None where a plain callable decides)."""
+    prefix = "evaluator.metrics" if run.evaluator else "metrics"
+    for i, metric in enumerate(run.all_metrics):
+        registered = metric.metric_type.sub_types_are_metrics and metric.backend != "huggingface_metrics"
+        if not (registered and metric.uses_predictions and metric.data_config == data_config):
+            continue
+        for j, sub in enumerate(metric.sub_types):
+            problem = output_type_problem(getattr(metric_registry.get(sub.name), "output_type", None), generates)
+            if problem is None:
+                continue
+            how = "generating" if generates else "on a forward pass"
+            raise ConfigError(
+                f"metric '{sub.name}' has {problem}, but data config '{data_config}' calls model "
+                f"'{model.display_name()}' ({where}) {how}",
+                path=f"{prefix}[{i}].sub_types[{j}].name",
             )
 
 
