@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.config.metric_fields import merged_fields, remapped
 from olive_eval.data.batch import Column, concat
 from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
 from olive_eval.engine.model.custom import ModelOutput, call_user_function
@@ -51,6 +52,8 @@ class Scored:
 class _Sub:
     sub: SubType
     metric: Any
+    #: The pass fields read for ``metric.reads``, after the metric's and the sub-type's ``fields``.
+    reads: tuple[str, ...]
     rows: list[np.ndarray] = field(default_factory=list)
     fields: list[tuple[Column, ...]] = field(default_factory=list)
     error: Exception | None = None
@@ -79,7 +82,10 @@ class MetricScorer:
             self.filters.append(build_filter({"type": reduction.prediction_filter}, "reduction"))
         #: A reduction of the sample scores (mean, pass_at_k): every sample is scored, then reduced per example.
         self._reduce_scores = reduction if reduction is not None and reduction.prediction_filter is None else None
-        self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
+        self._subs = []
+        for sub in config.sub_types:
+            metric = config.scorer(sub, base_dir)
+            self._subs.append(_Sub(sub, metric, remapped(metric.reads, merged_fields(config.fields, sub.fields))))
         if judges is not None:
             for s in self._subs:
                 s.metric.bind_judges(judges)
@@ -92,7 +98,7 @@ class MetricScorer:
         self._chunk = Chunker(sorted(self.reads() | {"prediction", "references"}))
 
     def reads(self) -> set[str]:
-        return {name for s in self._subs for name in s.metric.reads}
+        return {name for s in self._subs for name in s.reads}
 
     def check_fields(self, available: list[str]) -> None:
         given = {*available, *(self._baseline.provides() if self._baseline is not None else ())}
@@ -142,16 +148,16 @@ class MetricScorer:
         scores: dict[str, np.ndarray],
         details: dict[str, list[Any]],
     ) -> None:
-        columns = tuple(view[name] for name in s.metric.reads)
+        columns = tuple(view[name] for name in s.reads)
         counts = None
         if self._reduce_scores is not None:
-            columns, counts = flatten(view, s.metric.reads)
+            columns, counts = flatten(view, s.reads)
         if not s.metric.decomposes:
             s.fields.append(columns)
             return
         key = s.metric.shared_key()
         filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
-        cache_key = (start, n, filtered, s.metric.reads, key)
+        cache_key = (start, n, filtered, s.reads, key)
         cached = cache.get(cache_key) if key is not None else None
         if cached is None:
             stats = s.metric.statistics(*columns)
@@ -167,7 +173,7 @@ class MetricScorer:
         if self._instances is not None:
             per_example = s.metric.instance_scores(stats)
             if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
-                scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
+                scores[s.sub.score_key] = np.asarray(per_example, dtype=np.float64)
 
     def _filtered(self, fields: Fields) -> Fields:
         """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
@@ -230,7 +236,7 @@ class MetricScorer:
                 score = s.metric.reduce(stats)
                 out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
             else:
-                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
+                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.reads)))
                 score = s.metric.compute(*columns)
                 # a structured value (a curve) is never resampled or compared: no evidence is kept for it
                 evidence = Evidence(sample=ExampleStats(s.metric, fields=columns)) if s.metric.scalar else None
@@ -260,6 +266,7 @@ class CustomScorer:
         self.config = config
         self.model_name = model_name
         self._parts: dict[str, list[Column]] = {"prediction": [], "logits": [], "references": []}
+        self._sources = merged_fields(config.fields, None)  # what the metric_func gets in place of each
         self._samples: RecordSink | HeldSink | None = (
             writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
             if writer is not None and config.sample_log_num
@@ -267,18 +274,24 @@ class CustomScorer:
         )
 
     def check_fields(self, available: list[str]) -> None:
-        if "references" not in available:
+        references = self._sources.get("references", "references")
+        if references not in available:
             raise EvaluationError(
-                f"custom metric '{self.config.name}' needs references: set the data config's label_col"
+                f"custom metric '{self.config.name}' needs {references}: set the data config's label_col"
             )
 
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
         for name, parts in self._parts.items():
-            parts.append(fields[name])
+            parts.append(fields[self._sources.get(name, name)])
         if self._samples is not None and not self._samples.full:
             n = len(fields["prediction"])
             index = np.arange(start, start + n)
-            self._samples.write({"index": index, "prediction": fields["prediction"], "target": fields["references"]}, n)
+            sample = {
+                "index": index,
+                "prediction": self._parts["prediction"][-1],
+                "target": self._parts["references"][-1],
+            }
+            self._samples.write(sample, n)
 
     def held(self) -> list[dict[str, list[Column]]]:
         """What a shard of a sharded pass hands back: the columns it kept, in example order."""
