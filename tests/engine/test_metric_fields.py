@@ -47,15 +47,15 @@ def rouge1(predictions: list[str], references: list[str]) -> float:
     return float(np.mean([ROUGE1.score(r, p)["rouge1"].fmeasure for p, r in zip(predictions, references, strict=True)]))
 
 
-def overlap_f1(prediction: str, reference: str) -> float:
-    """Unitxt's TokenOverlap F1 (seed 000): shared words after SQuAD's normalization (no articles; the texts here
+def overlap(prediction: str, reference: str) -> tuple[float, float]:
+    """Unitxt's TokenOverlap F1 and recall (seed 000): shared words after SQuAD's normalization (no articles; the texts here
     are lower case without punctuation), counted with multiplicity."""
     pred, ref = ([w for w in text.split() if w not in ("a", "an", "the")] for text in (prediction, reference))
     common = sum((Counter(pred) & Counter(ref)).values())
     if common == 0:
-        return 0.0
+        return 0.0, 0.0
     precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
+    return 2 * precision * recall / (precision + recall), recall
 
 
 @pytest.fixture
@@ -88,6 +88,7 @@ def test_two_metrics_on_one_pass_score_label_and_context(tmp_path, rows):
         "sub_types": [
             {"name": "rouge1", "priority": 1},
             {"name": "rouge1", "score_name": "rouge1_context", "fields": {"references": "context"}},
+            {"name": "token_overlap_f1"},
         ],
     }
     with_context = {
@@ -96,6 +97,8 @@ def test_two_metrics_on_one_pass_score_label_and_context(tmp_path, rows):
         "sub_types": [
             {"name": "token_overlap_f1", "score_name": "f1_overlap_with_context"},
             {"name": "rouge1", "fields": {"references": "references"}},  # the sub-type's fields win
+            # the same statistics' work as the context F1 (one shared pass over the texts), on another column
+            {"name": "token_overlap_recall", "fields": {"references": "references"}},
         ],
     }
     result = evaluate(run_config(tmp_path, [with_label, with_context]))
@@ -105,8 +108,13 @@ def test_two_metrics_on_one_pass_score_label_and_context(tmp_path, rows):
     assert metrics["text-rouge1"].value == pytest.approx(rouge1(preds, labels), abs=1e-12)
     assert metrics["text-rouge1_context"].value == pytest.approx(rouge1(preds, contexts), abs=1e-12)
     assert abs(rouge1(preds, labels) - rouge1(preds, contexts)) > 0.01  # the remap changes the value
-    expected_overlap = np.mean([overlap_f1(p, c) for p, c in zip(preds, contexts, strict=True)])
+    expected_overlap = np.mean([overlap(p, c)[0] for p, c in zip(preds, contexts, strict=True)])
     assert metrics["overlap_with_context-f1_overlap_with_context"].value == pytest.approx(expected_overlap, abs=1e-12)
+    expected_label = np.mean([overlap(p, t)[0] for p, t in zip(preds, labels, strict=True)])
+    assert metrics["text-token_overlap_f1"].value == pytest.approx(expected_label, abs=1e-12)
+    assert abs(expected_label - expected_overlap) > 0.01
+    expected_recall = np.mean([overlap(p, t)[1] for p, t in zip(preds, labels, strict=True)])
+    assert metrics["overlap_with_context-token_overlap_recall"].value == pytest.approx(expected_recall, abs=1e-12)
     assert metrics["overlap_with_context-rouge1"].value == pytest.approx(rouge1(preds, labels), abs=1e-12)
     assert "overlap_with_context-token_overlap_f1" not in metrics
     batches = -(-len(rows) // 4)
