@@ -10,6 +10,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from olive_eval.config.components import nested_error, reraise_nested
 from olive_eval.config.errors import describe_error, json_path
 from olive_eval.config.goal import MAX_RESAMPLES, Goal
+from olive_eval.config.metric_fields import check_metric_fields, merged_fields, remapped
 from olive_eval.config.olive_metric_options import drop_no_op_options, fold_olive_kwargs
 from olive_eval.config.repeats import MAX_REPEATS, check_repeats
 from olive_eval.data.filters import build_filters
@@ -43,6 +44,13 @@ class SubType(StrictModel):
     metric_config: dict[str, Any] | None = None
     aggregation: str | None = Field(None, description="Instance metrics: how scores combine (mean, median, ...).")
     confidence_interval: ConfidenceIntervalConfig | None = None
+    score_name: str | None = Field(None, min_length=1, description="Its name in results in place of name.")
+    fields: dict[str, str] | None = Field(None, description="As the metric's fields, over them, for this sub-type.")
+
+    @property
+    def score_key(self) -> str:
+        """The sub-type's name in results: its score_name, else its name."""
+        return self.score_name or self.name
 
 
 class UserConfig(StrictModel):
@@ -122,6 +130,12 @@ class MetricConfig(StrictModel):
         "mean, or {'type': 'pass_at_k', 'k': K} (K <= repeats)",
     )
 
+    fields: dict[str, str] = Field(
+        default_factory=dict,
+        description="Pass fields its sub-types read in place of the names they read, e.g. {'references': 'context'} "
+        "scores against the context column on the same pass (Unitxt's MetricPipeline)",
+    )
+
     @model_validator(mode="after")
     def _check_filters(self) -> MetricConfig:
         try:
@@ -167,6 +181,7 @@ class MetricConfig(StrictModel):
             "repeats": (self.repeats or 1) != 1,
             "reduction": self.reduction is not None,
             "sample_log_num": self.sample_log_num != 0,
+            "fields": bool(self.fields),
         }
         wrong = next((key for key, set_ in given.items() if set_), None)
         if own is not None and wrong is not None:
@@ -194,9 +209,10 @@ class MetricConfig(StrictModel):
         seen: set[str] = set()
         for i, sub in enumerate(self.sub_types):
             where = f"sub_types[{i}]"
-            if sub.name in seen:
-                raise nested_error(f"{where}.name", f"sub-type '{sub.name}' appears twice in metric '{self.name}'")
-            seen.add(sub.name)
+            if sub.score_key in seen:
+                named = f"{where}.{'score_name' if sub.score_name else 'name'}"
+                raise nested_error(named, f"sub-type '{sub.score_key}' appears twice in metric '{self.name}'")
+            seen.add(sub.score_key)
             if not hf_backend:
                 try:
                     mtype.check_sub_type(sub.name)
@@ -234,6 +250,7 @@ class MetricConfig(StrictModel):
         problem = mtype.config_problem(self)
         if problem is not None:
             raise nested_error(*problem)
+        check_metric_fields(self)
         return self
 
     def _check_metric_config(self, sub: SubType, where: str, hf_backend: bool) -> None:
@@ -288,11 +305,15 @@ class MetricConfig(StrictModel):
         return get_metric(sub.name, sub.metric_config, sub.aggregation)
 
     def reads(self, sub: SubType) -> tuple[str, ...]:
-        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.passes.fields`)."""
+        """The pass fields ``sub`` scores from (see :mod:`olive_eval.engine.passes.fields`), after its ``fields``."""
+        return remapped(self.own_reads(sub), merged_fields(self.fields, sub.fields))
+
+    def own_reads(self, sub: SubType) -> tuple[str, ...]:
+        """The names ``sub``'s metric reads, before any ``fields`` remap."""
         if self.metric_type.scored_by_user:  # metric_func gets the predictions, the raw outputs and the references
             return ("prediction", "logits", "references")
         if self.backend == "huggingface_metrics":
-            return ("prediction", "references")
+            return ("prediction", "references", *self.parsed_config(sub).extra_fields)
         own = self.metric_type.reads_of(sub.name, sub.metric_config)
         if own is not None:
             return own

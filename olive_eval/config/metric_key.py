@@ -25,4 +25,4 @@ class MetricKey(NamedTuple):
 
 def metric_keys(metrics: Iterable[Any]) -> dict[str, MetricKey]:
     """Every sub-type of ``metrics`` (metric configs) by its output label: the way back from a result's key."""
-    return {key.label: key for key in (MetricKey(m.name, s.name) for m in metrics for s in m.sub_types)}
+    return {key.label: key for key in (MetricKey(m.name, s.score_key) for m in metrics for s in m.sub_types)}

@@ -20,7 +20,7 @@ from olive_eval.tasks.base import check_task_metrics
 
 def joint_key(metric: MetricConfig, sub: SubType) -> str:
     """The sub-type's output label (:class:`MetricKey`'s ``label``): for results and output, never split."""
-    return MetricKey(metric.name, sub.name).label
+    return MetricKey(metric.name, sub.score_key).label
 
 
 def check_metric_names(metrics: Sequence[MetricConfig], metrics_key: str) -> None:

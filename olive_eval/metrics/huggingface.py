@@ -15,6 +15,12 @@ one-line :class:`EvaluationError` saying how to point the sub-type at a local sc
 ``evaluate`` honours ``HF_EVALUATE_OFFLINE=1`` (read when it is imported) to skip the network at
 once; ``HF_HUB_OFFLINE`` and ``HF_DATASETS_OFFLINE`` do not affect how it loads metric modules.
 
+Extra per-example columns of the pass go to ``compute`` by name, as Unitxt's ``hf_additional_input_fields_pass``
+(``additional_input_fields``: one list per field, an element per example) and
+``hf_additional_input_fields_pass_one_value`` (``additional_input_fields_one_value``: the one value every example
+shares, else an error naming the first example that differs). The metric reads them as pass fields, so the run
+checks they exist when it is planned and a metric's ``fields`` may remap them.
+
 The class is not in the metric registry: its name comes from the config, not from the class.
 """
 
@@ -27,7 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from olive_eval.errors import EvaluationError, MissingDependencyError
 from olive_eval.metrics.base import Kind, Metric, Score
@@ -42,6 +48,37 @@ class HuggingFaceMetricConfig(StrictModel):
     load_params: dict[str, Any] = Field(default_factory=dict)
     compute_params: dict[str, Any] = Field(default_factory=dict)
     result_key: str | None = None
+    additional_input_fields: list[str] = Field(
+        default_factory=list,
+        description="Pass fields (data columns) handed to compute by name, one value per example "
+        "(Unitxt's hf_additional_input_fields_pass)",
+    )
+    additional_input_fields_one_value: list[str] = Field(
+        default_factory=list,
+        description="Pass fields every example holds the same value of, handed to compute as that one value "
+        "(Unitxt's hf_additional_input_fields_pass_one_value)",
+    )
+
+    @field_validator("additional_input_fields", "additional_input_fields_one_value")
+    @classmethod
+    def _distinct_inputs(cls, names: list[str], info: ValidationInfo) -> list[str]:
+        """Each extra field is one more keyword of compute: it may not repeat one compute already gets."""
+        taken = {"predictions", "references", "prediction", *info.data.get("compute_params", {})}
+        if info.field_name == "additional_input_fields_one_value":
+            taken.update(info.data.get("additional_input_fields", []))
+        for name in names:
+            if name in taken:
+                raise ValueError(
+                    f"'{name}' is already an argument of compute (predictions, references, compute_params or "
+                    "another extra field)"
+                )
+            taken.add(name)
+        return names
+
+    @property
+    def extra_fields(self) -> tuple[str, ...]:
+        """The extra pass fields, in the order the metric reads them after prediction and references."""
+        return (*self.additional_input_fields, *self.additional_input_fields_one_value)
 
 
 def _import_evaluate() -> Any:
@@ -103,6 +140,7 @@ class HuggingFaceMetric(Metric):
         super().__init__(config)
         self.name = name  # type: ignore[misc]  # per instance: the evaluate module this sub-type names
         self.base_dir = base_dir
+        self.reads = ("prediction", "references", *config.extra_fields)  # type: ignore[misc]  # per instance
         self._module: Any = None
 
     @classmethod
@@ -167,11 +205,16 @@ class HuggingFaceMetric(Metric):
         return module
 
     # ---------------------------------------------------------------------------------------- computing
-    def compute(self, predictions: Any, references: Any) -> Score:
+    def compute(self, predictions: Any, references: Any, *extra: Any) -> Score:
+        """``extra``: the columns of :attr:`HuggingFaceMetricConfig.extra_fields`, in that order."""
         module = self.load()
+        inputs = self._extra_inputs(extra)
         try:
             result = module.compute(
-                predictions=_to_python(predictions), references=_to_python(references), **self.config.compute_params
+                predictions=_to_python(predictions),
+                references=_to_python(references),
+                **inputs,
+                **self.config.compute_params,
             )
         except Exception as exc:
             raise EvaluationError(
@@ -188,6 +231,25 @@ class HuggingFaceMetric(Metric):
                 f"huggingface metric '{self.name}': result '{key}' is a {_type_name(value)}, not a real number{hint}"
             )
         return Score(number, extra={"result_key": key})
+
+    def _extra_inputs(self, columns: tuple[Any, ...]) -> dict[str, Any]:
+        """The extra fields by name: a list per field, or the one value a one-value field holds for every example."""
+        inputs: dict[str, Any] = {}
+        one_value = set(self.config.additional_input_fields_one_value)
+        for name, column in zip(self.config.extra_fields, columns, strict=True):
+            values = _to_python(column)
+            if name not in one_value:
+                inputs[name] = values
+                continue
+            differs = next((i for i, value in enumerate(values) if value != values[0]), None)
+            if differs is not None:
+                raise EvaluationError(
+                    f"huggingface metric '{self.name}': additional_input_fields_one_value '{name}' is not the same in "
+                    f"every example (example 0: {values[0]!r}, example {differs}: {values[differs]!r}); list it in "
+                    "additional_input_fields to pass one value per example"
+                )
+            inputs[name] = values[0] if values else None
+        return inputs
 
     def _pick(self, result: Any, key: str) -> Any:
         """``result[key]``, or the dotted path ``key`` into nested mappings (a key holding dots wins)."""

@@ -10,7 +10,7 @@ from olive_eval.config.loader import load_run_config
 from olive_eval.engine.model.runner import ModelEvaluator
 from olive_eval.engine.model.unit import ModelEvaluation, ModelUnit, run_unit
 from olive_eval.engine.passes.pass_loop import PassRecord
-from olive_eval.engine.passes.scoring import Scored
+from olive_eval.engine.passes.scored import Scored
 from olive_eval.engine.passes.shards import Mapper, Settings, merge_shards, plan_shards, score_shard
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.plan import make_plan

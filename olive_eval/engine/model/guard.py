@@ -14,7 +14,9 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig
-from olive_eval.engine.passes.scoring import CustomScorer, MetricScorer, Scored
+from olive_eval.engine.passes.scored import Scored
+from olive_eval.engine.passes.scoring import MetricScorer
+from olive_eval.engine.passes.user_scoring import CustomScorer
 from olive_eval.errors import EvaluationError, OliveEvalError, failure_location
 
 

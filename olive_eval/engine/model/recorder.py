@@ -20,7 +20,7 @@ from olive_eval.config.metric_set import joint_key
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.guard import failure_message, format_traceback, scoring_error
 from olive_eval.engine.passes.pass_loop import PassRecord
-from olive_eval.engine.passes.scoring import Scored
+from olive_eval.engine.passes.scored import Scored
 from olive_eval.errors import EvaluationError
 from olive_eval.metrics import Score
 from olive_eval.records.results import ConfidenceInterval, ModelResult, SubMetricResult

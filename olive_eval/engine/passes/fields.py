@@ -3,7 +3,7 @@ run is planned, that every field a metric reads is given.
 
 A pass gives :data:`PASS_FIELDS` always, ``references`` where the data config has a label column, and every
 column its pre-process leaves (metadata such as ``audio_seconds``). A metric declares what it reads
-(``Metric.reads``; :meth:`MetricConfig.reads` for any sub-type). What a runtime adds to a model's outputs
+(``Metric.reads``; :meth:`MetricConfig.reads` for any sub-type, after the metric's ``fields`` remap). What a runtime adds to a model's outputs
 (``Runtime.emits``) is the post-process's to read, checked in :func:`olive_eval.engine.run.preflight.check_outputs`: it
 reaches metrics only through ``prediction`` and ``logits``.
 """
@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from olive_eval.config.metric_fields import field_path
 from olive_eval.config.run import RunConfig
 from olive_eval.errors import ConfigError
 from olive_eval.metrics.fidelity.measures import BASELINE
@@ -76,5 +77,5 @@ def check_reads(run: RunConfig, data_config: str, available: list[str]) -> None:
             raise ConfigError(
                 f"{metric.type} sub-type '{sub.name}' reads {', '.join(missing)}, which data config '{data_config}' "
                 f"does not give; it gives: {', '.join(available)}",
-                path=f"{prefix}[{i}].sub_types[{j}].name",
+                path=f"{prefix}[{i}].{field_path(metric, j, missing[0])}",
             )

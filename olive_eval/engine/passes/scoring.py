@@ -15,14 +15,16 @@ from typing import Any
 import numpy as np
 
 from olive_eval.config.metric import MetricConfig, SubType
+from olive_eval.config.metric_fields import merged_fields, remapped
 from olive_eval.data.batch import Column, concat
 from olive_eval.data.filters import Repeats, apply_filters, build_filter, build_filters
-from olive_eval.engine.model.custom import ModelOutput, call_user_function
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.passes.baseline_outputs import BaselineFields
 from olive_eval.engine.passes.chunks import Chunker
 from olive_eval.engine.passes.fields import example_rows, is_model_output, row_columns
 from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
+from olive_eval.engine.passes.scored import Scored
+from olive_eval.engine.passes.user_scoring import CustomScorer
 from olive_eval.errors import EvaluationError, first_line
 from olive_eval.judges.base import Judges
 from olive_eval.metrics import Score
@@ -37,20 +39,11 @@ BASELINE_PREDICTION = BASELINE + "prediction"
 
 
 @dataclass
-class Scored:
-    """A sub-type's score on the pass, with the evidence a confidence interval or paired goal resamples."""
-
-    sub: SubType
-    score: Score
-    evidence: Evidence | None = None
-    #: Why this sub-type has no score (its neighbours in the metric may have theirs).
-    error: Exception | None = None
-
-
-@dataclass
 class _Sub:
     sub: SubType
     metric: Any
+    #: The pass fields read for ``metric.reads``, after the metric's and the sub-type's ``fields``.
+    reads: tuple[str, ...]
     rows: list[np.ndarray] = field(default_factory=list)
     fields: list[tuple[Column, ...]] = field(default_factory=list)
     error: Exception | None = None
@@ -79,7 +72,10 @@ class MetricScorer:
             self.filters.append(build_filter({"type": reduction.prediction_filter}, "reduction"))
         #: A reduction of the sample scores (mean, pass_at_k): every sample is scored, then reduced per example.
         self._reduce_scores = reduction if reduction is not None and reduction.prediction_filter is None else None
-        self._subs = [_Sub(sub, config.scorer(sub, base_dir)) for sub in config.sub_types]
+        self._subs = []
+        for sub in config.sub_types:
+            metric = config.scorer(sub, base_dir)
+            self._subs.append(_Sub(sub, metric, remapped(metric.reads, merged_fields(config.fields, sub.fields))))
         if judges is not None:
             for s in self._subs:
                 s.metric.bind_judges(judges)
@@ -99,7 +95,7 @@ class MetricScorer:
         self._rows = any(flt.takes_docs for flt in self.filters)
 
     def reads(self) -> set[str]:
-        return {name for s in self._subs for name in s.metric.reads}
+        return {name for s in self._subs for name in s.reads}
 
     def check_fields(self, available: list[str]) -> None:
         given = {*available, *(self._baseline.provides() if self._baseline is not None else ())}
@@ -151,16 +147,16 @@ class MetricScorer:
         scores: dict[str, np.ndarray],
         details: dict[str, list[Any]],
     ) -> None:
-        columns = tuple(view[name] for name in s.metric.reads)
+        columns = tuple(view[name] for name in s.reads)
         counts = None
         if self._reduce_scores is not None:
-            columns, counts = flatten(view, s.metric.reads)
+            columns, counts = flatten(view, s.reads)
         if not s.metric.decomposes:
             s.fields.append(columns)
             return
         key = s.metric.shared_key()
         filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
-        cache_key = (start, n, filtered, s.metric.reads, key)
+        cache_key = (start, n, filtered, s.reads, key)
         cached = cache.get(cache_key) if key is not None else None
         if cached is None:
             stats = s.metric.statistics(*columns)
@@ -176,7 +172,7 @@ class MetricScorer:
         if self._instances is not None:
             per_example = s.metric.instance_scores(stats)
             if per_example is not None:  # None: the metric has no per-example score (detection's mAP)
-                scores[s.sub.name] = np.asarray(per_example, dtype=np.float64)
+                scores[s.sub.score_key] = np.asarray(per_example, dtype=np.float64)
 
     def _filtered(self, fields: Fields) -> Fields:
         """The predictions through the filters; a pass with repeats gives this metric its first ``repeats``."""
@@ -241,11 +237,11 @@ class MetricScorer:
                 score = s.metric.reduce(stats)
                 out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
             else:
-                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.metric.reads)))
+                columns = tuple(concat([c[i] for c in s.fields]) for i in range(len(s.reads)))
                 if self._late is not None:
                     score, per_example = s.metric.compute_with_instances(*columns)
                     if per_example is not None:
-                        late[s.sub.name] = per_example
+                        late[s.sub.score_key] = per_example
                 else:
                     score = s.metric.compute(*columns)
                 # a structured value (a curve) is never resampled or compared: no evidence is kept for it
@@ -277,65 +273,6 @@ class MetricScorer:
             if sink is not None:
                 sink.discard()
         self._instances = self._samples = self._late = None
-
-
-class CustomScorer:
-    """Olive's ``metric_func(model_output, targets, **kwargs)``: it needs the whole pass at once."""
-
-    def __init__(
-        self, config: MetricConfig, model_name: str, writer: InstanceWriter | HeldRecords | None, model_folder: str
-    ) -> None:
-        self.config = config
-        self.model_name = model_name
-        self._parts: dict[str, list[Column]] = {"prediction": [], "logits": [], "references": []}
-        self._samples: RecordSink | HeldSink | None = (
-            writer.sample_log(model_folder, config.name, config.sample_log_num, config.sample_log_dir)
-            if writer is not None and config.sample_log_num
-            else None
-        )
-
-    def check_fields(self, available: list[str]) -> None:
-        if "references" not in available:
-            raise EvaluationError(
-                f"custom metric '{self.config.name}' needs references: set the data config's label_col"
-            )
-
-    def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
-        for name, parts in self._parts.items():
-            parts.append(fields[name])
-        if self._samples is not None and not self._samples.full:
-            n = len(fields["prediction"])
-            index = np.arange(start, start + n)
-            self._samples.write({"index": index, "prediction": fields["prediction"], "target": fields["references"]}, n)
-
-    def held(self) -> list[dict[str, list[Column]]]:
-        """What a shard of a sharded pass hands back: the columns it kept, in example order."""
-        if self._samples is not None:
-            self._samples.close()
-            self._samples = None
-        return [self._parts]
-
-    def finish_shards(self, shards: list[list[dict[str, list[Column]]]]) -> list[Scored]:
-        """The user's function on the shards' columns joined in example order, as on one pass's."""
-        self._parts = {name: [part for shard in shards for part in shard[0][name]] for name in self._parts}
-        return self.finish()
-
-    def finish(self) -> list[Scored]:
-        joined = {name: concat(parts) for name, parts in self._parts.items()}
-        if self._samples is not None:
-            self._samples.close()
-            self._samples = None
-        uc = self.config.user_config
-        output = ModelOutput(joined["prediction"], joined["logits"])
-        values = call_user_function(
-            self.config, self.model_name, "metric_func", (output, joined["references"]), uc.metric_func_kwargs
-        )
-        return [Scored(sub, values[sub.name]) for sub in self.config.sub_types]
-
-    def discard(self) -> None:
-        if self._samples is not None:
-            self._samples.discard()
-            self._samples = None
 
 
 def scorer_for(

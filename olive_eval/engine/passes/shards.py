@@ -33,7 +33,8 @@ from olive_eval.engine.model.runtime_settings import Settings
 from olive_eval.engine.passes.baseline_outputs import BaselineLink, pass_baseline
 from olive_eval.engine.passes.pass_loop import PassRecord, run_pass
 from olive_eval.engine.passes.repeats import with_repeats
-from olive_eval.engine.passes.scoring import Scored, scorer_for
+from olive_eval.engine.passes.scored import Scored
+from olive_eval.engine.passes.scoring import scorer_for
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore, DataView
 from olive_eval.engine.run.judges import RunJudges, plan_judges
