@@ -31,6 +31,8 @@ def register_metric(
     reduce: Callable[..., float] | None = None,
     requires: tuple[str, ...] = (),
     extra: str | None = None,
+    prediction_type: Any = None,
+    single_reference_per_prediction: bool = False,
 ) -> Any:
     """Register a metric, usable by name as an accuracy sub-type in JSON.
 
@@ -41,6 +43,8 @@ def register_metric(
 
     ``kind``: ``instance`` (per-example score), ``map_reduce`` (per-example additive statistics plus
     ``reduce=``) or ``global`` (``fn(predictions, references)``). See :mod:`olive_eval.metrics.function_metric`.
+    ``prediction_type`` (``str``, ``float``, ``list[str]``...) and ``single_reference_per_prediction`` check every
+    example before the function sees it (:mod:`olive_eval.metrics.prediction_type`).
     """
     if inspect.isclass(target) and issubclass(target, Metric):
         metric_registry.register(target.name, target)
@@ -60,6 +64,8 @@ def register_metric(
             reduce=reduce,
             requires=requires,
             extra=extra,
+            prediction_type=prediction_type,
+            single_reference_per_prediction=single_reference_per_prediction,
         )
         metric_registry.register(name, cls, origin=_where(func))
         return func
