@@ -162,3 +162,16 @@ def check_early_stop(early_stop: bool, order: list[str] | None, metrics: Sequenc
                 f"'{name}' cannot come after '{seen_timing}': latency and throughput are measured after the "
                 "other metrics, in rounds beside the baseline",
             )
+
+
+def check_score(score: str | None, metrics: Sequence[MetricConfig]) -> None:
+    """The run's ``score`` names one numeric sub-type of the run's metrics (``"metric-sub_type"``)."""
+    if score is None:
+        return
+    subs = {joint_key(metric, sub): (metric, sub) for metric in metrics for sub in metric.sub_types}
+    if score not in subs:
+        shown = ", ".join(subs) or "none (every value of the lm_eval metrics is measured, none named)"
+        raise nested_error("score", f"no sub-type '{score}' in this run; sub-types: {shown}")
+    metric, sub = subs[score]
+    if metric.backend != "huggingface_metrics" and not metric.metric_type.is_scalar(sub.name):
+        raise nested_error("score", f"sub-type '{score}' is a structured value (a curve or a matrix), not a number")

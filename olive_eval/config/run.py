@@ -18,6 +18,7 @@ from olive_eval.config.metric_set import (
     check_early_stop,
     check_metric_names,
     check_priorities,
+    check_score,
     check_shared_seeds,
     joint_key,
 )
@@ -107,6 +108,11 @@ class RunConfig(StrictModel):
         "process per model: a crash fails only that model) or 'ray' (Ray workers).",
     )
     fail_on_miss: FailOnMiss = Field(False, description=FAIL_ON_MISS_HELP)
+    score: str | None = Field(
+        None,
+        description="The sub-type ('metric-sub_type') results.json gives as each model's headline score and "
+        "score_name; default: the sub-type with priority 1.",
+    )
     _source_dir: Path | None = PrivateAttr(None)
     _source: str = PrivateAttr("<config>")
 
@@ -188,6 +194,11 @@ class RunConfig(StrictModel):
         names = [model.display_name() for model in self.candidates]
         return gate_problem(setting, names, self.baseline_name, self.has_goals)
 
+    @property
+    def score_name(self) -> str | None:
+        """The headline sub-type's key: ``score`` when set, else the one ranked first (None: nothing ranked)."""
+        return self.score or next((joint_key(m, s) for m, s in self.ranked() if s.priority == 1), None)
+
     def ranked(self) -> Iterator[tuple[MetricConfig, SubType]]:
         for metric in self.all_metrics:
             for sub in metric.sub_types:
@@ -208,6 +219,7 @@ class RunConfig(StrictModel):
         check_data_configs(self.data_configs, self.all_metrics, self._metrics_key)
         check_shared_seeds(self.all_metrics, self._metrics_key)
         check_priorities(self.all_metrics, self._metrics_key)
+        check_score(self.score, self.all_metrics)
         self._check_inference_settings()
         check_early_stop(self.early_stop, self.order, self.all_metrics)
         problem = self._gate_problem(self.fail_on_miss)

@@ -9,7 +9,8 @@
 
 The function's keyword parameters after the first two become the metric's ``metric_config`` schema,
 so unknown keys are rejected as for built-ins. Returns are checked: a non-number names the example it came
-from. A NaN is an undefined value (a correlation of a constant prediction), as a built-in's: the sub-type has
+from. ``prediction_type`` and ``single_reference_per_prediction`` check every example's inputs first
+(:mod:`olive_eval.metrics.prediction_type`). A NaN is an undefined value (a correlation of a constant prediction), as a built-in's: the sub-type has
 no value and says why (the example, for a per-example NaN), and the metric's other sub-types keep theirs.
 """
 
@@ -26,6 +27,7 @@ from pydantic import create_model
 
 from olive_eval.errors import EvaluationError
 from olive_eval.metrics.base import Kind, Metric, Score, metric_registry
+from olive_eval.metrics.prediction_type import InputChecks, parse_prediction_type
 from olive_eval.strict_model import StrictModel
 
 
@@ -95,6 +97,7 @@ def _describe(index: int, prediction: Any, reference: Any) -> str:
 class _FunctionMetric(Metric):
     func: ClassVar[Callable[..., Any]]
     reduce_func: ClassVar[Callable[..., Any] | None] = None
+    input_checks: ClassVar[InputChecks | None] = None  # prediction_type, single_reference_per_prediction
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled by name: the class is made at registration, so a process that unpickles the metric
@@ -104,11 +107,16 @@ class _FunctionMetric(Metric):
     def _kwargs(self) -> dict[str, Any]:
         return self.config.model_dump()
 
+    def _checked(self, fields: tuple[Any, ...]) -> tuple[Any, ...]:
+        checks = type(self).input_checks
+        return fields if checks is None else checks.apply(self.name, self.reads, fields)
+
     def statistics(self, *fields: Any) -> np.ndarray:
         lengths = {len(f) for f in fields}
         if len(lengths) > 1:
             shown = ", ".join(f"{len(f)} {name}" for name, f in zip(self.reads, fields, strict=True))
             raise EvaluationError(f"metric '{self.name}': fields of different lengths: {shown}")
+        fields = self._checked(fields)
         kwargs, rows = self._kwargs(), []
         for i, values_i in enumerate(zip(*fields, strict=True)):
             row = [_python(v) for v in values_i]
@@ -144,7 +152,7 @@ class _FunctionMetric(Metric):
         """A global function's value, with its per-example values when it returns ``(value, per_example)``."""
         if self.kind is not Kind.GLOBAL:
             return super().compute_with_instances(*fields)
-        value, per_example = type(self).func(*fields, **self._kwargs()), None
+        value, per_example = type(self).func(*self._checked(fields), **self._kwargs()), None
         if isinstance(value, tuple) and len(value) == 2:
             value, per_example = value[0], _per_example(self.name, value[1], len(fields[0]) if fields else 0)
         score = _score(self.name, _check_number(self.name, _python(value), "the whole set"), "the whole set")
@@ -163,11 +171,17 @@ def metric_from_function(
     requires: tuple[str, ...] = (),
     extra: str | None = None,
     output_type: str | None = None,
+    prediction_type: Any = None,
+    single_reference_per_prediction: bool = False,
 ) -> type[Metric]:
     if kind is Kind.MAP_REDUCE and reduce is None:
         raise ValueError(f"map_reduce metric '{name}' needs reduce=, a function of the summed statistics")
     if kind is not Kind.MAP_REDUCE and reduce is not None:
         raise ValueError(f"reduce= only applies to map_reduce metrics; '{name}' is {kind.value}")
+    checks = None
+    if prediction_type is not None or single_reference_per_prediction:
+        wanted = None if prediction_type is None else parse_prediction_type(prediction_type, name)
+        checks = InputChecks(wanted, bool(single_reference_per_prediction))
     attrs = {
         "name": name,
         "higher_is_better": higher_is_better,
@@ -181,6 +195,7 @@ def metric_from_function(
         "func": staticmethod(func),
         "gives_instance_values": kind is Kind.GLOBAL,
         "reduce_func": None if reduce is None else staticmethod(reduce),
+        "input_checks": checks,
         "__doc__": func.__doc__,
         "__module__": func.__module__,
     }

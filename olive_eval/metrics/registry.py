@@ -33,6 +33,8 @@ def register_metric(
     requires: tuple[str, ...] = (),
     extra: str | None = None,
     output_type: str | None = None,
+    prediction_type: Any = None,
+    single_reference_per_prediction: bool = False,
 ) -> Any:
     """Register a metric, usable by name as an accuracy sub-type in JSON.
 
@@ -46,6 +48,8 @@ def register_metric(
     ``output_type``: lm-eval's (``generate_until``, ``loglikelihood``, ``multiple_choice``,
     ``loglikelihood_rolling``), checked against each pass's call mode when the run is planned
     (:mod:`olive_eval.metrics.output_types`).
+    ``prediction_type`` (``str``, ``float``, ``list[str]``...) and ``single_reference_per_prediction`` check every
+    example before the function sees it (:mod:`olive_eval.metrics.prediction_type`).
     """
     if inspect.isclass(target) and issubclass(target, Metric):
         check_output_type(target.name, target.output_type)
@@ -68,6 +72,8 @@ def register_metric(
             requires=requires,
             extra=extra,
             output_type=output_type,
+            prediction_type=prediction_type,
+            single_reference_per_prediction=single_reference_per_prediction,
         )
         metric_registry.register(name, cls, origin=_where(func))
         return func

@@ -155,6 +155,10 @@ class ModelResult:
     status: ModelStatus
     error: str | None = None
     metrics: dict[str, SubMetricResult] = field(default_factory=dict)
+    #: The headline: the value of the sub-type ``score_name`` names (the run's ``score`` setting, else the sub-type
+    #: ranked first), None where not measured. Both None in a results.json from before they were recorded.
+    score: float | None = None
+    score_name: str | None = None
     #: None for the baseline (goals are relative to it) and while the model is unfinished (not known yet).
     goals_met: bool | None = None
     pareto: bool | None = None  # None while the model is unfinished

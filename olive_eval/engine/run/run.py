@@ -19,6 +19,7 @@ from olive_eval.config.executor import ExecutorConfig
 from olive_eval.config.metric_key import metric_keys
 from olive_eval.config.metric_set import joint_key
 from olive_eval.decide.goals import apply_goals
+from olive_eval.decide.headline import mark_headline
 from olive_eval.decide.pareto import mark_pareto
 from olive_eval.decide.ranking import Objective, rank
 from olive_eval.engine.cache.result_cache import ResultCache
@@ -279,7 +280,7 @@ class Run:
                 sub.timing.ratio_level = RATIO_LEVEL
 
     def finish(self) -> None:
-        """Resolve goals against the baseline, rank the candidates, mark the Pareto front."""
+        """Resolve goals against the baseline, rank the candidates, mark the Pareto front and the headline."""
         run, result = self.config, self.result
         sub_types = {joint_key(metric, sub): sub for metric in run.all_metrics for sub in metric.sub_types}
         goals = {key: (sub.goal.type, sub.goal.value) for key, sub in sub_types.items() if sub.goal is not None}
@@ -294,6 +295,7 @@ class Run:
         result.ranking = rank(result, objectives, [m.display_name() for m in self.candidates])
         result.best = result.ranking[0] if result.ranking else None
         mark_pareto(result, objectives)
+        mark_headline(result, run.score_name)
 
     def interrupted(self) -> RunInterrupted:
         """Record a Ctrl-C on the model being evaluated, save, and say so."""
