@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-from pydantic import field_validator
+from pydantic import Field, field_validator, model_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification import stat_scores as K
@@ -71,6 +71,19 @@ class ClassificationConfig(_TaskConfig):
     average: Literal["micro", "macro", "weighted", "none"] = "micro"
     threshold: float = 0.5
     top_k: int = 1
+    labels: Literal["observed", "references"] = Field(
+        "observed",
+        description="Multiclass: the classes the averages run over. observed: every class seen in the predictions "
+        "or the references (scikit-learn's default); references: the classes of the references only, as "
+        "scikit-learn with labels=set(references) and Unitxt's F1Micro/F1Macro (a class only predicted leaves "
+        "macro's mean, its false positives leave micro)",
+    )
+
+    @model_validator(mode="after")
+    def _labels_need_multiclass(self) -> ClassificationConfig:
+        if self.labels == "references" and self.task in ("binary", "multilabel"):
+            raise ValueError(f"labels 'references' applies to multiclass tasks, not {self.task}")
+        return self
 
     @field_validator("threshold")
     @classmethod
@@ -185,7 +198,7 @@ class _StatScoresMetric(Metric):
 
     def shared_key(self) -> Any:
         """Accuracy, F1, precision and recall with the same task settings share one stat-scores pass."""
-        return ("stat_scores", self.config.model_dump_json(exclude={"average"}))
+        return ("stat_scores", self.config.model_dump_json(exclude={"average", "labels"}))
 
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
@@ -219,8 +232,9 @@ class _StatScoresMetric(Metric):
     def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
         """All resamples in one vectorized call (no Python loop per resample)."""
         totals = np.asarray(totals)
+        c = self.config
         return K.reduce_totals_batch(
-            totals, self.stat, self.config.average, task=self._task(totals), top_k=self.config.top_k
+            totals, self.stat, c.average, task=self._task(totals), top_k=c.top_k, labels=c.labels
         )
 
     def reduce(self, statistics: np.ndarray) -> Score:
@@ -228,14 +242,15 @@ class _StatScoresMetric(Metric):
         if not statistics.any():  # every example adds to some count: nothing counted is 0 / 0
             why = "every reference is ignore_index" if len(statistics) else "no examples to score"
             return Score(float("nan"), undefined=why)
-        task, average, top_k = self._task(statistics), self.config.average, self.config.top_k
+        task, average = self._task(statistics), self.config.average
+        options = {"task": task, "top_k": self.config.top_k, "labels": self.config.labels}
         if average != "none":
-            return _score(K.reduce_stat_scores(statistics, self.stat, average, task=task, top_k=top_k), None, task)
+            return _score(K.reduce_stat_scores(statistics, self.stat, average, **options), None, task)
         if task == "binary":
             value = K.reduce_stat_scores(statistics, self.stat, "micro", task=task)
             return _score(value, np.array([value]), task)
-        per_class = K.reduce_stat_scores(statistics, self.stat, "none", task=task, top_k=top_k)
-        macro = K.reduce_stat_scores(statistics, self.stat, "macro", task=task, top_k=top_k)
+        per_class = K.reduce_stat_scores(statistics, self.stat, "none", **options)
+        macro = K.reduce_stat_scores(statistics, self.stat, "macro", **options)
         return _score(macro, per_class, task)
 
 
