@@ -26,6 +26,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from unittest.mock import patch
 
@@ -51,7 +52,7 @@ checks: Counter[str] = Counter()
 mismatches: Counter[str] = Counter()
 
 
-def tally(label: str, got, want) -> None:
+def tally(label: str, got: object, want: object) -> None:
     got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
     checks[label] += want.size
     mismatches[label] += int((np.abs(got - want) > TOLERANCE).sum())
@@ -145,7 +146,7 @@ def rouge(seeds: int) -> None:
             mismatches[label] += words(rule_sentences(text)) != words(nltk.sent_tokenize(text))
 
 
-def seconds(run) -> float:
+def seconds(run: Callable[[], object]) -> float:
     start = time.perf_counter()
     run()
     return time.perf_counter() - start

@@ -219,7 +219,10 @@ def test_bad_configs_are_one_clear_error():
         get_metric("f1_score", {"labels": "references", "task": "binary"})
     with pytest.raises(ValueError, match="labels"):
         get_metric("f1_score", {"labels": "predictions"})
-    with pytest.raises(ValueError, match="set task 'multiclass' to score 0/1 labels as two classes"):
-        compute_metric("f1_score", np.array([0, 1, 1]), np.array([1, 1, 0]), labels="references")
+    for average in ("micro", "none"):
+        with pytest.raises(
+            ValueError, match=r"f1_score: labels 'references' .* the task is binary \(set task 'multiclass'"
+        ):
+            compute_metric("f1_score", np.array([0, 1, 1]), np.array([1, 1, 0]), labels="references", average=average)
     with pytest.raises(ValueError, match="labels must be one of"):
         K.reduce_stat_scores(np.zeros((1, 3, 4)), "f1", "micro", task="multiclass", labels="all")  # type: ignore[arg-type]

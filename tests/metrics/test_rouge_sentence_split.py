@@ -12,6 +12,7 @@ capitalized too (the tests check both against the model); punkt decides other wo
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import sys
@@ -23,10 +24,11 @@ import punkt
 import pytest
 from rouge_score import rouge_scorer
 
-from olive_eval import compute_metric
+from olive_eval import compute_metric, evaluate
 from olive_eval.errors import MissingDependencyError
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.text_overlap.sentences import ABBREVIATIONS, rule_sentences, sentence_splitter
+from tests.helpers import python_model_run, write_jsonl
 from tests.metrics.punkt_english import write_punkt_english
 
 WORDS = [
@@ -253,3 +255,28 @@ def test_bad_configs_are_one_clear_error():
         get_metric("rougeL", {"sentence_split": "unitxt"})  # only rougeLsum reads sentences
     with pytest.raises(ValueError, match="sentence_splitter must be one of"):
         sentence_splitter("spacy")  # type: ignore[arg-type]
+
+
+def test_a_run_scores_with_the_split_and_says_which_splitter_ran(unitxt_rouge, tmp_path):
+    """End to end: a Python model's generations scored by rougeLsum with Unitxt's split, its interval, results.json's
+    details, and the same details from the result cache on a second run."""
+    rng = random.Random(7)
+    rows = [{"source": prose(rng), "target": [prose(rng)]} for _ in range(30)]
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    (tmp_path / "models.py").write_text("def load(model_path):\n    return lambda batch: list(batch['source'])\n")
+    sub = {
+        "name": "rougeLsum",
+        "metric_config": {"sentence_split": "unitxt", "sentence_splitter": "rules"},
+        "confidence_interval": {"n_resamples": 200},
+    }
+    config = python_model_run(tmp_path, {"name": "text", "sub_types": [sub]})
+    want = np.mean(
+        [unitxt_rouge.compute(references=r["target"], prediction=r["source"], task_data={})["rougeLsum"] for r in rows]
+    )
+    for _ in range(2):  # the second run reads the result cache
+        value = evaluate(config).models["m"].metrics["text-rougeLsum"]
+        assert value.value == pytest.approx(want, abs=1e-12)
+        assert value.ci_low <= value.value <= value.ci_high
+        assert value.details == {"sentence_split": "unitxt", "sentence_splitter": "rules"}
+    written = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert json.dumps({"sentence_split": "unitxt", "sentence_splitter": "rules"}) in json.dumps(written)

@@ -227,6 +227,11 @@ class _StatScoresMetric(Metric):
             raise ValueError(
                 f"{self.name}: cannot tell multiclass from multilabel statistics; set 'task' in metric_config"
             )
+        if self.config.labels == "references" and task != "multiclass":
+            raise ValueError(
+                f"{self.name}: labels 'references' averages over the classes of a multiclass task, but the task is "
+                f"{task} (set task 'multiclass' to score 0/1 labels as two classes)"
+            )
         return task
 
     def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
