@@ -1,12 +1,15 @@
 /* exact_match in C: the optional compiled form of olive_eval.metrics.answers.kernels.exact_match_scores.
  *
- * matches(predictions, references[, offsets]) -> bytearray of float64 (1.0 or 0.0 per example), or None.
+ * matches(predictions, references[, offsets[, normalize]]) -> bytearray of float64 (1.0 or 0.0 per example),
+ * or None.
  *
  *   predictions  list of str
- *   references   without offsets: list with, per example, a '|'-joined str (escapes "\|" and "\\", as
+ *   references   without offsets (None): list with, per example, a '|'-joined str (escapes "\|" and "\\", as
  *                references.split_alternatives reads them) or a list/tuple of str (at least one);
  *                with offsets: the flat list of all alternatives (Answers.texts)
  *   offsets      int64 buffer of n + 1 entries: example i owns references[offsets[i]:offsets[i + 1]]
+ *   normalize    true (the default): Olive's normalization below; false: the strings are compared as they are
+ *                (exact_match's normalizer "none"); a joined reference is still split at '|' and unescaped
  *
  * An answer is normalized as Olive does, " ".join(s.strip().lower().split()): str.lower for non-ASCII strings
  * (ASCII ones are lowercased while read), and Python's own whitespace test (Py_UNICODE_ISSPACE, what str.split()
@@ -43,22 +46,22 @@ static int reserve(Buffer *b, Py_ssize_t n) {
 
 static PyObject *str_lower; /* str.lower itself: a str subclass's own lower() could run code that edits the lists */
 
-/* A str to read lowercased: ASCII text directly, any other through str.lower() (held in `lowered`). */
 typedef struct {
     int kind;
     const void *data;
     Py_ssize_t length;
-    int ascii;
+    int ascii; /* ASCII text to lowercase while it is read (never set when not folding) */
     PyObject *lowered;
 } Source;
 
-static int open_source(PyObject *s, Source *src) {
+/* A str to read: lowercased when fold is set (ASCII directly, any other through str.lower()), else as it is. */
+static int open_source(PyObject *s, Source *src, int fold) {
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(s) < 0) return -1;
 #endif
     src->lowered = NULL;
-    src->ascii = PyUnicode_IS_ASCII(s);
-    if (!src->ascii) {
+    src->ascii = fold && PyUnicode_IS_ASCII(s);
+    if (fold && !src->ascii) {
         src->lowered = PyObject_CallOneArg(str_lower, s);
         if (src->lowered == NULL) return -1;
         s = src->lowered;
@@ -74,8 +77,12 @@ static inline Py_UCS4 read_char(const Source *src, Py_ssize_t i) {
     return (src->ascii && c - 'A' < 26u) ? c + 32 : c;
 }
 
-/* Append c to the answer being normalized: whitespace runs become one space, none at either end. */
-static inline void put(Buffer *b, int *space, Py_UCS4 c) {
+/* Append c to the answer being read; when folding, whitespace runs become one space, none at either end. */
+static inline void put(Buffer *b, int *space, Py_UCS4 c, int fold) {
+    if (!fold) {
+        b->data[b->size++] = c;
+        return;
+    }
     if (Py_UNICODE_ISSPACE(c)) {
         *space = b->size > 0;
         return;
@@ -91,22 +98,22 @@ static inline int same(const Buffer *a, const Buffer *b) {
     return a->size == b->size && memcmp(a->data, b->data, (size_t)a->size * sizeof(Py_UCS4)) == 0;
 }
 
-/* Normalize a whole str into b (the output is never longer than the lowercased input). */
-static int normalize(PyObject *s, Buffer *b) {
+/* Read a whole str into b, normalized when folding (the output is never longer than the lowercased input). */
+static int normalize(PyObject *s, Buffer *b, int fold) {
     Source src;
-    if (open_source(s, &src) < 0) return -1;
+    if (open_source(s, &src, fold) < 0) return -1;
     int space = 0;
     b->size = 0;
     if (reserve(b, src.length) == 0)
-        for (Py_ssize_t i = 0; i < src.length; i++) put(b, &space, read_char(&src, i));
+        for (Py_ssize_t i = 0; i < src.length; i++) put(b, &space, read_char(&src, i), fold);
     Py_XDECREF(src.lowered);
     return PyErr_Occurred() ? -1 : 0;
 }
 
 /* Does the normalized prediction equal one of the alternatives of a '|'-joined reference? */
-static int match_joined(const Buffer *prediction, PyObject *reference, Buffer *b) {
+static int match_joined(const Buffer *prediction, PyObject *reference, Buffer *b, int fold) {
     Source src;
-    if (open_source(reference, &src) < 0) return -1;
+    if (open_source(reference, &src, fold) < 0) return -1;
     int space = 0, found = 0;
     b->size = 0;
     if (reserve(b, src.length) < 0) {
@@ -118,7 +125,7 @@ static int match_joined(const Buffer *prediction, PyObject *reference, Buffer *b
         if (c == '\\' && i + 1 < src.length) {
             Py_UCS4 next = read_char(&src, i + 1);
             if (next == '|' || next == '\\') {
-                put(b, &space, next);
+                put(b, &space, next, fold);
                 i++;
                 continue;
             }
@@ -128,7 +135,7 @@ static int match_joined(const Buffer *prediction, PyObject *reference, Buffer *b
             b->size = 0;
             space = 0;
         } else {
-            put(b, &space, c);
+            put(b, &space, c, fold);
         }
     }
     found = found || same(prediction, b);
@@ -137,12 +144,12 @@ static int match_joined(const Buffer *prediction, PyObject *reference, Buffer *b
 }
 
 /* Does the normalized prediction equal one of `items` (all str)? -2: an item is not a str. */
-static int match_items(const Buffer *prediction, PyObject *const *items, Py_ssize_t count, Buffer *b) {
+static int match_items(const Buffer *prediction, PyObject *const *items, Py_ssize_t count, Buffer *b, int fold) {
     int found = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
         if (!PyUnicode_Check(items[k])) return -2;
         if (found) continue; /* the rest are still checked for their type */
-        if (normalize(items[k], b) < 0) return -1;
+        if (normalize(items[k], b, fold) < 0) return -1;
         found = same(prediction, b);
     }
     return found;
@@ -158,7 +165,9 @@ static int read_offsets(PyObject *object, Py_ssize_t n, Py_ssize_t n_texts, int6
 
 static PyObject *matches(PyObject *self, PyObject *args) {
     PyObject *predictions, *references, *offsets_object = Py_None;
-    if (!PyArg_ParseTuple(args, "O!O!|O", &PyList_Type, &predictions, &PyList_Type, &references, &offsets_object))
+    int fold = 1;
+    if (!PyArg_ParseTuple(args, "O!O!|Op", &PyList_Type, &predictions, &PyList_Type, &references, &offsets_object,
+                          &fold))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(predictions);
     int64_t *offsets = NULL;
@@ -185,21 +194,21 @@ static PyObject *matches(PyObject *self, PyObject *args) {
             status = -2;
             break;
         }
-        if (normalize(p, &prediction) < 0) {
+        if (normalize(p, &prediction, fold) < 0) {
             status = -1;
             break;
         }
         int found;
         if (flat) {
             found = match_items(&prediction, PySequence_Fast_ITEMS(references) + offsets[i],
-                                (Py_ssize_t)(offsets[i + 1] - offsets[i]), &alternative);
+                                (Py_ssize_t)(offsets[i + 1] - offsets[i]), &alternative, fold);
         } else {
             PyObject *r = PyList_GET_ITEM(references, i);
             if (joined) {
-                found = PyUnicode_Check(r) ? match_joined(&prediction, r, &alternative) : -2;
+                found = PyUnicode_Check(r) ? match_joined(&prediction, r, &alternative, fold) : -2;
             } else if ((PyList_Check(r) || PyTuple_Check(r)) && PySequence_Fast_GET_SIZE(r) > 0) {
                 found = match_items(&prediction, PySequence_Fast_ITEMS(r), PySequence_Fast_GET_SIZE(r),
-                                    &alternative);
+                                    &alternative, fold);
             } else {
                 found = -2; /* a str among lists, an empty list, or neither */
             }
@@ -220,12 +229,13 @@ fail:
 
 static PyMethodDef methods[] = {
     {"matches", matches, METH_VARARGS,
-     "matches(predictions, references[, offsets]) -> bytearray of float64 per example, or None (see the source)."},
+     "matches(predictions, references[, offsets[, normalize]]) -> bytearray of float64 per example, or None (see the "
+     "source)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_exact_match",
-                                    "exact_match over Olive-normalized answers, in C.", -1, methods};
+                                    "exact_match over Olive-normalized (or verbatim) answers, in C.", -1, methods};
 
 PyMODINIT_FUNC PyInit__exact_match(void) {
     str_lower = PyObject_GetAttrString((PyObject *)&PyUnicode_Type, "lower");

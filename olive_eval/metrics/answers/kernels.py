@@ -6,7 +6,8 @@ float64 array of shape ``[N]``; an example scores the best of its alternatives. 
 (:func:`mean_score`, which is 0.0 for no examples, as in Olive).
 
 * :func:`exact_match_scores` -- Olive: ``" ".join(s.strip().lower().split())`` equal to an alternative. No
-  punctuation stripping ("paris." is not "paris").
+  punctuation stripping ("paris." is not "paris"). With ``normalize=False`` the strings are compared as they are
+  (Unitxt's ``Accuracy``: ``prediction in references``).
 * :func:`relaxed_accuracy_scores` -- ChartQA's numeric tolerance, three rules (:mod:`.numbers`).
 * :func:`word_sort_ratio_scores` -- Olive's word overlap: words of ``s.strip().lower().split()``;
   ``|pred words ∩ ref words|`` (as multisets) over the larger word count; an empty reference scores 1.0 against an
@@ -73,25 +74,40 @@ def _inputs(predictions: Sequence[str], references: References, metric: str) -> 
     return preds, answers
 
 
-def exact_match_scores(predictions: Sequence[str], references: References) -> np.ndarray:
+def exact_match_scores(predictions: Sequence[str], references: References, *, normalize: bool = True) -> np.ndarray:
     """1.0 where the normalized prediction equals a normalized alternative, else 0.0.
 
-    Runs the C extension where it is built (:mod:`._exact_match`, optional), else the numpy kernel; the two give
-    the same scores. Input either one rejects goes through the numpy kernel, whose error names the example.
+    ``normalize=False`` compares the strings as they are: no case folding, no whitespace stripped or collapsed
+    (a ``|``-joined reference is still split into its alternatives). Runs the C extension where it is built
+    (:mod:`._exact_match`, optional), else the numpy kernel; the two give the same scores. Input either one
+    rejects goes through the numpy kernel, whose error names the example.
     """
     preds, refs = columns(predictions, references, "exact_match")
     if _compiled is not None:
         if isinstance(refs, Answers):
-            scores = _compiled.matches(preds, refs.texts, np.ascontiguousarray(refs.offsets, np.int64))
+            offsets = np.ascontiguousarray(refs.offsets, np.int64)
+            scores = _compiled.matches(preds, refs.texts, offsets, normalize)
         else:
-            scores = _compiled.matches(preds, refs)
+            scores = _compiled.matches(preds, refs, None, normalize)
         if scores is not None:
             return np.frombuffer(scores, np.float64)
+    if not normalize:
+        return _verbatim_matches(*_inputs(preds, refs, "exact_match"))
     return scores_by_block(preds, refs, "exact_match", _exact_match)
 
 
 def _exact_match(block: Block) -> np.ndarray:
     return block.matches().astype(np.float64)
+
+
+def _verbatim_matches(preds: list[str], answers: Answers) -> np.ndarray:
+    """Strings as they are: every distinct string gets an id (one dict over all of them), then ids compare."""
+    if not preds:
+        return np.zeros(0)
+    ids: dict[str, int] = {}
+    pred_ids = np.fromiter((ids.setdefault(p, len(ids)) for p in preds), np.int64, len(preds))
+    ref_ids = np.fromiter((ids.get(a, -1) for a in answers.texts), np.int64, len(answers.texts))
+    return answers.best(pred_ids[answers.owner()] == ref_ids)
 
 
 def relaxed_accuracy_scores(

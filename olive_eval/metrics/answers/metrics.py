@@ -31,7 +31,7 @@ from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
 from olive_eval.transforms import TransformSpec, build_transform
 
-__all__ = ["ANLS", "AnswerMetric", "ExactMatch", "RelaxedAccuracy", "VqaAccuracy", "WordSortRatio"]
+__all__ = ["ANLS", "AnswerMetric", "ExactMatch", "ExactMatchConfig", "RelaxedAccuracy", "VqaAccuracy", "WordSortRatio"]
 
 
 class AnswerConfig(StrictModel):
@@ -93,15 +93,34 @@ class AnswerMetric(Metric):
         return super().reduce(statistics)
 
 
+class ExactMatchConfig(AnswerConfig):
+    normalizer: TransformSpec | None = Field(
+        None,
+        description="Unset: Olive's normalization (case folded, whitespace stripped and collapsed). 'none': the "
+        "strings compared exactly as they are (Unitxt's Accuracy). Any other registered text transform (or a "
+        "list of them) runs on the prediction and every reference answer before Olive's normalization",
+    )
+
+
+def _verbatim(normalizer: TransformSpec | None) -> bool:
+    """Whether a normalizer spec is the transform ``none`` alone: exact_match then compares strings as they are."""
+    return normalizer == "none" or normalizer == {"type": "none"}
+
+
 @register_metric
 class ExactMatch(AnswerMetric):
-    """Olive's exact match: ``" ".join(s.strip().lower().split())`` equal to any reference answer."""
+    """Olive's exact match: ``" ".join(s.strip().lower().split())`` equal to any reference answer.
+
+    With ``normalizer: "none"`` the strings must be equal as they are, as Unitxt's ``Accuracy`` compares them: a
+    user who names no normalization gets none, not Olive's case and whitespace folding.
+    """
 
     name = "exact_match"
-    Config: ClassVar[type[StrictModel]] = AnswerConfig
+    Config: ClassVar[type[StrictModel]] = ExactMatchConfig
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
-        return kernels.exact_match_scores(predictions, answers)
+        normalize = not _verbatim(self.config.normalizer)  # type: ignore[attr-defined]
+        return kernels.exact_match_scores(predictions, answers, normalize=normalize)
 
 
 class RelaxedConfig(AnswerConfig):

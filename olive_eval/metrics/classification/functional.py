@@ -1,5 +1,5 @@
 """The functional forms of accuracy, precision, recall and F1: arrays in, a value out, torchmetrics' task-style
-keyword options. They build the per-example stat scores (:mod:`.stat_scores`) and reduce them at once; AUROC's
+keyword options (and ``labels``, the classes a multiclass average runs over: :mod:`.stat_scores`). They build the per-example stat scores (:mod:`.stat_scores`) and reduce them at once; AUROC's
 functional form is :func:`.auroc.auroc`.
 """
 
@@ -26,6 +26,7 @@ class StatOptions(TypedDict, total=False):
     threshold: float
     top_k: int
     ignore_index: int | None
+    labels: K.LabelSet
 
 
 def _functional(stat: K.StatName, preds: Any, targets: Any, options: StatOptions) -> float | np.ndarray:
@@ -41,7 +42,8 @@ def _functional(stat: K.StatName, preds: Any, targets: Any, options: StatOptions
         top_k=top_k,
         ignore_index=ignore_index,
     )
-    return K.reduce_stat_scores(stats, stat, options.get("average", "micro"), task=task, top_k=top_k)
+    average, labels = options.get("average", "micro"), options.get("labels", "observed")
+    return K.reduce_stat_scores(stats, stat, average, task=task, top_k=top_k, labels=labels)
 
 
 def accuracy(preds: Any, targets: Any, **options: Unpack[StatOptions]) -> float | np.ndarray:

@@ -14,15 +14,15 @@ not change the value, and ``none`` gives a one-element ``per_class``.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 import numpy as np
-from pydantic import field_validator
 
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification import label_lists as L
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.classification.auroc import auroc
+from olive_eval.metrics.classification.configs import AurocConfig, ClassificationConfig
 from olive_eval.metrics.classification.inputs import (
     Task,
     check_labels,
@@ -43,61 +43,6 @@ __all__ = [
     "Precision",
     "Recall",
 ]
-
-
-class _TaskConfig(StrictModel):
-    task: Literal["binary", "multiclass", "multilabel"] | None = None
-    num_classes: int | None = None
-    num_labels: int | None = None
-    ignore_index: int | None = None
-
-    @field_validator("num_classes")
-    @classmethod
-    def _check_num_classes(cls, value: int | None) -> int | None:
-        if value is not None and value < 2:
-            raise ValueError(f"num_classes must be >= 2, got {value}")
-        return value
-
-    @field_validator("num_labels")
-    @classmethod
-    def _check_num_labels(cls, value: int | None) -> int | None:
-        if value is not None and value < 1:
-            raise ValueError(f"num_labels must be >= 1, got {value}")
-        return value
-
-
-class ClassificationConfig(_TaskConfig):
-    """metric_config of accuracy_score, f1_score, precision and recall."""
-
-    average: Literal["micro", "macro", "weighted", "none"] = "micro"
-    threshold: float = 0.5
-    top_k: int = 1
-    class_names: list[str] | None = None  # the classes of lists of class names, in reporting order
-
-    @field_validator("class_names")
-    @classmethod
-    def _check_class_names(cls, value: list[str] | None) -> list[str] | None:
-        return L.check_class_names(value)
-
-    @field_validator("threshold")
-    @classmethod
-    def _check_threshold(cls, value: float) -> float:
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"threshold must lie in [0, 1], got {value}")
-        return value
-
-    @field_validator("top_k")
-    @classmethod
-    def _check_top_k(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"top_k must be >= 1, got {value}")
-        return value
-
-
-class AurocConfig(_TaskConfig):
-    """metric_config of auroc (no threshold or top_k: AUROC sweeps every threshold)."""
-
-    average: Literal["micro", "macro", "weighted", "none"] = "macro"
 
 
 def _score(value: float | np.ndarray, per_class: np.ndarray | None, task: str) -> Score:
@@ -197,7 +142,7 @@ class _StatScoresMetric(Metric):
 
     def shared_key(self) -> Any:
         """Accuracy, F1, precision and recall with the same task settings share one stat-scores pass."""
-        return ("stat_scores", self.config.model_dump_json(exclude={"average"}))
+        return ("stat_scores", self.config.model_dump_json(exclude={"average", "labels"}))
 
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
@@ -229,6 +174,11 @@ class _StatScoresMetric(Metric):
             raise ValueError(
                 f"{self.name}: cannot tell multiclass from multilabel statistics; set 'task' in metric_config"
             )
+        if self.config.labels == "references" and task != "multiclass":
+            raise ValueError(
+                f"{self.name}: labels 'references' averages over the classes of a multiclass task, but the task is "
+                f"{task} (set task 'multiclass' to score 0/1 labels as two classes)"
+            )
         return task
 
     def finalize_totals(self, totals: np.ndarray) -> np.ndarray:
@@ -236,8 +186,9 @@ class _StatScoresMetric(Metric):
         totals = np.asarray(totals)
         if self._class_order is not None:
             return L.reduce_totals(totals, self.stat, self.config.average)
+        c = self.config
         return K.reduce_totals_batch(
-            totals, self.stat, self.config.average, task=self._task(totals), top_k=self.config.top_k
+            totals, self.stat, c.average, task=self._task(totals), top_k=c.top_k, labels=c.labels
         )
 
     def reduce(self, statistics: np.ndarray) -> Score:
@@ -247,14 +198,15 @@ class _StatScoresMetric(Metric):
             return Score(float("nan"), undefined=why)
         if self._class_order is not None:
             return L.reduce_name_lists(statistics, self.stat, self.config.average, self._class_order, self.config)
-        task, average, top_k = self._task(statistics), self.config.average, self.config.top_k
+        task, average = self._task(statistics), self.config.average
+        options = {"task": task, "top_k": self.config.top_k, "labels": self.config.labels}
         if average != "none":
-            return _score(K.reduce_stat_scores(statistics, self.stat, average, task=task, top_k=top_k), None, task)
+            return _score(K.reduce_stat_scores(statistics, self.stat, average, **options), None, task)
         if task == "binary":
             value = K.reduce_stat_scores(statistics, self.stat, "micro", task=task)
             return _score(value, np.array([value]), task)
-        per_class = K.reduce_stat_scores(statistics, self.stat, "none", task=task, top_k=top_k)
-        macro = K.reduce_stat_scores(statistics, self.stat, "macro", task=task, top_k=top_k)
+        per_class = K.reduce_stat_scores(statistics, self.stat, "none", **options)
+        macro = K.reduce_stat_scores(statistics, self.stat, "macro", **options)
         return _score(macro, per_class, task)
 
 

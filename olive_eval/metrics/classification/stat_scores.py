@@ -23,6 +23,11 @@ multilabel). An ignored row (or multilabel entry) keeps its place with all-zero 
 always example ``i`` and resampling can index the array directly. Sum with ``np.sum`` (which widens
 small integers to int64) or pass it straight to :func:`reduce_stat_scores`. Multiclass inputs with extra
 dimensions (a label per token) give ``int32`` rows: each example's counts summed over its positions.
+
+The reductions' ``labels`` picks the classes a multiclass average runs over: ``observed`` (every class seen in the
+predictions or the references: scikit-learn's default label set) or ``references`` (the classes with support,
+``tp + fn > 0``: scikit-learn with ``labels=set(references)``, Unitxt's ``F1Micro``/``F1Macro``). The set is read
+off the statistics being reduced, so each bootstrap resample averages over the classes of its own references.
 """
 
 from __future__ import annotations
@@ -45,8 +50,10 @@ from olive_eval.metrics.classification.inputs import (
 
 Average = Literal["micro", "macro", "weighted", "none"]
 StatName = Literal["accuracy", "precision", "recall", "f1"]
+LabelSet = Literal["observed", "references"]
 
 AVERAGES = ("micro", "macro", "weighted", "none")
+LABEL_SETS = ("observed", "references")
 TP, FP, FN, TN = 0, 1, 2, 3
 
 
@@ -230,33 +237,68 @@ def macro_weights(totals: np.ndarray, task: Task, top_k: int = 1) -> np.ndarray:
     return (~empty).astype(np.float64)
 
 
+def reference_classes(totals: np.ndarray) -> np.ndarray:
+    """The classes of the references in summed statistics ``[..., C, 4]``: those with support ``tp + fn > 0``."""
+    return (totals[..., TP] + totals[..., FN]) > 0
+
+
+def _check_label_set(labels: LabelSet, task: Task) -> None:
+    if labels not in LABEL_SETS:
+        raise ValueError(f"labels must be one of {LABEL_SETS}, got {labels!r}")
+    if labels == "references" and task != "multiclass":
+        raise ValueError(
+            f"labels 'references' averages over the classes of a multiclass task, but the task is {task} "
+            "(set task 'multiclass' to score 0/1 labels as two classes)"
+        )
+
+
 def reduce_totals_batch(
-    totals: np.ndarray, stat: StatName, average: Average, *, task: Task, top_k: int = 1
+    totals: np.ndarray,
+    stat: StatName,
+    average: Average,
+    *,
+    task: Task,
+    top_k: int = 1,
+    labels: LabelSet = "observed",
 ) -> np.ndarray:
     """The metric for each of ``B`` summed statistics ``[B, C, 4]`` at once (bootstrap resamples).
 
     Same definitions as :func:`reduce_stat_scores`; ``none`` gives the macro value (the registered
     metrics report that as their value).
     """
+    _check_label_set(labels, task)
     t = np.asarray(totals, dtype=np.float64)
+    if labels == "references":  # every count of a class outside the resample's references is left out
+        t = t * reference_classes(t)[..., None]
     if task == "binary" or average == "micro":
         pooled = t.sum(axis=1)
         if task == "multiclass" and stat == "accuracy":
             return safe_divide(pooled[:, TP], pooled[:, TP] + pooled[:, FN])
         return _per_class(stat, pooled[:, TP], pooled[:, FP], pooled[:, FN], pooled[:, TN], task)
     scores = _per_class(stat, t[..., TP], t[..., FP], t[..., FN], t[..., TN], task)
-    weights = t[..., TP] + t[..., FN] if average == "weighted" else macro_weights(t, task, top_k)
+    if average == "weighted":
+        weights = t[..., TP] + t[..., FN]
+    else:
+        weights = reference_classes(t).astype(np.float64) if labels == "references" else macro_weights(t, task, top_k)
     return safe_divide((weights * scores).sum(axis=-1), weights.sum(axis=-1))
 
 
 def reduce_stat_scores(
-    stats: np.ndarray, stat: StatName, average: Average, *, task: Task, top_k: int = 1
+    stats: np.ndarray,
+    stat: StatName,
+    average: Average,
+    *,
+    task: Task,
+    top_k: int = 1,
+    labels: LabelSet = "observed",
 ) -> float | np.ndarray:
     """Reduce ``[N, C, 4]`` statistics (or their ``[C, 4]`` sum) to accuracy / precision / recall / f1.
 
     Binary ignores ``average`` (one class). ``micro`` pools the counts of all classes first, ``macro``
     averages per-class values over :func:`macro_weights`, ``weighted`` weights them by support
-    ``tp + fn``, ``none`` returns the ``[C]`` per-class values. Zero denominators give 0.
+    ``tp + fn``, ``none`` returns the ``[C]`` per-class values. Zero denominators give 0. With
+    ``labels="references"`` (multiclass only) the classes outside the references count nowhere: not in micro's
+    pooled counts, not in macro's mean, NaN in ``none``.
     """
     stats = np.asarray(stats)
     totals = stats.sum(axis=0, dtype=np.int64) if stats.ndim == 3 else stats.astype(np.int64)
@@ -264,6 +306,12 @@ def reduce_stat_scores(
         raise ValueError(f"statistics must have shape [N, C, 4] or [C, 4], got {list(stats.shape)}")
     if average not in AVERAGES:
         raise ValueError(f"average must be one of {AVERAGES}, got {average!r}")
+    _check_label_set(labels, task)
+    if labels == "references":
+        if average == "none":
+            scores = reduce_stat_scores(totals, stat, "none", task=task, top_k=top_k)
+            return np.where(reference_classes(totals), scores, np.nan)
+        return float(reduce_totals_batch(totals[None], stat, average, task=task, top_k=top_k, labels=labels)[0])
     tp, fp, fn, tn = totals.T
     if task == "binary":
         return float(_per_class(stat, *totals.sum(axis=0), task))
