@@ -161,7 +161,7 @@ def test_torchmetrics_pass_through_options_are_accepted_as_no_ops(toy, sub_type)
             "accuracy_score",
             {"kwargs": {"process_group": "world"}},
             "metrics[0].sub_types[0].metric_config.kwargs.process_group: unknown key; valid: average, class_names, "
-            "ignore_index, num_classes, num_labels, task, threshold, top_k",
+            "ignore_index, labels, num_classes, num_labels, task, threshold, top_k",
         ),
         (
             "perplexity",

@@ -15,7 +15,7 @@ def test_a_metric_key_labels_the_pair_and_maps_back_without_splitting():
 
     class Sub:
         def __init__(self, name: str) -> None:
-            self.name = name
+            self.name = self.score_key = name  # score_key: the name, or the sub-type's score_name
 
     class Metric:
         name, sub_types = "gsm8k", [Sub("exact_match,strict-match"), Sub("exact_match,flexible-extract")]
