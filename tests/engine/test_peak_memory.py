@@ -164,8 +164,9 @@ def test_a_torch_model_that_allocates_per_call_reports_at_least_that(tmp_path):
 
 def test_a_non_generating_hf_model_holds_its_weights(tmp_path):
     """A classifier's forward pass, not generate(): its load's part holds the weights it read."""
-    folder = hf_models.build_bert(tmp_path / "bert")
+    folder = hf_models.build_bert(tmp_path / "bert", hidden_size=768)  # about 19 MB of weights: far above the noise
     weights = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+    assert weights > 10 * MB
     rows = [{"text": t} for t in hf_models.sentences(4, seed=2, max_words=5)]
     config = {
         "input_model": {"type": "HfModel", "name": "hf", "model_path": str(folder), "task": "text-classification"},
@@ -231,7 +232,9 @@ def test_the_runtimes_one_time_set_up_is_no_models_footprint(tmp_path):
     )
     assert code.returncode == 0, code.stderr
     values = json.loads(code.stdout.strip().splitlines()[-1])
-    assert values["base"] == pytest.approx(values["twin"], abs=2.0), values
+    # without the priming the baseline carried about 10 MB more than its twin; a fresh clone's first run still
+    # leaves it up to about 3 MB more (first imports, compiled bytecode): far from the 10 MB the test is about
+    assert values["base"] == pytest.approx(values["twin"], abs=5.0), values
 
 
 KEPT_FREE = """

@@ -100,18 +100,21 @@ def word_tokenizer(kind: str = "bert") -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- text
-def build_bert(folder: Path, seed: int = 0, *, num_labels: int = 3, with_tokenizer: bool = True) -> Path:
-    """A 2-layer BERT for sequence classification (``num_labels``) with its word-level tokenizer."""
+def build_bert(
+    folder: Path, seed: int = 0, *, num_labels: int = 3, with_tokenizer: bool = True, hidden_size: int = 32
+) -> Path:
+    """A 2-layer BERT for sequence classification (``num_labels``) with its word-level tokenizer (``hidden_size``
+    32: 90 KB of weights; a memory test asks for more, so the weights stand well above the process's noise)."""
     from transformers import BertConfig, BertForSequenceClassification
 
     _seeded(seed)
     tokenizer = word_tokenizer("bert")
     config = BertConfig(
         vocab_size=len(tokenizer),
-        hidden_size=32,
+        hidden_size=hidden_size,
         num_hidden_layers=2,
         num_attention_heads=2,
-        intermediate_size=64,
+        intermediate_size=2 * hidden_size,
         max_position_embeddings=64,
         num_labels=num_labels,
         pad_token_id=tokenizer.pad_token_id,
