@@ -101,6 +101,7 @@ MODULES: dict[str, dict[str, str]] = {
         "context_relevance": "olive_eval.metrics.judged.metrics",
         "criteria_score": "olive_eval.metrics.judged.criteria",
         "detailed_pr_curve": "olive_eval.metrics.classification.sweep_metrics",
+        "detection_detailed_pr_curve": "olive_eval.metrics.detection.detailed_pr_curves",
         "detection_interpolated_pr_curve": "olive_eval.metrics.detection.pr_curves",
         "detection_pr_curve": "olive_eval.metrics.detection.pr_curves",
         "ece": "olive_eval.metrics.calibration.metrics",

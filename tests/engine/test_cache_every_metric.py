@@ -55,7 +55,7 @@ class Case:
 NOT_COVERED: dict[str, str] = {
     name: "a structured value computed from the whole set's raw detections: the scorer keeps no evidence for it "
     "(nothing resamples or compares a curve), so the cache stores its value and details only"
-    for name in ("detection_pr_curve", "detection_interpolated_pr_curve")
+    for name in ("detection_pr_curve", "detection_interpolated_pr_curve", "detection_detailed_pr_curve")
 }
 
 LABELS = np.array([0, 1, 2, 1, 0, 2])
