@@ -107,14 +107,13 @@ def _pieces(ring: np.ndarray, other: np.ndarray, tol: float) -> tuple[np.ndarray
     length2 = np.einsum("ij,ij->i", d, d)
     t_vertex = np.einsum("ijk,ik->ij", q[None] - p[:, None], d) / length2[:, None]  # [edges, other vertices]
     touching = _on_edge(q, ring, tol).T & (t_vertex > 0) & (t_vertex < 1)
-    starts, ends, owner = [], [], []
-    for k in range(len(p)):
-        cuts = np.unique(np.concatenate(([0.0, 1.0], t[k][crossing[k]], t_vertex[k][touching[k]])))
-        pts = p[k] + cuts[:, None] * d[k]
-        starts.append(pts[:-1])
-        ends.append(pts[1:])
-        owner.append(np.full(len(cuts) - 1, k))
-    return np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+    ends_of = np.broadcast_to(np.array([0.0, 1.0]), (len(p), 2))
+    cuts = np.concatenate([ends_of, np.where(crossing, t, np.inf), np.where(touching, t_vertex, np.inf)], axis=1)
+    cuts.sort(axis=1)  # every edge's cut points in order; unused slots (inf) last
+    lo, hi = cuts[:, :-1], cuts[:, 1:]
+    edge, slot = np.nonzero(np.isfinite(hi) & (hi > lo))
+    t0, t1 = lo[edge, slot, None], hi[edge, slot, None]
+    return p[edge] + t0 * d[edge], p[edge] + t1 * d[edge], edge
 
 
 def intersection_area(a: np.ndarray, b: np.ndarray) -> float:
