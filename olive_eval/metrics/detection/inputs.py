@@ -24,9 +24,11 @@ import numpy as np
 
 from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_scores
 from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
+from olive_eval.metrics.detection.polygons import as_ring, signed_area
 
-IouType = Literal["bbox", "segm"]
+IouType = Literal["bbox", "segm", "polygon"]
 IOU_TYPES: tuple[str, ...] = get_args(IouType)
+GEOMETRY_KEYS: dict[str, str] = {"bbox": "boxes", "segm": "masks", "polygon": "polygons"}
 
 
 @dataclass(frozen=True)
@@ -47,15 +49,21 @@ class DetectionSet:
     dt_boxes: np.ndarray | None = None  # [D, 4] float64 xywh
     gt_masks: RLEs | None = None
     dt_masks: RLEs | None = None
+    gt_polygons: tuple[np.ndarray, ...] | None = None  # [G] counter-clockwise [n, 2] rings
+    dt_polygons: tuple[np.ndarray, ...] | None = None  # [D]
     # pycocotools stores a match as the ground truth's annotation id, so a match to id 0 reads as "no match"
     gt_unmatchable: np.ndarray | None = None  # [G] bool
 
     def require(self, iou_type: str) -> None:
         if iou_type not in IOU_TYPES:
             raise ValueError(f"iou_type must be one of {IOU_TYPES}, got {iou_type!r}")
-        have = (self.gt_boxes, self.dt_boxes) if iou_type == "bbox" else (self.gt_masks, self.dt_masks)
+        have = {
+            "bbox": (self.gt_boxes, self.dt_boxes),
+            "segm": (self.gt_masks, self.dt_masks),
+            "polygon": (self.gt_polygons, self.dt_polygons),
+        }[iou_type]
         if any(x is None for x in have):
-            raise ValueError(f"iou_type {iou_type!r} needs {'boxes' if iou_type == 'bbox' else 'masks'} on both sides")
+            raise ValueError(f"iou_type {iou_type!r} needs {GEOMETRY_KEYS[iou_type]} on both sides")
 
 
 def _ints(values: object, what: str) -> np.ndarray:
@@ -93,8 +101,9 @@ def from_per_image(
 ) -> DetectionSet:
     """torchmetrics ``MeanAveragePrecision`` inputs: one dict per image, image ``i`` has id ``i``.
 
-    ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``), ``scores``,
-    ``labels``; ``references[i]``: ``boxes`` (or ``masks``), ``labels``, optional ``iscrowd`` and ``area``.
+    ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``, or
+    ``polygons``, a list of ``[[x, y], ...]`` rings, for ``polygon``), ``scores``, ``labels``;
+    ``references[i]``: ``boxes`` (or ``masks`` / ``polygons``), ``labels``, optional ``iscrowd`` and ``area``.
     Categories are every label seen on either side (a label with predictions only evaluates to -1/undefined).
     Errors name image ``start + i`` (in a pass, ``start`` is the batch's first image).
     """
@@ -102,8 +111,11 @@ def from_per_image(
         raise ValueError(f"iou_type must be one of {IOU_TYPES}, got {iou_type!r}")
     if len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} prediction dicts but {len(references)} reference dicts (one per image)")
-    geo = "boxes" if iou_type == "bbox" else "masks"
-    cols: dict[str, list] = {k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "di", "dl", "ds", "da", "db", "dm")}
+    geo = GEOMETRY_KEYS[iou_type]
+    slot = {"bbox": "b", "segm": "m", "polygon": "p"}[iou_type]
+    cols: dict[str, list] = {
+        k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "gp", "di", "dl", "ds", "da", "db", "dm", "dp")
+    }
     for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
         name = start + i
         for side, item, keys in (
@@ -122,6 +134,12 @@ def from_per_image(
             d_size, g_size = len(d_geo), len(g_geo)
             g_area_geo = g_geo[:, 2] * g_geo[:, 3]
             d_area = d_geo[:, 2] * d_geo[:, 3]
+        elif iou_type == "polygon":
+            g_geo = [as_ring(r, where=f"image {name} reference polygon {j}") for j, r in enumerate(ref["polygons"])]
+            d_geo = [as_ring(r, where=f"image {name} predicted polygon {j}") for j, r in enumerate(pred["polygons"])]
+            d_size, g_size = len(d_geo), len(g_geo)
+            g_area_geo = np.array([signed_area(r) for r in g_geo], np.float64)
+            d_area = np.array([signed_area(r) for r in d_geo], np.float64)
         else:
             g_geo = to_rles(ref["masks"], where=f"image {name} references")
             d_geo = to_rles(pred["masks"], where=f"image {name} predictions")
@@ -147,12 +165,12 @@ def from_per_image(
         cols["gl"].append(g_labels)
         cols["ga"].append(np.where(area > 0, area, g_area_geo))
         cols["gc"].append(crowd != 0)
-        cols["gb" if iou_type == "bbox" else "gm"].append(g_geo)
+        cols["g" + slot].append(g_geo)
         cols["di"].append(np.full(d_size, i, np.int64))
         cols["dl"].append(d_labels)
         cols["ds"].append(scores)
         cols["da"].append(d_area)
-        cols["db" if iou_type == "bbox" else "dm"].append(d_geo)
+        cols["d" + slot].append(d_geo)
 
     def cat(key: str, dtype: type) -> np.ndarray:
         return np.concatenate(cols[key]).astype(dtype) if cols[key] else np.zeros(0, dtype)
@@ -173,8 +191,10 @@ def from_per_image(
         dt_area=cat("da", np.float64),
         gt_boxes=(np.concatenate(cols["gb"]) if cols["gb"] else np.zeros((0, 4))) if boxes else None,
         dt_boxes=(np.concatenate(cols["db"]) if cols["db"] else np.zeros((0, 4))) if boxes else None,
-        gt_masks=None if boxes else RLEs.concat(cols["gm"]),
-        dt_masks=None if boxes else RLEs.concat(cols["dm"]),
+        gt_masks=RLEs.concat(cols["gm"]) if slot == "m" else None,
+        dt_masks=RLEs.concat(cols["dm"]) if slot == "m" else None,
+        gt_polygons=tuple(r for rings in cols["gp"] for r in rings) if slot == "p" else None,
+        dt_polygons=tuple(r for rings in cols["dp"] for r in rings) if slot == "p" else None,
     )
 
 
@@ -199,8 +219,8 @@ def from_coco(
     of a category the ground truth does not list is an error (pycocotools asserts on the first, silently
     drops the second). Polygon segmentations are not supported: give RLE.
     """
-    if iou_type not in IOU_TYPES:
-        raise ValueError(f"iou_type must be one of {IOU_TYPES}, got {iou_type!r}")
+    if iou_type not in ("bbox", "segm"):
+        raise ValueError(f"COCO JSON input takes iou_type 'bbox' or 'segm', got {iou_type!r}")
     gt = _load(ground_truth)
     dets = _load(detections)
     if not isinstance(gt, Mapping) or "images" not in gt or "annotations" not in gt or "categories" not in gt:

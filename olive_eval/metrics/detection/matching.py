@@ -59,6 +59,10 @@ def pair_iou(data: DetectionSet, iou_type: str, det: np.ndarray, gt: np.ndarray,
     """IoU of detection ``det[p]`` with ground truth ``gt[p]`` (crowd: over the detection's area)."""
     if iou_type == "bbox":
         return box_iou_pairs(data.dt_boxes[det], data.gt_boxes[gt], crowd)
+    if iou_type == "polygon":
+        raise ValueError(
+            "iou_type 'polygon' is valor's exact polygon IoU; for convention 'coco' rasterize to masks (segm)"
+        )
     return mask_iou_pairs(data.dt_masks, det, data.gt_masks, gt, crowd)
 
 

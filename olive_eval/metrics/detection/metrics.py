@@ -52,7 +52,9 @@ class DetectionConfig(StrictModel):
         "coco", description="coco: pycocotools COCOeval, exactly; valor: valor-lite's floor binning and all-label mAP"
     )
     box_format: BoxFormat = "xyxy"
-    iou_type: IouType = Field("bbox", description="bbox: boxes; segm: masks (RLE or dense)")
+    iou_type: IouType = Field(
+        "bbox", description="bbox: boxes; segm: masks (RLE or dense); polygon: [[x, y], ...] rings, exact IoU (valor)"
+    )
     iou_thresholds: list[float] | None = Field(None, description="Default 0.50:0.05:0.95 (both conventions).")
     rec_thresholds: list[float] | None = Field(None, description="coco: default 0:0.01:1 (101 points).")
     max_dets: list[int] = Field(default_factory=lambda: [1, 10, 100], description="coco: detections kept per image.")
@@ -68,6 +70,10 @@ class DetectionConfig(StrictModel):
     def _check(self) -> DetectionConfig:
         if self.convention == "coco" and self.score_thresholds is not None:
             raise ValueError("score_thresholds apply to convention 'valor' (COCO ranks detections by score only)")
+        if self.convention == "coco" and self.iou_type == "polygon":
+            raise ValueError(
+                "iou_type 'polygon' (exact polygon IoU) is valor's; for convention 'coco' give masks (segm)"
+            )
         if self.convention == "valor" and self.rec_thresholds is not None:
             raise ValueError("rec_thresholds apply to convention 'coco' (valor bins recall on 101 fixed points)")
         for name, values in (("iou_thresholds", self.iou_thresholds), ("score_thresholds", self.score_thresholds)):

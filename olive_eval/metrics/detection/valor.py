@@ -29,6 +29,7 @@ from olive_eval.metrics.detection.boxes import check_scores
 from olive_eval.metrics.detection.inputs import DetectionSet
 from olive_eval.metrics.detection.masks import mask_iou_pairs
 from olive_eval.metrics.detection.matching import group_pairs
+from olive_eval.metrics.detection.polygons import polygon_iou_pairs
 
 EPSILON = 1e-9
 N_BINS = 101
@@ -95,6 +96,8 @@ def match_valor(
     p_det, p_gt, p_pos = group_pairs(data.dt_image, data.gt_image)
     if iou_type == "bbox":
         iou = valor_box_iou_pairs(data.dt_boxes, data.gt_boxes, p_det, p_gt)
+    elif iou_type == "polygon":  # exact areas, as valor-lite's shapely intersection / union
+        iou = polygon_iou_pairs(data.dt_polygons, p_det, data.gt_polygons, p_gt)
     else:
         iou = mask_iou_pairs(data.dt_masks, p_det, data.gt_masks, p_gt, np.zeros(len(p_det), bool))
     keep = iou >= EPSILON
