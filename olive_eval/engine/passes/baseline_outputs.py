@@ -56,12 +56,8 @@ class BaselineLink:
 
 def compared_fields(metrics: Sequence[MetricConfig]) -> list[str]:
     """The fields the metrics read from the baseline's outputs (without the ``baseline.`` prefix)."""
-    names = {name[len(BASELINE) :] for m in metrics for s in m.sub_types for name in m.reads(s)}
-    return sorted(n for n in names if n and not n.startswith(BASELINE) and _is_baseline_name(n, metrics))
-
-
-def _is_baseline_name(name: str, metrics: Sequence[MetricConfig]) -> bool:
-    return any(BASELINE + name in m.reads(s) for m in metrics for s in m.sub_types)
+    reads = {name for m in metrics for s in m.sub_types for name in m.reads(s)}
+    return sorted(name.removeprefix(BASELINE) for name in reads if name.startswith(BASELINE))
 
 
 def missing_output(name: str, fields: Columns) -> str:
