@@ -1,7 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics and the
-speech edit counts run their numpy/Python kernels.
+``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
+speech edit counts and BLEU's statistics run their numpy/Python kernels.
 """
 
 from setuptools import Extension, setup
@@ -28,6 +28,11 @@ setup(
         Extension(
             "olive_eval.metrics.speech._edit_counts",
             ["olive_eval/metrics/speech/_edit_counts.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.text_overlap._bleu_rows",
+            ["olive_eval/metrics/text_overlap/_bleu_rows.c"],
             optional=True,
         ),
     ]
