@@ -1,6 +1,6 @@
 /* Speech edit counts in C: the optional compiled form of olive_eval.metrics.speech.alignment's kernels.
  *
- * counts(references, predictions, chars) -> (bytearray of int64 [N, 4] (H, S, D, I), list of fallback rows)
+ * counts(references, predictions, chars[, threads]) -> (bytearray of int64 [N, 4] (H, S, D, I), list of fallback rows)
  *
  *   references, predictions  lists of str, the same length (the caller checks both)
  *   chars                    false: jiwer 4's words (whitespace runs of two or more and single spaces separate
@@ -15,12 +15,16 @@
  * exactly (rapidfuzz compares 64-bit hashes). Where rapidfuzz would switch to Hirschberg's algorithm (a matrix of
  * a megabyte or more) the row is left to the Python path: its index is in the returned list.
  *
- * The GIL is released while counting; the strings are held by a tuple copy of each list.
+ * The GIL is released while counting (the strings are held by a tuple copy of each list); `threads` (default 1,
+ * at most 16) splits the pairs into that many ranges counted side by side, each with its own scratch memory.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#ifndef _WIN32
+#include <pthread.h>
+#endif
 
 typedef struct {
     int kind;
@@ -266,10 +270,58 @@ static int open_text(PyObject *o, Text *t) {
     return 0;
 }
 
+/* A range of pairs counted by one thread, with its own scratch memory; its late rows go to late[lo...]. */
+typedef struct {
+    const Text *texts;
+    Py_ssize_t lo, hi, n_late;
+    int chars, failed;
+    int64_t *rows;
+    Py_ssize_t *late;
+} Job;
+
+#define MAX_THREADS 16
+
+static void *run_job(void *arg) {
+    Job *job = arg;
+    Scratch s;
+    memset(&s, 0, sizeof(s));
+    job->n_late = 0;
+    job->failed = 0;
+    for (Py_ssize_t i = job->lo; i < job->hi && !job->failed; i++) {
+        int status = pair_counts(&job->texts[2 * i], &job->texts[2 * i + 1], job->chars, &s, job->rows + 4 * i);
+        if (status < 0) job->failed = 1;
+        else if (status > 0) job->late[job->lo + job->n_late++] = i;
+    }
+    PyMem_RawFree(s.ref);
+    PyMem_RawFree(s.hyp);
+    PyMem_RawFree(s.rid);
+    PyMem_RawFree(s.hid);
+    PyMem_RawFree(s.slots);
+    PyMem_RawFree(s.peq);
+    PyMem_RawFree(s.matrix);
+    return NULL;
+}
+
+/* The jobs on their own threads, the last on the calling one (where threads cannot start: all on this one). */
+static void run_jobs(Job *jobs, int count) {
+#ifdef _WIN32
+    for (int t = 0; t < count; t++) run_job(&jobs[t]);
+#else
+    pthread_t ids[MAX_THREADS];
+    int started[MAX_THREADS];
+    for (int t = 0; t + 1 < count; t++) started[t] = pthread_create(&ids[t], NULL, run_job, &jobs[t]) == 0;
+    run_job(&jobs[count - 1]);
+    for (int t = 0; t + 1 < count; t++) {
+        if (started[t]) pthread_join(ids[t], NULL);
+        else run_job(&jobs[t]);
+    }
+#endif
+}
+
 static PyObject *counts(PyObject *self, PyObject *args) {
     PyObject *ref_list, *hyp_list;
-    int chars;
-    if (!PyArg_ParseTuple(args, "OOp", &ref_list, &hyp_list, &chars)) return NULL;
+    int chars, threads = 1;
+    if (!PyArg_ParseTuple(args, "OOp|i", &ref_list, &hyp_list, &chars, &threads)) return NULL;
     PyObject *refs = PySequence_Tuple(ref_list), *hyps = refs ? PySequence_Tuple(hyp_list) : NULL;
     PyObject *out = NULL, *fallback = NULL, *result = NULL;
     Text *texts = NULL;
@@ -290,24 +342,27 @@ static PyObject *counts(PyObject *self, PyObject *args) {
             open_text(PyTuple_GET_ITEM(hyps, i), &texts[2 * i + 1]) < 0)
             goto done;
     int64_t *rows = (int64_t *)PyByteArray_AS_STRING(out);
-    Scratch s;
-    memset(&s, 0, sizeof(s));
-    Py_ssize_t n_late = 0;
-    int failed = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n && !failed; i++) {
-        int status = pair_counts(&texts[2 * i], &texts[2 * i + 1], chars, &s, rows + 4 * i);
-        if (status < 0) failed = 1;
-        else if (status > 0) late[n_late++] = i;
+    if (threads < 1) threads = 1;
+    if (threads > MAX_THREADS) threads = MAX_THREADS;
+    if (threads > n) threads = n > 0 ? (int)n : 1;
+    Job jobs[MAX_THREADS];
+    for (int t = 0; t < threads; t++) {
+        jobs[t].texts = texts;
+        jobs[t].lo = n * t / threads;
+        jobs[t].hi = n * (t + 1) / threads;
+        jobs[t].chars = chars;
+        jobs[t].rows = rows;
+        jobs[t].late = late;
     }
+    Py_BEGIN_ALLOW_THREADS
+    run_jobs(jobs, threads);
     Py_END_ALLOW_THREADS
-    PyMem_RawFree(s.ref);
-    PyMem_RawFree(s.hyp);
-    PyMem_RawFree(s.rid);
-    PyMem_RawFree(s.hid);
-    PyMem_RawFree(s.slots);
-    PyMem_RawFree(s.peq);
-    PyMem_RawFree(s.matrix);
+    int failed = 0;
+    Py_ssize_t n_late = 0;
+    for (int t = 0; t < threads; t++) { /* each job's late rows sit at the start of its own range */
+        failed |= jobs[t].failed;
+        for (Py_ssize_t i = 0; i < jobs[t].n_late; i++) late[n_late++] = late[jobs[t].lo + i];
+    }
     if (failed) {
         PyErr_NoMemory();
         goto done;
@@ -332,7 +387,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS,
-     "counts(references, predictions, chars) -> (bytearray of int64 [N, 4] H, S, D, I; rows left to Python)."},
+     "counts(references, predictions, chars[, threads]) -> (bytearray of int64 [N, 4] H, S, D, I; rows left to Python)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,12 +48,8 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz.distance import Levenshtein
 
+from olive_eval.metrics.speech.native import compiled_available, counts_extension, kernel_threads
 from olive_eval.metrics.speech.normalize import as_texts
-
-try:
-    from olive_eval.metrics.speech import _edit_counts as _compiled
-except ImportError:  # installed without a C compiler: the rapidfuzz path
-    _compiled = None
 
 __all__ = [
     "COUNT_COLUMNS",
@@ -153,19 +149,21 @@ def _python_counts(preds: list[str], refs: list[str], tokenize: Callable[[str], 
     return counts
 
 
-def compiled_available() -> bool:
-    """Whether the C extension ``_edit_counts`` was built (else every count takes the rapidfuzz path)."""
-    return _compiled is not None
-
-
 def _edit_counts(
-    preds: list[str], refs: list[str], tokenize: Callable[[str], Sequence[object]], chars: bool, use_compiled: bool
+    preds: list[str],
+    refs: list[str],
+    tokenize: Callable[[str], Sequence[object]],
+    chars: bool,
+    use_compiled: bool,
+    threads: int | None = None,
 ) -> np.ndarray:
     """Counts of every pair: in C where built (rows it leaves, Hirschberg-sized ones, through rapidfuzz)."""
-    if not (use_compiled and _compiled is not None):
+    if not (use_compiled and counts_extension is not None):
         return _python_counts(preds, refs, tokenize)
     try:
-        raw, late = _compiled.counts(refs, preds, chars)
+        raw, late = counts_extension.counts(
+            refs, preds, chars, kernel_threads(len(refs)) if threads is None else threads
+        )
     except TypeError:  # a text that is not a str: the error that names it
         as_texts(preds, "prediction")
         as_texts(refs, "reference")
@@ -183,27 +181,39 @@ def jiwer_words(text: str) -> list[str]:
 
 
 def word_edit_counts(
-    predictions: str | Iterable[str], references: str | Iterable[str], *, use_compiled: bool = True
+    predictions: str | Iterable[str],
+    references: str | Iterable[str],
+    *,
+    use_compiled: bool = True,
+    threads: int | None = None,
 ) -> np.ndarray:
     """Per-utterance word counts ``[N, 4]`` (H, S, D, I) of already-normalized texts, as jiwer 4 counts them.
 
     A bare string is one utterance. An empty reference contributes its prediction's words as insertions.
     Where no text holds whitespace other than spaces, jiwer's words are those of ``str.split()`` (split in C).
-    ``use_compiled=False`` takes the rapidfuzz path even where the C extension is built (the two are equal).
+    ``use_compiled=False`` takes the rapidfuzz path even where the C extension is built (the two are equal);
+    ``threads`` is the C kernel's (None: one per core, see :func:`~olive_eval.metrics.speech.native.kernel_threads`).
     """
-    if use_compiled and _compiled is not None:
-        return _edit_counts(*_pair(predictions, references, check=False), jiwer_words, False, True)
+    if use_compiled and counts_extension is not None:
+        return _edit_counts(*_pair(predictions, references, check=False), jiwer_words, False, True, threads)
     preds, refs = _pair(predictions, references)
     spaces_only = not (_OTHER_WHITESPACE.search("".join(preds)) or _OTHER_WHITESPACE.search("".join(refs)))
     return _edit_counts(preds, refs, str.split if spaces_only else jiwer_words, False, False)
 
 
 def char_edit_counts(
-    predictions: str | Iterable[str], references: str | Iterable[str], *, use_compiled: bool = True
+    predictions: str | Iterable[str],
+    references: str | Iterable[str],
+    *,
+    use_compiled: bool = True,
+    threads: int | None = None,
 ) -> np.ndarray:
-    """Per-utterance character counts ``[N, 4]``: jiwer 4's CER (texts stripped, spaces are characters)."""
-    compiled = use_compiled and _compiled is not None
-    return _edit_counts(*_pair(predictions, references, check=not compiled), str.strip, True, compiled)
+    """Per-utterance character counts ``[N, 4]``: jiwer 4's CER (texts stripped, spaces are characters).
+
+    ``use_compiled`` and ``threads`` as in :func:`word_edit_counts`.
+    """
+    compiled = use_compiled and counts_extension is not None
+    return _edit_counts(*_pair(predictions, references, check=not compiled), str.strip, True, compiled, threads)
 
 
 def leaderboard_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from olive_eval.metrics import get_metric
+from olive_eval.metrics.speech import native
 from olive_eval.metrics.speech.alignment import char_edit_counts, compiled_available, word_edit_counts
 
 GAPS = [" ", " ", " ", "  ", "\t", " \t", "\n", "\u3000", "\u00a0 "]
@@ -69,6 +70,21 @@ def test_many_short_pairs_with_ties_equal_the_rapidfuzz_path(seed):
     np.testing.assert_array_equal(char_edit_counts(preds, refs), char_edit_counts(preds, refs, use_compiled=False))
 
 
+@pytest.mark.parametrize("threads", [1, 2, 3, 16, 40])
+def test_threads_split_the_pairs_without_changing_a_count(threads):
+    rng = random.Random(threads)
+    preds, refs = corpus(threads, ["x", "y", "xy"], 0, 30, 3000)
+    big = " ".join(rng.choice("ab") for _ in range(2100))  # Hirschberg-sized pairs, left to rapidfuzz
+    for i in (5, 1500, 2999):
+        preds[i], refs[i] = big, " ".join(reversed(big.split()))
+    expected = word_edit_counts(preds, refs, use_compiled=False)
+    np.testing.assert_array_equal(word_edit_counts(preds, refs, threads=threads), expected)
+    np.testing.assert_array_equal(
+        char_edit_counts(preds[:500], refs[:500], threads=threads),
+        char_edit_counts(preds[:500], refs[:500], use_compiled=False),
+    )
+
+
 @pytest.mark.parametrize("words", [1900, 2100])  # below and past rapidfuzz's Hirschberg size (2nm/8 >= 1 MiB)
 def test_very_long_pairs_equal_jiwer(words):
     rng = random.Random(words)
@@ -116,3 +132,10 @@ def test_the_metric_names_a_non_string_example_across_batches():
     metric.statistics(["a b"], ["a b"])
     with pytest.raises(TypeError, match=r"^the prediction of example 2 is a NoneType, not a str: None$"):
         metric.statistics(["a", None], ["a", "b"])
+
+
+def test_kernel_threads_follow_the_batch_size_and_the_cores(monkeypatch):
+    monkeypatch.setattr(native.os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5}, raising=False)
+    assert [native.kernel_threads(n) for n in (0, 4_999, 10_000, 17_000, 10**6)] == [1, 1, 2, 3, native.MAX_THREADS]
+    monkeypatch.setattr(native.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    assert native.kernel_threads(10**6) == 2
