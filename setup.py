@@ -1,7 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds, and exact_match and the rank statistics run
-their numpy kernels.
+``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
+speech edit counts and BLEU's statistics run their numpy/Python kernels.
 """
 
 from setuptools import Extension, setup
@@ -23,6 +23,16 @@ setup(
             "olive_eval.metrics.regression._moments",
             ["olive_eval/metrics/regression/_moments.c"],
             depends=["olive_eval/metrics/regression/column.h"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.speech._edit_counts",
+            ["olive_eval/metrics/speech/_edit_counts.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.text_overlap._bleu_rows",
+            ["olive_eval/metrics/text_overlap/_bleu_rows.c"],
             optional=True,
         ),
     ]

@@ -97,7 +97,7 @@ def corpus(cases: list[tuple[str, list[str]]]) -> tuple[list[str], list[list[str
 def rows_and_scores(name: str, options: dict, hyps: list[str], refs: list[list[str]]) -> tuple[list, list]:
     config = {"bleu": BleuConfig, "chrf": ChrfConfig, "ter": TerConfig}[name](**options)
     scorer = config.scorer()
-    rows = scorer.rows(hyps, refs)
+    rows = np.asarray(scorer.rows(hyps, refs)).tolist()  # BLEU's compiled rows come as an array
     return rows, [scorer.score(row) for row in rows]
 
 

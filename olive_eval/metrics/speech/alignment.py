@@ -20,13 +20,18 @@ shape. Corpus WER is total ``S + D + I`` over total reference words, not a mean 
 Given per-utterance counts and ``empty_reference="jiwer"`` they are the instance scores
 (:func:`instance_scores`).
 
-Why the kernels are fast: a prediction equal to its reference is all hits and is not aligned; the
-other texts are split in C and passed to rapidfuzz as lists of str (hashed in C, so two different
-words would only meet as equal through a 64-bit hash collision); one rapidfuzz ``editops`` call per
-utterance gives the distance ``d = S + D + I``; with the lengths ``n``, ``m`` this fixes the split
-whenever ``d - |n - m| <= 1``, and otherwise the hits are read back in C by applying the edit
-operations to a string of ``n`` zeros (``Editops.apply``). Python's cyclic garbage collector is
-paused while the per-utterance lists exist (it would rescan them over and over); they hold no cycles.
+Why the kernels are fast: where the optional C extension (``_edit_counts.c``) is built, one call counts every
+pair with the GIL released: it splits the words (or characters) itself, compares them exactly (interned to ids
+per pair), drops the common prefix and suffix and runs Hyyro's bit-parallel recurrence with rapidfuzz's walk
+back, so the split into S, D and I is rapidfuzz's (the tests hold the two paths equal, and both equal to jiwer).
+Pairs whose matrix would make rapidfuzz switch to Hirschberg's algorithm (a megabyte or more) come back to the
+Python path. The Python path (``use_compiled=False``, or no compiler at install time): a prediction equal to its
+reference is all hits and is not aligned; the other texts are split in C and passed to rapidfuzz as lists of str
+(hashed in C, so two different words would only meet as equal through a 64-bit hash collision); one rapidfuzz
+``editops`` call per utterance gives the distance ``d = S + D + I``; with the lengths ``n``, ``m`` this fixes the
+split whenever ``d - |n - m| <= 1``, and otherwise the hits are read back in C by applying the edit operations to
+a string of ``n`` zeros (``Editops.apply``). Python's cyclic garbage collector is paused while the per-utterance
+lists exist (it would rescan them over and over); they hold no cycles.
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz.distance import Levenshtein
 
+from olive_eval.metrics.speech.native import compiled_available, counts_extension, kernel_threads
 from olive_eval.metrics.speech.normalize import as_texts
 
 __all__ = [
@@ -55,6 +61,7 @@ __all__ = [
     "EmptyReference",
     "cer",
     "char_edit_counts",
+    "compiled_available",
     "instance_scores",
     "jiwer_words",
     "leaderboard_edit_counts",
@@ -87,9 +94,15 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _pair(predictions: str | Iterable[str], references: str | Iterable[str]) -> tuple[list[str], list[str]]:
-    preds = as_texts(predictions, "prediction")
-    refs = as_texts(references, "reference")
+def _pair(
+    predictions: str | Iterable[str], references: str | Iterable[str], check: bool = True
+) -> tuple[list[str], list[str]]:
+    """Both sides as lists; ``check=False`` leaves the type check to the C kernel (see :func:`_edit_counts`)."""
+    if check:
+        preds, refs = as_texts(predictions, "prediction"), as_texts(references, "reference")
+    else:
+        preds = [predictions] if isinstance(predictions, str) else list(predictions)
+        refs = [references] if isinstance(references, str) else list(references)
     if len(preds) != len(refs):
         raise ValueError(
             f"predictions and references must have the same length, got {len(preds)} predictions "
@@ -121,8 +134,8 @@ def _counts_from_editops(ref_tokens: list, pred_tokens: list) -> np.ndarray:
     return np.stack([hits, subs, n - hits - subs, m - hits - subs], axis=1)
 
 
-def _edit_counts(preds: list[str], refs: list[str], tokenize: Callable[[str], Sequence[object]]) -> np.ndarray:
-    """Counts of every pair; a prediction equal to its reference is all hits without being aligned."""
+def _python_counts(preds: list[str], refs: list[str], tokenize: Callable[[str], Sequence[object]]) -> np.ndarray:
+    """Counts of every pair through rapidfuzz; a prediction equal to its reference is all hits without being aligned."""
     with _gc_paused():
         ref_tokens = list(map(tokenize, refs))
         counts = np.zeros((len(refs), 4), np.int64)
@@ -136,26 +149,71 @@ def _edit_counts(preds: list[str], refs: list[str], tokenize: Callable[[str], Se
     return counts
 
 
+def _edit_counts(
+    preds: list[str],
+    refs: list[str],
+    tokenize: Callable[[str], Sequence[object]],
+    chars: bool,
+    use_compiled: bool,
+    threads: int | None = None,
+) -> np.ndarray:
+    """Counts of every pair: in C where built (rows it leaves, Hirschberg-sized ones, through rapidfuzz)."""
+    if not (use_compiled and counts_extension is not None):
+        return _python_counts(preds, refs, tokenize)
+    try:
+        raw, late = counts_extension.counts(
+            refs, preds, chars, kernel_threads(len(refs)) if threads is None else threads
+        )
+    except TypeError:  # a text that is not a str: the error that names it
+        as_texts(preds, "prediction")
+        as_texts(refs, "reference")
+        raise
+    counts = np.frombuffer(raw, np.int64).reshape(len(refs), 4)
+    if late:
+        counts[late] = _python_counts([preds[i] for i in late], [refs[i] for i in late], tokenize)
+    return counts
+
+
 def jiwer_words(text: str) -> list[str]:
     """The words of jiwer 4's default transform: whitespace runs of two or more to a space, stripped, split at spaces."""
     text = _WHITESPACE_RUN.sub(" ", text).strip()
     return text.split(" ") if text else []
 
 
-def word_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:
+def word_edit_counts(
+    predictions: str | Iterable[str],
+    references: str | Iterable[str],
+    *,
+    use_compiled: bool = True,
+    threads: int | None = None,
+) -> np.ndarray:
     """Per-utterance word counts ``[N, 4]`` (H, S, D, I) of already-normalized texts, as jiwer 4 counts them.
 
     A bare string is one utterance. An empty reference contributes its prediction's words as insertions.
     Where no text holds whitespace other than spaces, jiwer's words are those of ``str.split()`` (split in C).
+    ``use_compiled=False`` takes the rapidfuzz path even where the C extension is built (the two are equal);
+    ``threads`` is the C kernel's (None: one per core, see :func:`~olive_eval.metrics.speech.native.kernel_threads`).
     """
+    if use_compiled and counts_extension is not None:
+        return _edit_counts(*_pair(predictions, references, check=False), jiwer_words, False, True, threads)
     preds, refs = _pair(predictions, references)
     spaces_only = not (_OTHER_WHITESPACE.search("".join(preds)) or _OTHER_WHITESPACE.search("".join(refs)))
-    return _edit_counts(preds, refs, str.split if spaces_only else jiwer_words)
+    return _edit_counts(preds, refs, str.split if spaces_only else jiwer_words, False, False)
 
 
-def char_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:
-    """Per-utterance character counts ``[N, 4]``: jiwer 4's CER (texts stripped, spaces are characters)."""
-    return _edit_counts(*_pair(predictions, references), str.strip)
+def char_edit_counts(
+    predictions: str | Iterable[str],
+    references: str | Iterable[str],
+    *,
+    use_compiled: bool = True,
+    threads: int | None = None,
+) -> np.ndarray:
+    """Per-utterance character counts ``[N, 4]``: jiwer 4's CER (texts stripped, spaces are characters).
+
+    ``use_compiled`` and ``threads`` as in :func:`word_edit_counts`.
+    """
+    compiled = use_compiled and counts_extension is not None
+    return _edit_counts(*_pair(predictions, references, check=not compiled), str.strip, True, compiled, threads)
 
 
 def leaderboard_edit_counts(predictions: str | Iterable[str], references: str | Iterable[str]) -> np.ndarray:

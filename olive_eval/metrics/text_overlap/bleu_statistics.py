@@ -10,6 +10,12 @@ geometric mean of the n-gram precisions, with sacrebleu's smoothing (Chen & Cher
 
 The arithmetic follows sacrebleu's order of operations, so that values are equal to its own to the last bit (the
 tests compare them with ``==``).
+
+Where the optional C extension (``_bleu_rows.c``) is built, the rows of a whole batch come from one call: 13a
+tokenization (sacrebleu's passes, replayed character by character), words interned to ids per example and the
+n-grams counted and clipped in hash tables, with the GIL released; any other tokenizer runs in Python (sacrebleu's
+own) and the C call splits and counts. ``use_compiled=False`` keeps the Python rows below (the tests hold the two
+equal, and both equal to sacrebleu's statistics).
 """
 
 from __future__ import annotations
@@ -20,7 +26,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["BleuScorer", "bleu_of", "ngram_counts"]
+import numpy as np
+
+try:
+    from olive_eval.metrics.text_overlap import _bleu_rows as _compiled
+except ImportError:  # installed without a C compiler: the Python rows
+    _compiled = None
+
+__all__ = ["BleuScorer", "bleu_of", "compiled_available", "ngram_counts"]
 
 logger = logging.getLogger(__name__)
 
@@ -30,6 +43,17 @@ SMOOTH_DEFAULTS: dict[str, float | None] = {"none": None, "floor": 0.1, "add-k":
 LOG_ZERO = -9999999999
 #: Lines ending in `` .`` from which a corpus is said to look tokenized already (sacrebleu's warning).
 TOKENIZED_LINES = 100
+
+
+def compiled_available() -> bool:
+    """Whether the C extension ``_bleu_rows`` was built (else every row is counted in Python)."""
+    return _compiled is not None
+
+
+def is_13a(tokenizer: Callable[[str], str]) -> bool:
+    """Whether ``tokenizer`` is sacrebleu's own 13a (the one the C extension replays; a subclass is not)."""
+    kind = type(tokenizer)
+    return kind.__name__ == "Tokenizer13a" and kind.__module__ == "sacrebleu.tokenizers.tokenizer_13a"
 
 
 def ngram_counts(tokens: list[str], max_order: int) -> Counter[tuple[str, ...]]:
@@ -123,21 +147,42 @@ class BleuScorer:
     smooth_value: float | None = None
     effective_order: bool = False
     force: bool = False
+    use_compiled: bool = True
 
     def words(self, text: str) -> list[str]:
         return self.tokenizer((text.lower() if self.lowercase else text).rstrip()).split()
 
-    def rows(self, hypotheses: list[str], references: list[list[str]]) -> list[list[int]]:
+    def rows(self, hypotheses: list[str], references: list[list[str]]) -> list[list[int]] | np.ndarray:
         if not self.force and sum(h.endswith(" .") for h in hypotheses) >= TOKENIZED_LINES:
             logger.warning(
                 "%d or more predictions end in a tokenized period (' .'): BLEU expects detokenized text (set "
                 "force: true in metric_config if it is)",
                 TOKENIZED_LINES,
             )
+        if self.use_compiled and _compiled is not None:
+            rows = self._compiled_rows(hypotheses, references)
+            if rows is not None:
+                return rows
         return [
             sentence_row(self.words(h), [self.words(r) for r in refs], self.max_order)
             for h, refs in zip(hypotheses, references, strict=True)
         ]
+
+    def _compiled_rows(self, hypotheses: list[str], references: list[list[str]]) -> np.ndarray | None:
+        """The C rows, or None where the input needs the Python path (which raises the error that names it)."""
+        hyps, refs = list(hypotheses), list(references)
+        native = is_13a(self.tokenizer)
+        try:
+            if self.lowercase:
+                hyps = [h.lower() for h in hyps]
+                refs = [[r.lower() for r in rs] for rs in refs]
+            if not native:  # sacrebleu's tokenizer here; the C call splits and counts
+                hyps = [self.tokenizer(h.rstrip()) for h in hyps]
+                refs = [[self.tokenizer(r.rstrip()) for r in rs] for rs in refs]
+        except (AttributeError, TypeError):  # not a str
+            return None
+        raw = _compiled.rows(hyps, refs, self.max_order, native)  # type: ignore[union-attr]
+        return None if raw is None else np.frombuffer(raw, np.int64).reshape(len(hyps), 2 + 2 * self.max_order)
 
     def score(self, totals: Sequence[float]) -> tuple[float, str]:
         score = bleu_of(totals, self.max_order, self.smooth_method, self.smooth_value, self.effective_order)

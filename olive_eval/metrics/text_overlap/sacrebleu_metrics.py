@@ -58,7 +58,7 @@ EXTRA = "text"
 class SentenceScorer(Protocol):
     """One metric's statistics (a row per sentence, rows add up) and its score of summed rows."""
 
-    def rows(self, hypotheses: list[str], references: list[list[str]]) -> list[list[Any]]: ...
+    def rows(self, hypotheses: list[str], references: list[list[str]]) -> list[list[Any]] | np.ndarray: ...
 
     def score(self, totals: Sequence[float]) -> tuple[float, str]:
         """(value, the line sacrebleu prints for it)."""
