@@ -144,7 +144,7 @@ def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
         names = [n for n in judge_source_registry.names() if spec.returns in judge_source_registry.get(n).gives]
         what = "scores" if spec.returns == "score" else "text"
         raise JudgeSpecError(
-            "type", f"a {spec.type} source does not give {what}; the sources that do: {', '.join(sorted(names))}"
+            "type", f"the {spec.type} source does not give {what}; the sources that do: {', '.join(sorted(names))}"
         )
     source.check(spec)
     return spec
