@@ -137,3 +137,19 @@ def test_a_judged_metric_cannot_take_a_source_that_gives_scores(tmp_path, capsys
         f"olive-eval: config error: {file}: metrics[0].sub_types[0].metric_config.judge.type: the endpoint source does not give text; "
         "the sources that do: function, model"
     )
+
+
+def test_fields_remap_the_prompt_to_another_column(tmp_path):
+    """Unitxt's reading: the prompt is the (single) reference, through ``"fields": {"query": "references"}``."""
+    script = str(Path(__file__).with_name("reward_script.py"))
+    run = run_config(tmp_path, {"function": "reward", "user_script": script})
+    rows = [{"query": q, "target": f"the {q.split()[-1]}"} for q in hf_models.sentences(6, 2)]
+    write_jsonl(tmp_path / "d.jsonl", rows)
+    run["metrics"][0]["sub_types"][0]["fields"] = {"query": "references"}
+    run.pop("candidates")
+    result = evaluate(run)
+    from tests.metrics.judged.reward_script import overlap
+
+    expected = [overlap(r["target"], r["query"]) for r in rows]  # the baseline answers with the query itself
+    assert result.models["m"].metrics["rm-reward"].value == pytest.approx(np.mean(expected))
+    assert len(set(expected)) > 1
