@@ -153,3 +153,22 @@ def test_fields_remap_the_prompt_to_another_column(tmp_path):
     expected = [overlap(r["target"], r["query"]) for r in rows]  # the baseline answers with the query itself
     assert result.models["m"].metrics["rm-reward"].value == pytest.approx(np.mean(expected))
     assert len(set(expected)) > 1
+
+
+def test_a_reward_models_relative_paths_are_read_beside_the_config(tmp_path, monkeypatch):
+    """Its model and tokenizer folders, as a judge's script: so the run's cache hashes the files it scores with."""
+    from olive_eval.config import load_run_config
+
+    folder = tmp_path / "project"
+    (folder / "rm").mkdir(parents=True)
+    (folder / "rm" / "model.onnx").write_bytes(b"")
+    reward = {
+        "type": "classifier",
+        "model": {"type": "ONNXModel", "model_path": "rm/model.onnx", "processor_path": "rm"},
+    }
+    run = run_config(folder, reward)
+    (folder / "run.json").write_text(json.dumps(run))
+    monkeypatch.chdir(tmp_path)  # not the config's folder
+    loaded = load_run_config(folder / "run.json", check_files=False)
+    model = loaded.all_metrics[0].sub_types[0].metric_config["reward"]["model"]
+    assert (model["model_path"], model["processor_path"]) == (str(folder / "rm/model.onnx"), str(folder / "rm"))
