@@ -172,3 +172,21 @@ def test_a_reward_models_relative_paths_are_read_beside_the_config(tmp_path, mon
     loaded = load_run_config(folder / "run.json", check_files=False)
     model = loaded.all_metrics[0].sub_types[0].metric_config["reward"]["model"]
     assert (model["model_path"], model["processor_path"]) == (str(folder / "rm/model.onnx"), str(folder / "rm"))
+
+
+def test_a_classifier_reward_scores_alike_in_shards(tmp_path, reward_model):
+    """Each shard's child plans and loads the reward model with its own run context; the value is the direct
+    model's, as in the run's own process."""
+    executor = {"type": "process", "shards": 2}
+    reward = {
+        "type": "classifier",
+        "model": {"type": "HfModel", "model_path": str(reward_model), "task": "text-classification"},
+    }
+    run = run_config(tmp_path, reward)
+    run.pop("candidates")
+    result = evaluate({**run, "executor": executor})
+    model = result.models["m"]
+    assert model.status == "ok", model.error
+    queries = hf_models.sentences(14, 9)
+    expected = direct_rewards(reward_model, [(q, q) for q in queries], max_length=64)
+    assert model.metrics["rm-reward"].value == pytest.approx(expected.mean(), abs=1e-5)
