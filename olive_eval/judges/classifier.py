@@ -132,10 +132,11 @@ class ClassifierSource(JudgeSource):
         if problem is not None:
             raise JudgeSpecError(f"model.{problem[0]}", problem[1])
         folder = config.processor_folder()
-        if folder is not None and not folder.is_dir() and config.type == "ONNXModel":
-            folder = None
         if folder is None:
             raise JudgeSpecError("model.processor_path", "a reward model needs its tokenizer: give its folder here")
+        if not folder.is_dir():
+            key = "model.processor_path" if config.type == "ONNXModel" else "model.model_path"
+            raise JudgeSpecError(key, f"folder not found: {folder}")
         try:
             label_index(spec.label, _labels(folder), None)
         except ValueError as exc:

@@ -140,3 +140,11 @@ def test_an_onnx_reward_model_without_its_tokenizer_is_refused_when_planned(buil
         )
     assert err.value.key == "model.processor_path"
     assert err.value.message == "a reward model needs its tokenizer: give its folder here"
+
+
+def test_an_onnx_reward_models_tokenizer_folder_that_is_missing_is_refused_when_planned(tmp_path, built, one_label):
+    onnx_file = hf_models.export_bert_onnx(one_label, built / "rm1_lost" / "model.onnx")
+    model = {"type": "ONNXModel", "model_path": str(onnx_file), "processor_path": str(tmp_path / "gone")}
+    with pytest.raises(JudgeSpecError) as err:
+        plan_judge(scoring({"type": "classifier", "model": model}), Path.cwd(), False)
+    assert (err.value.key, err.value.message) == ("model.processor_path", f"folder not found: {tmp_path / 'gone'}")
