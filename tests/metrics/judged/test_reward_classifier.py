@@ -148,3 +148,32 @@ def test_an_onnx_reward_models_tokenizer_folder_that_is_missing_is_refused_when_
     with pytest.raises(JudgeSpecError) as err:
         plan_judge(scoring({"type": "classifier", "model": model}), Path.cwd(), False)
     assert (err.value.key, err.value.message) == ("model.processor_path", f"folder not found: {tmp_path / 'gone'}")
+
+
+def test_a_deberta_v2_reward_model_scores_as_its_own_forward(built):
+    """OpenAssistant's reward models are DeBERTa-v3 (DebertaV2 classes): a random 2-layer one, with the word
+    tokenizer, through the same source."""
+    import torch
+    from transformers import DebertaV2Config, DebertaV2ForSequenceClassification
+
+    folder = built / "deberta"
+    torch.manual_seed(6)
+    tokenizer = hf_models.word_tokenizer("bert")
+    config = DebertaV2Config(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=1,
+        pad_token_id=tokenizer.pad_token_id,
+        initializer_range=0.5,
+    )
+    DebertaV2ForSequenceClassification(config).eval().save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    queries, responses = pairs(seed=11)
+    value, each, _ = reward_of(hf(folder, batch_size=6), queries, responses)
+    expected = direct_rewards(folder, list(zip(queries, responses, strict=True)), max_length=64)
+    np.testing.assert_allclose(each, expected, rtol=1e-5, atol=1e-5)
+    assert value == pytest.approx(expected.mean(), abs=1e-5) and np.std(expected) > 0
