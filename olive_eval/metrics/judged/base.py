@@ -56,6 +56,9 @@ class JudgedConfig(StrictModel):
     @field_validator("judge")
     @classmethod
     def _judge(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("returns", "text") != "text":
+            message = "a judged metric's judge returns text (scores are for reward)"
+            raise PydanticCustomError("nested", "{message}", {"subpath": "returns", "message": message})
         try:
             parse_spec(value)
         except RegistryError as exc:
@@ -120,6 +123,14 @@ class JudgedMetric(Metric):
         if not self._identity:
             self._identity = json.dumps(judge.identity, sort_keys=True, default=str)
         return judge
+
+    def judge_identity(self) -> dict[str, Any] | None:
+        """What judged (results.json records it), once the judge has been asked."""
+        return json.loads(self._identity) if self._identity else None
+
+    def failure_messages(self) -> list[str]:
+        """The first :data:`KEEP_MESSAGES` failure messages, as logged."""
+        return self._messages.split("\n") if self._messages else []
 
     def judge_spec(self) -> dict[str, Any]:
         """The spec of the judge the metric asks (as planned: the key the run's judges are found by)."""

@@ -10,7 +10,6 @@ stays out of every resample.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
@@ -91,9 +90,9 @@ class Reward(JudgedMetric):
     def describe(self, rows: np.ndarray, totals: np.ndarray) -> dict[str, Any]:
         """The reward source's identity, and how many pairs were scored or failed (and why, the first few)."""
         return {
-            "reward": json.loads(self._identity) if self._identity else None,
+            "reward": self.judge_identity(),
             "examples": len(rows),
             "scored": int(totals[1]),
             "failed": int(totals[3]),
-            **({"messages": self._messages.split("\n")} if self._messages else {}),
+            **({"messages": messages} if (messages := self.failure_messages()) else {}),
         }

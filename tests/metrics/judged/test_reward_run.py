@@ -190,3 +190,16 @@ def test_a_classifier_reward_scores_alike_in_shards(tmp_path, reward_model):
     queries = hf_models.sentences(14, 9)
     expected = direct_rewards(reward_model, [(q, q) for q in queries], max_length=64)
     assert model.metrics["rm-reward"].value == pytest.approx(expected.mean(), abs=1e-5)
+
+
+def test_a_judged_metric_refuses_a_judge_spec_that_asks_for_scores(tmp_path, capsys):
+    from tests.metrics.judged.test_run import SCRIPT, config
+
+    judge = {"function": "judge", "user_script": SCRIPT, "returns": "score"}
+    file = tmp_path / "run.json"
+    file.write_text(json.dumps(config(tmp_path, [{"name": "bias", "metric_config": {"judge": judge}}])))
+    assert main(["--config", str(file), "--quiet", "--no-cache"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(
+        "metrics[0].sub_types[0].metric_config.judge.returns: a judged metric's judge returns text (scores are for reward)"
+    )
