@@ -60,6 +60,8 @@ MODULES: dict[str, dict[str, str]] = {
         "uppercase": "olive_eval.data.builtin_filters",
     },
     "judge source": {
+        "classifier": "olive_eval.judges.classifier",
+        "endpoint": "olive_eval.judges.endpoint",
         "function": "olive_eval.judges.function",
         "model": "olive_eval.judges.model",
     },
@@ -152,6 +154,7 @@ MODULES: dict[str, dict[str, str]] = {
         "recall": "olive_eval.metrics.classification.metrics",
         "recall_at_k": "olive_eval.metrics.retrieval.metrics",
         "relaxed_accuracy": "olive_eval.metrics.answers.metrics",
+        "reward": "olive_eval.metrics.judged.reward",
         "rmse": "olive_eval.metrics.regression.error_metrics",
         "roc_auc": "olive_eval.metrics.classification.sweep_metrics",
         "rouge1": "olive_eval.metrics.text_overlap.rouge",

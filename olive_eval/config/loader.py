@@ -180,8 +180,9 @@ def load_run_config(
 
 
 #: Keys of a sub-type's metric_config (at any depth) that name local files or folders: a judge's script, a judged
-#: model's folder, an embedding model. Relative ones are read beside the config file, as every other path is.
-METRIC_PATH_KEYS = frozenset({"user_script", "script_dir", "model_path", "embedding_model"})
+#: model's folder, a reward model's tokenizer folder, an embedding model. Relative ones are read beside the config
+#: file, as every other path is.
+METRIC_PATH_KEYS = frozenset({"user_script", "script_dir", "model_path", "processor_path", "embedding_model"})
 
 
 def _resolve_config_paths(value: Any, base_dir: Path) -> Any:

@@ -1,5 +1,10 @@
 """The judge interface: a batch of prompts in, one reply (or one failure) per prompt out.
 
+A judge gives text (``returns: "text"``, the judged metrics' verdicts) or scores (``returns: "score"``, a reward
+model's number for a (prompt, response) pair, asked as the tuple): the metric sets which in the spec it plans, and
+a source says which it can give (:attr:`JudgeSource.gives`). Scores go through the same cache, batching, timeout
+and failures as text; a reply that is not a finite number fails its item as non-text fails a prompt.
+
 A judge *source* turns the ``judge`` spec of a judged metric's ``metric_config`` into a plain
 ``Callable[[list[str]], list[Any]]`` plus an identity (what judged: a function, a model, its parameters). The
 :class:`Judge` around it owns what every source shares: the reply cache (by prompt, within the judge's life), one
@@ -18,13 +23,15 @@ source that needs a runtime (:mod:`olive_eval.judges.model`) imports it only whe
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import queue
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import Field
 
@@ -49,8 +56,12 @@ __all__ = [
     "parse_spec",
 ]
 
-BatchCall = Callable[[list[str]], list[Any]]
-OneCall = Callable[[str], Any]
+BatchCall = Callable[[list[Any]], list[Any]]
+OneCall = Callable[[Any], Any]
+#: What a judge is asked: a prompt (a text judge), or a (prompt, response) pair (a scoring judge).
+Item = str | tuple[str, ...]
+#: What a judge gives: ``text`` for the judged metrics, ``score`` (one number per pair) for ``reward``.
+Returns = Literal["text", "score"]
 
 
 @dataclass(frozen=True)
@@ -76,6 +87,9 @@ class JudgeSpec(StrictModel):
         None, gt=0, description="Seconds one judge call may take; past it, the prompts of that call fail"
     )
     cache: bool = Field(True, description="Reuse the reply to a prompt asked before of the same judge")
+    returns: Returns = Field(
+        "text", description="Set by the metric, not the user: text (a judged metric) or score (reward)"
+    )
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,8 @@ class JudgeSource:
     """A registered way of making a judge from a spec (``Spec``)."""
 
     Spec: ClassVar[type[JudgeSpec]] = JudgeSpec
+    #: What the source can give (:data:`Returns`): a spec asking for anything else is a config error at ``type``.
+    gives: ClassVar[tuple[str, ...]] = ("text",)
 
     @classmethod
     def check(cls, spec: JudgeSpec) -> None:
@@ -124,6 +140,12 @@ class AsksJudges(Protocol):
 
 
 def _checked(source: type[JudgeSource], spec: JudgeSpec) -> JudgeSpec:
+    if spec.returns not in source.gives:
+        names = [n for n in judge_source_registry.names() if spec.returns in judge_source_registry.get(n).gives]
+        what = "scores" if spec.returns == "score" else "text"
+        raise JudgeSpecError(
+            "type", f"the {spec.type} source does not give {what}; the sources that do: {', '.join(sorted(names))}"
+        )
     source.check(spec)
     return spec
 
@@ -159,15 +181,17 @@ class Judge:
     batched: bool = False
     timeout: float | None = None
     cache: bool = True
+    returns: Returns = "text"
     calls: int = 0
     prompts_sent: int = 0
     seconds: float = 0.0
-    _replies: dict[str, str | JudgeFailure] = field(default_factory=dict)
+    _replies: dict[Item, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _worker: _Worker | None = None
 
-    def __call__(self, prompts: list[str]) -> list[str | JudgeFailure]:
-        """One reply per prompt: cached ones reused, the rest asked in one call (duplicates once)."""
+    def __call__(self, prompts: list[Item]) -> list[Any]:
+        """One reply per prompt (text, or a float for a scoring judge) or its :class:`JudgeFailure`: cached ones
+        reused, the rest asked in one call (duplicates once)."""
         with self._lock:
             wanted = list(dict.fromkeys(p for p in prompts if not (self.cache and p in self._replies)))
         fresh = dict(zip(wanted, self._call(wanted), strict=True)) if wanted else {}
@@ -177,14 +201,14 @@ class Judge:
                 return [fresh[p] if p in fresh else self._replies[p] for p in prompts]
         return [fresh[p] for p in prompts]
 
-    def _call(self, prompts: list[str]) -> list[str | JudgeFailure]:
+    def _call(self, prompts: list[Item]) -> list[Any]:
         """A batched judge gets the prompts in one call; any other gets them one by one, so a failure (or a
         timeout) fails the prompt it hit and no other."""
         if self.batched:
             return self._call_many(prompts)
         return [self._call_many([prompt], one=True)[0] for prompt in prompts]
 
-    def _call_many(self, prompts: list[str], one: bool = False) -> list[str | JudgeFailure]:
+    def _call_many(self, prompts: list[Item], one: bool = False) -> list[Any]:
         self.calls += 1
         self.prompts_sent += len(prompts)
         start = time.perf_counter()
@@ -200,7 +224,7 @@ class Judge:
         if not isinstance(replies, list | tuple) or len(replies) != len(prompts):
             got = f"{len(replies)} replies" if isinstance(replies, list | tuple) else type(replies).__name__
             return [JudgeFailure(f"the judge returned {got} for {len(prompts)} prompts")] * len(prompts)
-        return [_reply(r) for r in replies]
+        return [_reply(r) if self.returns == "text" else _score(r) for r in replies]
 
     def _timed(self, prompts: Any) -> Any:
         if self.timeout is None:
@@ -233,7 +257,7 @@ def build_judge(spec: JudgeSpec, model: JudgeModel | None = None, runtime: Any =
     """The judge of a parsed spec; where its source needs a model (:meth:`JudgeSource.model`), on ``runtime``, that
     model loaded."""
     call, batched, identity = judge_source_registry.get(spec.type).build(spec, model, runtime)
-    return Judge(call, identity, batched=batched, timeout=spec.timeout, cache=spec.cache)
+    return Judge(call, identity, batched=batched, timeout=spec.timeout, cache=spec.cache, returns=spec.returns)
 
 
 def judges_of(*specs: dict[str, Any]) -> dict[str, Judge]:
@@ -277,6 +301,17 @@ def _reply(reply: Any) -> str | JudgeFailure:
     if isinstance(reply, BaseException):
         return JudgeFailure(f"the judge failed on this prompt: {type(reply).__name__}: {first_line(reply)}")
     return JudgeFailure(f"the judge returned {type(reply).__name__}, not text")
+
+
+def _score(reply: Any) -> float | JudgeFailure:
+    """A finite number, or why not (an exception in place of one item's score fails that item alone)."""
+    if isinstance(reply, BaseException):
+        return JudgeFailure(f"the judge failed on this item: {type(reply).__name__}: {first_line(reply)}")
+    if isinstance(reply, bool) or not isinstance(reply, numbers.Real):
+        return JudgeFailure(f"the judge returned {type(reply).__name__}, not a number")
+    if not math.isfinite(float(reply)):
+        return JudgeFailure(f"the judge returned {float(reply)}, not a finite number")
+    return float(reply)
 
 
 def _describe(exc: BaseException, timeout: float | None) -> str:

@@ -4,6 +4,9 @@ The function comes from a ``user_script`` (loaded once per process, checked when
 missing name is one config error listing what the script defines) or, without a script, from the names a script
 registered with :func:`register_judge`. An OpenAI-compatible HTTP endpoint is such a function: see
 ``examples/judge_endpoint``.
+
+As a scoring judge (``reward``), the function is ``f(prompts, responses) -> [float]``: called with whole batches,
+the two lists of equal length.
 """
 
 from __future__ import annotations
@@ -61,6 +64,10 @@ class FunctionJudgeSpec(JudgeSpec):
 
     @model_validator(mode="after")
     def _named(self) -> FunctionJudgeSpec:
+        if self.returns == "score" and self.batch_function is not None:
+            raise ValueError(
+                "a scoring function takes whole batches already: name it with function, not batch_function"
+            )
         if self.function is None and self.batch_function is None:
             raise ValueError("a function judge names its function (judge.function) or batch_function")
         if self.batch_function is not None and self.user_script is None:
@@ -70,6 +77,7 @@ class FunctionJudgeSpec(JudgeSpec):
 
 class FunctionSource(JudgeSource):
     Spec: ClassVar[type[JudgeSpec]] = FunctionJudgeSpec
+    gives: ClassVar[tuple[str, ...]] = ("text", "score")
 
     @classmethod
     def check(cls, spec: JudgeSpec) -> None:
@@ -104,7 +112,14 @@ class FunctionSource(JudgeSource):
         assert isinstance(spec, FunctionJudgeSpec)
         func, batched, identity = cls._function(spec)
         kwargs = dict(spec.kwargs)
-        call = (lambda prompts: func(prompts, **kwargs)) if kwargs else func
+        if spec.returns == "score":
+            batched = True
+
+            def call(pairs: list[Any]) -> Any:
+                return func([p for p, _ in pairs], [r for _, r in pairs], **kwargs)
+
+        else:
+            call = (lambda prompts: func(prompts, **kwargs)) if kwargs else func
         return call, batched, {"source": "function", **identity, "batched": batched, "kwargs": kwargs}
 
 

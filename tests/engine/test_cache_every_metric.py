@@ -34,6 +34,9 @@ from tests.metrics.judged import scripted
 from tests.metrics.test_huggingface_backend import TOY_METRIC, hf_home  # noqa: F401  (a fixture)
 
 register_judge("scripted")(scripted.judge)
+register_judge("scripted_reward")(
+    lambda prompts, responses: [len(p) - 2.5 * len(r) for p, r in zip(prompts, responses, strict=True)]
+)
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,7 @@ def _judged() -> list[Case]:
     }
     cases = [Case(name, judge, cols) for name, cols in columns.items()]
     cases.append(Case("criteria_score", {**judge, "criteria": "Coherent."}, (["coherence=4", "coherence=2"],)))
+    cases.append(Case("reward", {"reward": {"function": "scripted_reward"}}, (["q1", "q22", "q3"], ["a", "bb", 5])))
     return cases
 
 

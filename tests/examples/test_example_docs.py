@@ -20,7 +20,7 @@ INSTALLS = {
     'pip install ".[report]"',
 }
 #: The extra each example's README must name (the quickstart needs only olive-eval itself).
-EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive", "judge_endpoint": None}
+EXAMPLE_EXTRAS = {"quickstart": None, "olive_workflow": "olive", "judge_endpoint": None, "reward": None}
 
 
 def pip_commands(text: str) -> list[str]:

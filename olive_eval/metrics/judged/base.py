@@ -56,6 +56,9 @@ class JudgedConfig(StrictModel):
     @field_validator("judge")
     @classmethod
     def _judge(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if value.get("returns", "text") != "text":
+            message = "a judged metric's judge returns text (scores are for reward)"
+            raise PydanticCustomError("nested", "{message}", {"subpath": "returns", "message": message})
         try:
             parse_spec(value)
         except RegistryError as exc:
@@ -113,13 +116,25 @@ class JudgedMetric(Metric):
     def judge(self) -> Judge:
         """The judge of the spec: the run's, shared by every sub-type with the same spec. A metric used outside a
         run, bound to no judges, builds its own from the spec (a function judge; a model judge needs a run)."""
-        spec = self.config.judge  # type: ignore[attr-defined]
+        spec = self.judge_spec()
         if self._judges is None:
             self._judges = judges_of(spec)
         judge = self._judges[judge_key(spec)]
         if not self._identity:
             self._identity = json.dumps(judge.identity, sort_keys=True, default=str)
         return judge
+
+    def judge_identity(self) -> dict[str, Any] | None:
+        """What judged (results.json records it), once the judge has been asked."""
+        return json.loads(self._identity) if self._identity else None
+
+    def failure_messages(self) -> list[str]:
+        """The first :data:`KEEP_MESSAGES` failure messages, as logged."""
+        return self._messages.split("\n") if self._messages else []
+
+    def judge_spec(self) -> dict[str, Any]:
+        """The spec of the judge the metric asks (as planned: the key the run's judges are found by)."""
+        return self.config.judge  # type: ignore[attr-defined,no-any-return]
 
     def template(self, name: str) -> str:
         return self.config.prompts.get(name, TEMPLATES[name])  # type: ignore[attr-defined]
