@@ -24,7 +24,7 @@ import numpy as np
 
 from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_scores
 from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
-from olive_eval.metrics.detection.polygons import as_ring, signed_area
+from olive_eval.metrics.detection.polygons import Shape, as_polygon
 
 IouType = Literal["bbox", "segm", "polygon"]
 IOU_TYPES: tuple[str, ...] = get_args(IouType)
@@ -49,8 +49,8 @@ class DetectionSet:
     dt_boxes: np.ndarray | None = None  # [D, 4] float64 xywh
     gt_masks: RLEs | None = None
     dt_masks: RLEs | None = None
-    gt_polygons: tuple[np.ndarray, ...] | None = None  # [G] counter-clockwise [n, 2] rings
-    dt_polygons: tuple[np.ndarray, ...] | None = None  # [D]
+    gt_polygons: tuple[Shape, ...] | None = None  # [G] exterior and holes, oriented
+    dt_polygons: tuple[Shape, ...] | None = None  # [D]
     # pycocotools stores a match as the ground truth's annotation id, so a match to id 0 reads as "no match"
     gt_unmatchable: np.ndarray | None = None  # [G] bool
 
@@ -102,7 +102,7 @@ def from_per_image(
     """torchmetrics ``MeanAveragePrecision`` inputs: one dict per image, image ``i`` has id ``i``.
 
     ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``, or
-    ``polygons``, a list of ``[[x, y], ...]`` rings, for ``polygon``), ``scores``, ``labels``;
+    ``polygons`` for ``polygon``: per object a ring ``[[x, y], ...]`` or rings ``[exterior, hole, ...]``), ``scores``, ``labels``;
     ``references[i]``: ``boxes`` (or ``masks`` / ``polygons``), ``labels``, optional ``iscrowd`` and ``area``.
     Categories are every label seen on either side (a label with predictions only evaluates to -1/undefined).
     Errors name image ``start + i`` (in a pass, ``start`` is the batch's first image).
@@ -135,11 +135,11 @@ def from_per_image(
             g_area_geo = g_geo[:, 2] * g_geo[:, 3]
             d_area = d_geo[:, 2] * d_geo[:, 3]
         elif iou_type == "polygon":
-            g_geo = [as_ring(r, where=f"image {name} reference polygon {j}") for j, r in enumerate(ref["polygons"])]
-            d_geo = [as_ring(r, where=f"image {name} predicted polygon {j}") for j, r in enumerate(pred["polygons"])]
+            g_geo = [as_polygon(r, where=f"image {name} reference polygon {j}") for j, r in enumerate(ref["polygons"])]
+            d_geo = [as_polygon(r, where=f"image {name} predicted polygon {j}") for j, r in enumerate(pred["polygons"])]
             d_size, g_size = len(d_geo), len(g_geo)
-            g_area_geo = np.array([signed_area(r) for r in g_geo], np.float64)
-            d_area = np.array([signed_area(r) for r in d_geo], np.float64)
+            g_area_geo = np.array([s.area for s in g_geo], np.float64)
+            d_area = np.array([s.area for s in d_geo], np.float64)
         else:
             g_geo = to_rles(ref["masks"], where=f"image {name} references")
             d_geo = to_rles(pred["masks"], where=f"image {name} predictions")
