@@ -22,8 +22,9 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_scores
-from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
+from olive_eval.metrics.detection.boxes import as_xywh, check_scores
+from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
+from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
 from olive_eval.metrics.detection.polygons import Shape, as_polygon
 
 IouType = Literal["bbox", "segm", "polygon"]
@@ -217,7 +218,7 @@ def from_coco(
 
     Images are those listed in the ground truth, categories its ``categories``. A detection on an image or
     of a category the ground truth does not list is an error (pycocotools asserts on the first, silently
-    drops the second). Polygon segmentations are not supported: give RLE.
+    drops the second). A ``segmentation`` is RLE or COCO polygons (:mod:`.coco_geometry`).
     """
     if iou_type not in ("bbox", "segm"):
         raise ValueError(f"COCO JSON input takes iou_type 'bbox' or 'segm', got {iou_type!r}")
@@ -254,13 +255,13 @@ def from_coco(
 
     g_boxes = d_boxes = g_masks = d_masks = None
     if iou_type == "bbox" or (dets and dets[0].get("bbox")):
-        d_boxes = _coco_boxes(dets, d_img, image_ids, "detection")
+        d_boxes = coco_boxes(dets, d_img, image_ids, "detection")
     if iou_type == "bbox":
-        g_boxes = _coco_boxes(anns, g_img, image_ids, "ground-truth annotation")
+        g_boxes = coco_boxes(anns, g_img, image_ids, "ground-truth annotation")
         g_geo_area = g_boxes[:, 2] * g_boxes[:, 3]
     else:
-        g_masks = _coco_masks(anns, g_img, image_ids, sizes, "ground-truth annotation")
-        d_masks = _coco_masks(dets, d_img, image_ids, sizes, "detection")
+        g_masks = coco_masks(anns, g_img, image_ids, sizes, "ground-truth annotation")
+        d_masks = coco_masks(dets, d_img, image_ids, sizes, "detection")
         g_geo_area = g_masks.area().astype(np.float64)
     # COCO.loadRes: area of a result is w*h when the results carry boxes, else the mask's pixel count
     d_area = d_boxes[:, 2] * d_boxes[:, 3] if d_boxes is not None else d_masks.area().astype(np.float64)
@@ -293,44 +294,3 @@ def _field(items: Sequence[Mapping[str, Any]], key: str, what: str) -> list[Any]
     except (KeyError, TypeError):
         i = next(i for i, item in enumerate(items) if not isinstance(item, Mapping) or key not in item)
         raise ValueError(f"{what} {i} has no {key!r}") from None
-
-
-def _coco_boxes(items: Sequence[Mapping[str, Any]], img: np.ndarray, image_ids: np.ndarray, what: str) -> np.ndarray:
-    if any("bbox" not in a for a in items):
-        i = next(i for i, a in enumerate(items) if "bbox" not in a)
-        raise ValueError(f"{what} {i} (image {int(image_ids[img[i]])}) has no 'bbox'")
-    try:
-        boxes = np.array([a["bbox"] for a in items], np.float64).reshape(-1, 4) if items else np.zeros((0, 4))
-    except ValueError as exc:
-        raise ValueError(f"every {what} 'bbox' must be [x, y, w, h]: {exc}") from None
-    bad = ~np.isfinite(boxes).all(axis=1) | (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        ident = items[i].get("id")
-        label = f"image {int(image_ids[img[i]])}, {what} {i}" + (f" (id {ident})" if ident is not None else "")
-        check_boxes(boxes[i : i + 1], name=lambda _: label)
-    return boxes
-
-
-def _coco_masks(
-    items: Sequence[Mapping[str, Any]],
-    img: np.ndarray,
-    image_ids: np.ndarray,
-    sizes: dict[int, tuple[int, int]],
-    what: str,
-) -> RLEs:
-    runs = []
-    for i, a in enumerate(items):
-        image_id = int(image_ids[img[i]])
-        name = f"image {image_id}, {what} {i}"
-        seg = a.get("segmentation")
-        if seg is None:
-            raise ValueError(f"{name} has no 'segmentation'")
-        if isinstance(seg, list):
-            raise ValueError(f"{name}: polygon segmentations are not supported; convert them to RLE")
-        counts, h, w = mask_runs(seg, name)
-        if image_id in sizes and (h, w) != sizes[image_id]:
-            ih, iw = sizes[image_id]
-            raise ValueError(f"{name}: mask size {h}x{w} (height x width) differs from its image's {ih}x{iw}")
-        runs.append((counts, h, w))
-    return from_runs(runs)
