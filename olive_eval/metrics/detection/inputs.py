@@ -26,6 +26,7 @@ from olive_eval.metrics.detection.boxes import as_xywh, check_scores
 from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
 from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
 from olive_eval.metrics.detection.polygons import Shape, as_polygon
+from olive_eval.metrics.detection.rasterize import polygon_masks
 
 IouType = Literal["bbox", "segm", "polygon"]
 IOU_TYPES: tuple[str, ...] = get_args(IouType)
@@ -103,6 +104,7 @@ def from_per_image(
     """torchmetrics ``MeanAveragePrecision`` inputs: one dict per image, image ``i`` has id ``i``.
 
     ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``, or
+    ``polygons`` with the image's ``size`` ``[H, W]``, rasterized; or
     ``polygons`` for ``polygon``: per object a ring ``[[x, y], ...]`` or rings ``[exterior, hole, ...]``), ``scores``, ``labels``;
     ``references[i]``: ``boxes`` (or ``masks`` / ``polygons``), ``labels``, optional ``iscrowd`` and ``area``.
     Categories are every label seen on either side (a label with predictions only evaluates to -1/undefined).
@@ -123,7 +125,7 @@ def from_per_image(
             ("predictions", pred, ("labels", "scores", geo)),
             ("references", ref, ("labels", geo)),
         ):
-            missing = [k for k in keys if k not in item]
+            missing = [k for k in keys if k not in item and not (k == "masks" and "polygons" in item)]
             if missing:
                 raise ValueError(f"image {name} {side}: missing key(s) {missing}")
         d_labels = _ints(pred["labels"], f"image {name} prediction labels")
@@ -142,8 +144,8 @@ def from_per_image(
             g_area_geo = np.array([s.area for s in g_geo], np.float64)
             d_area = np.array([s.area for s in d_geo], np.float64)
         else:
-            g_geo = to_rles(ref["masks"], where=f"image {name} references")
-            d_geo = to_rles(pred["masks"], where=f"image {name} predictions")
+            g_geo = _segm_masks(ref, f"image {name} references")
+            d_geo = _segm_masks(pred, f"image {name} predictions")
             first = g_geo if len(g_geo) else d_geo
             if len(first):  # the image's size is that of its first mask; every other mask must agree
                 size = (int(first.heights[0]), int(first.widths[0]))
@@ -197,6 +199,15 @@ def from_per_image(
         gt_polygons=tuple(r for rings in cols["gp"] for r in rings) if slot == "p" else None,
         dt_polygons=tuple(r for rings in cols["dp"] for r in rings) if slot == "p" else None,
     )
+
+
+def _segm_masks(item: Mapping[str, Any], where: str) -> RLEs:
+    """``masks``, or ``polygons`` rasterized at the dict's ``size`` ``[height, width]`` (:mod:`.rasterize`)."""
+    if "masks" in item:
+        return to_rles(item["masks"], where=where)
+    if "size" not in item:
+        raise ValueError(f"{where}: polygons for iou_type 'segm' need 'size' [height, width] to rasterize at")
+    return to_rles(polygon_masks(item["polygons"], item["size"], where=where), where=where)
 
 
 # ---------------------------------------------------------------------------------------------- COCO JSON

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from olive_eval.metrics.detection.polygons import Shape
+from olive_eval.metrics.detection.polygons import Shape, as_polygon
 
 
 def rasterize(shape: Shape, height: int, width: int) -> np.ndarray:
@@ -53,3 +53,24 @@ def rasterize_union(shapes: Sequence[Shape], height: int, width: int) -> np.ndar
     for shape in shapes:
         out |= rasterize(shape, height, width)
     return out
+
+
+def image_size(size: object, where: str) -> tuple[int, int]:
+    """``(height, width)`` from ``[height, width]``; ValueError naming ``where`` otherwise."""
+    try:
+        h, w = (int(v) for v in size)  # type: ignore[attr-defined]
+        ok = [h, w] == [float(v) for v in size] and h >= 0 and w >= 0  # type: ignore[attr-defined]
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{where}: 'size' must be [height, width], two non-negative integers, got {size!r}")
+    return h, w
+
+
+def polygon_masks(polygons: Sequence[object], size: object, *, where: str) -> list[np.ndarray]:
+    """Each polygon (a ring, or ``[exterior, hole, ...]``) as a ``bool [height, width]`` mask; errors name
+    ``"{where} polygon {j}"``."""
+    h, w = image_size(size, where)
+    if len(polygons) == 0:
+        return []
+    return [rasterize(as_polygon(p, where=f"{where} polygon {j}"), h, w) for j, p in enumerate(polygons)]

@@ -1,0 +1,112 @@
+"""Semantic segmentation from polygons (Valor's segmentation annotations as shapes): each image's polygons drawn
+as a label map by the pixel-centre rule; = valor-lite and scikit-learn on the maps shapely draws at the centres."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import shapely
+from sklearn.metrics import jaccard_score
+from valor_lite.semantic_segmentation import Loader, MetricType, Segmentation
+
+import olive_eval
+from olive_eval.metrics.segmentation.kernels import confusion_matrices
+from tests.metrics.detection.test_polygon_holes import holed, to_shapely
+
+pytestmark = pytest.mark.filterwarnings("ignore")  # scikit-learn warns on undefined per-class values
+TOL = 1e-12
+
+
+def valor_lite(preds: list[np.ndarray], refs: list[np.ndarray], c: int) -> dict:
+    """valor-lite's mIOU, accuracy and IOU per label 1..c-1 on the label maps."""
+    names = [str(k) for k in range(1, c)]
+    loader = Loader.in_memory()
+    loader.add_data(
+        [
+            Segmentation(uid=str(i), groundtruths=r, predictions=p, labels=names)
+            for i, (p, r) in enumerate(zip(preds, refs, strict=True))
+        ]
+    )
+    metrics = loader.finalize().compute_precision_recall_iou()
+    by_label = {m.parameters["label"]: m.value for m in metrics[MetricType.IOU]}
+    return {
+        "mIOU": metrics[MetricType.mIOU][0].value,
+        "accuracy": metrics[MetricType.Accuracy][0].value,
+        MetricType.IOU: np.array([by_label[n] for n in names]),
+    }
+
+
+def polygon_images(seed: int, n_images: int = 6, c: int = 4) -> tuple[list[dict], list[dict], list, list]:
+    """Images cut into 20x20 cells, each holding at most one polygon (holes included) per side, labels 1..c-1;
+    returns the polygon dicts and shapely's label maps (centres strictly inside)."""
+    rng = np.random.default_rng(seed)
+    preds, refs, pred_maps, ref_maps = [], [], [], []
+    for _ in range(n_images):
+        rows, cols = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        h, w = 20 * rows + int(rng.integers(0, 5)), 20 * cols + int(rng.integers(0, 5))
+        yy, xx = np.mgrid[0:h, 0:w] + 0.5
+        for out, maps in ((refs, ref_maps), (preds, pred_maps)):
+            polys, labels = [], []
+            label_map = np.zeros((h, w), np.int64)
+            for r in range(rows):
+                for col in range(cols):
+                    if rng.random() < 0.2:
+                        continue
+                    centre = np.array([20 * col + 10, 20 * r + 10]) + rng.uniform(-1.5, 1.5, 2)
+                    rings = holed(rng, centre, rng.uniform(4, 8.5), int(rng.integers(0, 3)))
+                    label = int(rng.integers(1, c))
+                    polys.append(rings)
+                    labels.append(label)
+                    label_map[shapely.contains_xy(to_shapely(rings), xx, yy)] = label
+            out.append({"size": [h, w], "polygons": polys, "labels": labels})
+            maps.append(label_map)
+    return preds, refs, pred_maps, ref_maps
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_polygon_maps_equal_valor_lite_and_scikit_learn(seed: int) -> None:
+    c = 4
+    preds, refs, pred_maps, ref_maps = polygon_images(seed, c=c)
+    stats = confusion_matrices(preds, refs, c, ignore_index=None)
+    np.testing.assert_array_equal(stats, confusion_matrices(pred_maps, ref_maps, c, ignore_index=None))
+    ref = valor_lite(pred_maps, ref_maps, c)
+    got = olive_eval.compute_metric("mean_iou", preds, refs, num_classes=c, convention="valor")
+    assert got.value == pytest.approx(ref["mIOU"], abs=TOL)
+    np.testing.assert_allclose(got.per_class[1:], ref[MetricType.IOU], rtol=0, atol=TOL)
+    flat_p, flat_r = np.concatenate([m.ravel() for m in pred_maps]), np.concatenate([m.ravel() for m in ref_maps])
+    present = np.union1d(flat_p, flat_r)
+    expected = jaccard_score(flat_r, flat_p, labels=present, average="macro")
+    default = olive_eval.compute_metric("mean_iou", preds, refs, num_classes=c)
+    assert default.value == pytest.approx(expected, abs=TOL)
+    acc = olive_eval.compute_metric("pixel_accuracy", preds, refs, num_classes=c)
+    assert acc.value == pytest.approx(ref["accuracy"], abs=TOL) and 0 < acc.value < 1
+
+
+def test_maps_and_polygons_mix_and_background_is_zero() -> None:
+    _, refs, pred_maps, ref_maps = polygon_images(7, c=3)
+    mixed = confusion_matrices(pred_maps, refs, 3, ignore_index=None)  # model label maps against polygons
+    np.testing.assert_array_equal(mixed, confusion_matrices(pred_maps, ref_maps, 3, ignore_index=None))
+    empty = {"size": [2, 3], "polygons": [], "labels": []}
+    np.testing.assert_array_equal(confusion_matrices([empty], [empty], 3)[0], [[6, 0, 0], [0, 0, 0], [0, 0, 0]])
+    square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    one = {"size": [2, 3], "polygons": [square, [[1, 0], [3, 0], [3, 1], [1, 1]]], "labels": [2, 2]}  # same label
+    assert confusion_matrices([one], [one], 3)[0, 2, 2] == 5
+
+
+@pytest.mark.parametrize("item, message", [
+    ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]], [[0, 0], [3, 0], [0, 3]]], "labels": [1, 2]},
+     r"^image 0 reference: polygons 0 and 1 \(labels 1 and 2\) both cover pixel \(row 0, column 1\)"),
+    ({"polygons": [], "labels": []}, r"^image 0 reference: a polygon label map needs .*missing \['size'\]"),
+    ({"size": [4], "polygons": [], "labels": []}, r"^image 0 reference: 'size' must be \[height, width\]"),
+    ({"size": [4, 4], "polygons": [[[0, 0], [1, 1]]], "labels": [1]},
+     r"^image 0 reference polygon 0: a polygon ring needs at least 3"),
+    ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]]], "labels": [1, 2]},
+     r"^image 0 reference: 1 polygons but 2 labels"),
+    ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]]], "labels": ["cat"]},
+     r"^image 0 reference: polygon labels must be integer classes"),
+])  # fmt: skip
+def test_bad_polygon_maps_are_one_line_errors(item: dict, message: str) -> None:
+    good = np.zeros((4, 4), np.int64)
+    with pytest.raises(ValueError, match=message) as err:
+        confusion_matrices([good], [item], 3)
+    assert "\n" not in str(err.value)
