@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from olive_eval.metrics.detection.boxes import as_xywh, check_scores
 from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
+from olive_eval.metrics.detection.labels import Names, parse_labels
 from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
 from olive_eval.metrics.detection.polygons import Shape, as_polygon
 from olive_eval.metrics.detection.rasterize import polygon_masks
@@ -55,6 +56,7 @@ class DetectionSet:
     dt_polygons: tuple[Shape, ...] | None = None  # [D]
     # pycocotools stores a match as the ground truth's annotation id, so a match to id 0 reads as "no match"
     gt_unmatchable: np.ndarray | None = None  # [G] bool
+    category_names: Names = field(default_factory=dict)  # text labels: id -> (key, value); empty for integers
 
     def require(self, iou_type: str) -> None:
         if iou_type not in IOU_TYPES:
@@ -119,6 +121,8 @@ def from_per_image(
     cols: dict[str, list] = {
         k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "gp", "di", "dl", "ds", "da", "db", "dm", "dp")
     }
+    names: Names = {}
+    kinds: set[bool] = set()  # text labels seen (True), integer labels seen (False): they must not mix
     for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
         name = start + i
         for side, item, keys in (
@@ -128,8 +132,14 @@ def from_per_image(
             missing = [k for k in keys if k not in item and not (k == "masks" and "polygons" in item)]
             if missing:
                 raise ValueError(f"image {name} {side}: missing key(s) {missing}")
-        d_labels = _ints(pred["labels"], f"image {name} prediction labels")
-        g_labels = _ints(ref["labels"], f"image {name} reference labels")
+        d_labels, d_names = parse_labels(pred["labels"], f"image {name} prediction labels")
+        g_labels, g_names = parse_labels(ref["labels"], f"image {name} reference labels")
+        kinds |= {bool(n) for ids, n in ((g_labels, g_names), (d_labels, d_names)) if len(ids)}
+        if len(kinds) > 1:
+            raise ValueError(
+                f"image {name}: labels are text here and integers elsewhere (or the reverse); they do not mix"
+            )
+        names.update(g_names | d_names)
         scores = check_scores(pred["scores"], score_thresholds=score_thresholds, where=f"image {name}")
         if iou_type == "bbox":
             d_geo = as_xywh(pred["boxes"], box_format, where=f"image {name} predictions")
@@ -198,6 +208,7 @@ def from_per_image(
         dt_masks=RLEs.concat(cols["dm"]) if slot == "m" else None,
         gt_polygons=tuple(r for rings in cols["gp"] for r in rings) if slot == "p" else None,
         dt_polygons=tuple(r for rings in cols["dp"] for r in rings) if slot == "p" else None,
+        category_names=names,
     )
 
 
