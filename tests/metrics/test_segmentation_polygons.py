@@ -102,11 +102,32 @@ def test_maps_and_polygons_mix_and_background_is_zero() -> None:
      r"^image 0 reference polygon 0: a polygon ring needs at least 3"),
     ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]]], "labels": [1, 2]},
      r"^image 0 reference: 1 polygons but 2 labels"),
+    ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]]], "labels": [1.5]},
+     r"^image 0 reference: polygon labels must be integer classes or text"),
     ({"size": [4, 4], "polygons": [[[0, 0], [3, 0], [3, 3]]], "labels": ["cat"]},
-     r"^image 0 reference: polygon labels must be integer classes"),
+     r"^image 0 reference: text polygon labels need class_names"),
 ])  # fmt: skip
 def test_bad_polygon_maps_are_one_line_errors(item: dict, message: str) -> None:
     good = np.zeros((4, 4), np.int64)
     with pytest.raises(ValueError, match=message) as err:
         confusion_matrices([good], [item], 3)
     assert "\n" not in str(err.value)
+
+
+def test_text_labels_are_looked_up_in_class_names() -> None:
+    preds, refs, _, _ = polygon_images(8, c=4)
+    names = ["background", "road", "car", "tree"]
+    text = [[{**d, "labels": [names[k] for k in d["labels"]]} for d in side] for side in (preds, refs)]
+    for name in ("mean_iou", "segmentation_f1"):
+        for convention in ("mmseg", "valor"):
+            cfg = {"num_classes": 4, "class_names": names, "convention": convention}
+            got = olive_eval.compute_metric(name, *text, **cfg)
+            assert got.value == olive_eval.compute_metric(name, preds, refs, **cfg).value and got.value > 0
+    two = [[[0, 0], [2, 0], [2, 2]], [[3, 3], [4, 3], [4, 4]]]
+    bad = [{"size": refs[0]["size"], "polygons": two, "labels": ["road", 1]}]
+    with pytest.raises(ValueError, match=r"^image 0 reference: polygon labels mix text and integers"):
+        confusion_matrices(preds[:1], bad, 4, class_names=names)
+    with pytest.raises(ValueError, match=r"^image 0 prediction: polygon label 'zebra' is not in class_names"):
+        confusion_matrices(
+            [{**preds[0], "labels": ["zebra"] * len(preds[0]["labels"])}], refs[:1], 4, class_names=names
+        )

@@ -62,21 +62,27 @@ def _images(maps: object, what: str) -> Sequence[np.ndarray]:
 
 
 def confusion_matrices(
-    predictions: object, references: object, num_classes: int, *, ignore_index: int | None = None
+    predictions: object,
+    references: object,
+    num_classes: int,
+    *,
+    ignore_index: int | None = None,
+    class_names: Sequence[str] | None = None,
 ) -> np.ndarray:
     """``int64 [B, C, C]``: the confusion matrix of each image (rows reference, columns prediction).
 
     ``predictions`` and ``references``: one integer map per image (``[H, W]`` or any shape), as a list or
     a ``[B, H, W]`` array; ``uint8`` maps take a faster path. An image may instead be polygons, a dict
-    ``{"size", "polygons", "labels"}`` drawn as a label map (:mod:`.polygons`). Sum over axis 0 for the dataset's matrix.
+    ``{"size", "polygons", "labels"}`` drawn as a label map (:mod:`.polygons`; text labels are looked
+    up in ``class_names``). Sum over axis 0 for the dataset's matrix.
     """
     preds, refs = _images(predictions, "predictions"), _images(references, "references")
     if len(preds) != len(refs):
         raise ValueError(f"{len(preds)} predicted maps but {len(refs)} reference maps")
     out = np.empty((len(preds), num_classes, num_classes), np.int64)
     for i, (pred, ref) in enumerate(zip(preds, refs, strict=True)):
-        pred = label_map(pred, f"image {i} prediction") if isinstance(pred, Mapping) else np.asarray(pred)
-        ref = label_map(ref, f"image {i} reference") if isinstance(ref, Mapping) else np.asarray(ref)
+        pred = label_map(pred, f"image {i} prediction", class_names) if isinstance(pred, Mapping) else np.asarray(pred)
+        ref = label_map(ref, f"image {i} reference", class_names) if isinstance(ref, Mapping) else np.asarray(ref)
         if pred.shape != ref.shape:
             raise ValueError(f"image {i}: predicted map has shape {list(pred.shape)}, reference {list(ref.shape)}")
         try:

@@ -69,11 +69,13 @@ class _Segmentation(Metric):
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         c: SegmentationConfig = self.config  # type: ignore[assignment]
-        return confusion_matrices(predictions, references, c.num_classes, ignore_index=c.ignore_index)
+        return confusion_matrices(
+            predictions, references, c.num_classes, ignore_index=c.ignore_index, class_names=c.class_names
+        )
 
     def shared_key(self) -> Any:
         c: SegmentationConfig = self.config  # type: ignore[assignment]
-        return ("segmentation_confusion", c.num_classes, c.ignore_index)
+        return ("segmentation_confusion", c.num_classes, c.ignore_index, tuple(c.class_names or ()))
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         n = self.config.num_classes  # type: ignore[attr-defined]
