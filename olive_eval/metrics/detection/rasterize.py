@@ -14,7 +14,8 @@ it can differ for a pixel whose centre lies within about 0.15 px of the edge (a 
 olive-eval keeps the exact centre rule.
 
 Work is per crossing: each edge lists the rows it crosses, each crossing toggles the pixels right of it,
-and a running parity along each row fills the mask (``O(crossings + H * W)``).
+and a running parity along each row fills the mask, within the polygon's bounding box
+(``O(crossings + box area)``, and the ``H * W`` of the zeroed mask).
 """
 
 from __future__ import annotations
@@ -43,8 +44,17 @@ def rasterize(shape: Shape, height: int, width: int) -> np.ndarray:
     x_at = a[edge, 0] + (y - a[edge, 1]) * d[edge, 0] / d[edge, 1]
     # the crossing counts for the columns with x_at < c + 0.5, i.e. c >= floor(x_at - 0.5) + 1
     col = np.clip(np.floor(x_at - 0.5) + 1, 0, width).astype(np.int64)
-    toggles = np.bincount(row * (width + 1) + col, minlength=height * (width + 1)).reshape(height, width + 1)
-    return (np.cumsum(toggles[:, :width], axis=1) % 2).astype(bool)
+    out = np.zeros((height, width), bool)
+    if not len(row):
+        return out
+    # only the polygon's bounding box of rows and columns is filled (objects are small beside their image)
+    r0, r1, c0 = int(row.min()), int(row.max()) + 1, int(col.min())
+    c1 = min(int(col.max()) + 1, width)
+    span = c1 - c0 + 1
+    toggles = np.bincount((row - r0) * span + (col - c0), minlength=(r1 - r0) * span).reshape(r1 - r0, span)
+    parity = np.bitwise_xor.accumulate((toggles[:, : c1 - c0] & 1).astype(np.uint8), axis=1)
+    out[r0:r1, c0:c1] = parity.astype(bool)
+    return out
 
 
 def rasterize_union(shapes: Sequence[Shape], height: int, width: int) -> np.ndarray:
