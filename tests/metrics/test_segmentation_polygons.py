@@ -131,3 +131,85 @@ def test_text_labels_are_looked_up_in_class_names() -> None:
         confusion_matrices(
             [{**preds[0], "labels": ["zebra"] * len(preds[0]["labels"])}], refs[:1], 4, class_names=names
         )
+
+
+KEYS = {"animal": ["dog", "cat", "owl"], "color": ["brown", "white"]}
+
+
+def keyed_images(seed: int) -> tuple[list[dict], list[dict]]:
+    """Two keys on each image, each key a polygon scene of its own (polygons of different keys overlap)."""
+    scenes = {key: polygon_images(seed + 10 * k, c=len(values) + 1) for k, (key, values) in enumerate(KEYS.items())}
+    preds, refs = [], []
+    for i in range(len(scenes["animal"][0])):
+        sides = []
+        for side in (0, 1):
+            polys, labels = [], []
+            size = None
+            for key, scene in scenes.items():
+                item = scene[side][i]
+                size = size or item["size"]  # the first key's image size; the other key's polygons are clipped to it
+                polys += item["polygons"]
+                labels += [{"key": key, "value": KEYS[key][c - 1]} for c in item["labels"]]
+            sides.append({"size": size, "polygons": polys, "labels": labels})
+        preds.append(sides[0])
+        refs.append(sides[1])
+    return preds, refs
+
+
+def test_label_keys_are_segmented_per_key_and_averaged() -> None:
+    preds, refs = keyed_images(0)
+    h_w = [tuple(r["size"]) for r in refs]
+    yy_xx = [np.mgrid[0:h, 0:w] + 0.5 for h, w in h_w]
+    n = 1 + sum(len(v) for v in KEYS.values())
+    cfg = {"num_classes": n, "label_keys": KEYS, "ignore_index": None}
+    for convention in ("valor", "mmseg"):
+        got = olive_eval.compute_metric("mean_iou", preds, refs, convention=convention, **cfg)
+        expected = {}
+        for key, values in KEYS.items():
+            maps = []
+            for side in (preds, refs):
+                drawn = []
+                for item, (yy, xx) in zip(side, yy_xx, strict=True):
+                    m = np.zeros(yy.shape, np.int64)
+                    for poly, lab in zip(item["polygons"], item["labels"], strict=True):
+                        if lab["key"] == key:
+                            m[shapely.contains_xy(to_shapely(poly), xx, yy)] = values.index(lab["value"]) + 1
+                    drawn.append(m)
+                maps.append(drawn)
+            if convention == "valor":
+                expected[key] = valor_lite(maps[0], maps[1], len(values) + 1)["mIOU"]
+            else:
+                fp, fr = np.concatenate([m.ravel() for m in maps[0]]), np.concatenate([m.ravel() for m in maps[1]])
+                present = np.setdiff1d(np.union1d(fp, fr), [0])
+                expected[key] = jaccard_score(fr, fp, labels=present, average="macro")
+        assert got.details["per_key"] == pytest.approx(expected, abs=TOL), convention
+        assert got.value == pytest.approx(np.mean(list(expected.values())), abs=TOL)
+        assert "animal: dog" in got.details["per_class"]
+    # keys take effect: as one key's labels, the two keys' polygons claim the same pixels
+    flat = [{**d, "labels": [1 + (lab["key"] == "color") for lab in d["labels"]]} for d in refs]
+    with pytest.raises(ValueError, match="both cover pixel"):
+        confusion_matrices(flat, flat, n)
+    f1 = olive_eval.compute_metric("segmentation_f1", preds, refs, convention="valor", **cfg)
+    assert set(f1.details["per_key"]) == set(KEYS) and 0 < f1.value < 1
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"class_names": ["a"] * 6}, "give label_keys or class_names, not both"),
+    ({"num_classes": 5}, "label_keys name 6 classes"),
+    ({"label_keys": {"animal": []}, "num_classes": 1}, "non-empty list of distinct values"),
+])  # fmt: skip
+def test_bad_label_keys_configs(change: dict, message: str) -> None:
+    cfg = {"num_classes": 6, "label_keys": KEYS, **change}
+    with pytest.raises(Exception, match=message):
+        olive_eval.compute_metric("mean_iou", [np.zeros((2, 2))], [np.zeros((2, 2))], **cfg)
+
+
+def test_bad_keyed_labels_are_one_line_errors() -> None:
+    square = [[0, 0], [2, 0], [2, 2], [0, 2]]
+    good = {"size": [3, 3], "polygons": [square], "labels": [{"key": "animal", "value": "dog"}]}
+    for labels in ([{"key": "animal", "value": "zebra"}], [{"value": "dog"}], ["dog"]):
+        bad = {**good, "labels": labels}
+        with pytest.raises(ValueError, match=r"^image 0 reference: label 0 .* is no \{'key', 'value'\} of label_keys"):
+            confusion_matrices([good], [bad], 6, label_keys=KEYS)
+    with pytest.raises(ValueError, match=r"^image 0 prediction: label keys need polygon images"):
+        confusion_matrices([np.zeros((3, 3), np.int64)], [good], 6, label_keys=KEYS)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from olive_eval.metrics.confusion import confusion_matrix
-from olive_eval.metrics.segmentation.polygons import label_map
+from olive_eval.metrics.segmentation.polygons import key_layout, keyed_maps, label_map
 
 __all__ = [
     "SegmentationScores",
@@ -68,6 +68,7 @@ def confusion_matrices(
     *,
     ignore_index: int | None = None,
     class_names: Sequence[str] | None = None,
+    label_keys: Mapping[str, Sequence[str]] | None = None,
 ) -> np.ndarray:
     """``int64 [B, C, C]``: the confusion matrix of each image (rows reference, columns prediction).
 
@@ -80,7 +81,18 @@ def confusion_matrices(
     if len(preds) != len(refs):
         raise ValueError(f"{len(preds)} predicted maps but {len(refs)} reference maps")
     out = np.empty((len(preds), num_classes, num_classes), np.int64)
+    layout = key_layout(label_keys) if label_keys else None
     for i, (pred, ref) in enumerate(zip(preds, refs, strict=True)):
+        if layout is not None:  # one map per key; the matrix is the sum of the keys' matrices
+            refs_k = keyed_maps(ref, f"image {i} reference", layout)
+            preds_k = keyed_maps(pred, f"image {i} prediction", layout)
+            if refs_k[0].shape != preds_k[0].shape:
+                raise ValueError(
+                    f"image {i}: prediction size {list(preds_k[0].shape)}, reference {list(refs_k[0].shape)}"
+                )
+            pairs = zip(refs_k, preds_k, strict=True)
+            out[i] = sum(confusion_matrix(r, p, num_classes, ignore_index=ignore_index) for r, p in pairs)
+            continue
         pred = label_map(pred, f"image {i} prediction", class_names) if isinstance(pred, Mapping) else np.asarray(pred)
         ref = label_map(ref, f"image {i} reference", class_names) if isinstance(ref, Mapping) else np.asarray(ref)
         if pred.shape != ref.shape:
