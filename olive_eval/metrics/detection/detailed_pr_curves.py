@@ -27,11 +27,13 @@ from pydantic import Field
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification.thresholds import threshold_keys
 from olive_eval.metrics.detection.inputs import DetectionSet
+from olive_eval.metrics.detection.labels import names_of
 from olive_eval.metrics.detection.masks import mask_iou_pairs
 from olive_eval.metrics.detection.matching import group_pairs
 from olive_eval.metrics.detection.metrics import detection_set
+from olive_eval.metrics.detection.polygons import polygon_iou_pairs
 from olive_eval.metrics.detection.pr_curves import STRUCTURED, DetectionCurveConfig
-from olive_eval.metrics.detection.valor import EPSILON, valor_box_iou_pairs
+from olive_eval.metrics.detection.valor import EPSILON, same_key, valor_box_iou_pairs
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
 
@@ -51,9 +53,11 @@ def greedy_partners(data: DetectionSet, iou_type: str) -> tuple[np.ndarray, np.n
     p_det, p_gt, _ = group_pairs(data.dt_image, data.gt_image)
     if iou_type == "bbox":
         iou = valor_box_iou_pairs(data.dt_boxes, data.gt_boxes, p_det, p_gt)
+    elif iou_type == "polygon":
+        iou = polygon_iou_pairs(data.dt_polygons, p_det, data.gt_polygons, p_gt)
     else:
         iou = mask_iou_pairs(data.dt_masks, p_det, data.gt_masks, p_gt, np.zeros(len(p_det), bool))
-    keep = iou >= EPSILON
+    keep = (iou >= EPSILON) & same_key(data, p_det, p_gt)  # misclassification: the right key, a wrong value
     p_det, p_gt, iou = p_det[keep], p_gt[keep], iou[keep]
     order = np.lexsort((p_det, p_gt, -iou, -data.dt_scores[p_det]))
     partner = np.full(len(data.dt_image), -1, np.int64)
@@ -180,7 +184,7 @@ class DetectionDetailedPRCurve(Metric):
             score_thresholds=thresholds,
             max_examples=c.pr_curve_max_examples,
         )
-        names = [c.name_of(int(i)) for i in curve.labels]
+        names = [names_of(data, int(i)) or c.name_of(int(i)) for i in curve.labels]
         unknown = [int(i) for i, n in zip(curve.labels, names, strict=True) if not n]
         if unknown:
             raise ValueError(f"category id(s) {unknown[:5]} not in class_names")

@@ -50,7 +50,7 @@ def coco_statistics(data: DetectionSet, iou_type: str, params: CocoParams) -> Pe
     counted = ~m.gt_ignore
     keep = counted.any(axis=1)
     gt = Table.of(data.gt_image[keep], n_images, {"category": ids[data.gt_category[keep]], "counted": counted[keep]})
-    return PerImage(ids, {"dt": dt, "hit": hit, "gt": gt})
+    return PerImage(ids, {"dt": dt, "hit": hit, "gt": gt}, data.category_names)
 
 
 def valor_statistics(
@@ -65,4 +65,4 @@ def valor_statistics(
         {"category": ids[data.dt_category], "score": m.scores, "rank_iou": m.rank_iou, "tp": m.tp.T},
     )
     gt = Table.of(data.gt_image, n_images, {"category": ids[data.gt_category]})
-    return PerImage(ids, {"dt": dt, "gt": gt})
+    return PerImage(ids, {"dt": dt, "gt": gt}, data.category_names)

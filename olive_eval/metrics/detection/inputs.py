@@ -16,15 +16,18 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 import numpy as np
 
-from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_scores
-from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
-from olive_eval.metrics.detection.polygons import as_ring, signed_area
+from olive_eval.metrics.detection.boxes import as_xywh, check_scores
+from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
+from olive_eval.metrics.detection.labels import Names, parse_labels
+from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
+from olive_eval.metrics.detection.polygons import Shape, as_polygon
+from olive_eval.metrics.detection.rasterize import polygon_masks
 
 IouType = Literal["bbox", "segm", "polygon"]
 IOU_TYPES: tuple[str, ...] = get_args(IouType)
@@ -49,10 +52,11 @@ class DetectionSet:
     dt_boxes: np.ndarray | None = None  # [D, 4] float64 xywh
     gt_masks: RLEs | None = None
     dt_masks: RLEs | None = None
-    gt_polygons: tuple[np.ndarray, ...] | None = None  # [G] counter-clockwise [n, 2] rings
-    dt_polygons: tuple[np.ndarray, ...] | None = None  # [D]
+    gt_polygons: tuple[Shape, ...] | None = None  # [G] exterior and holes, oriented
+    dt_polygons: tuple[Shape, ...] | None = None  # [D]
     # pycocotools stores a match as the ground truth's annotation id, so a match to id 0 reads as "no match"
     gt_unmatchable: np.ndarray | None = None  # [G] bool
+    category_names: Names = field(default_factory=dict)  # text labels: id -> (key, value); empty for integers
 
     def require(self, iou_type: str) -> None:
         if iou_type not in IOU_TYPES:
@@ -102,7 +106,8 @@ def from_per_image(
     """torchmetrics ``MeanAveragePrecision`` inputs: one dict per image, image ``i`` has id ``i``.
 
     ``predictions[i]``: ``boxes`` ``[n, 4]`` (or ``masks`` ``[n, H, W]`` / RLE dicts for ``segm``, or
-    ``polygons``, a list of ``[[x, y], ...]`` rings, for ``polygon``), ``scores``, ``labels``;
+    ``polygons`` with the image's ``size`` ``[H, W]``, rasterized; or
+    ``polygons`` for ``polygon``: per object a ring ``[[x, y], ...]`` or rings ``[exterior, hole, ...]``), ``scores``, ``labels``;
     ``references[i]``: ``boxes`` (or ``masks`` / ``polygons``), ``labels``, optional ``iscrowd`` and ``area``.
     Categories are every label seen on either side (a label with predictions only evaluates to -1/undefined).
     Errors name image ``start + i`` (in a pass, ``start`` is the batch's first image).
@@ -116,17 +121,25 @@ def from_per_image(
     cols: dict[str, list] = {
         k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "gp", "di", "dl", "ds", "da", "db", "dm", "dp")
     }
+    names: Names = {}
+    kinds: set[bool] = set()  # text labels seen (True), integer labels seen (False): they must not mix
     for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
         name = start + i
         for side, item, keys in (
             ("predictions", pred, ("labels", "scores", geo)),
             ("references", ref, ("labels", geo)),
         ):
-            missing = [k for k in keys if k not in item]
+            missing = [k for k in keys if k not in item and not (k == "masks" and "polygons" in item)]
             if missing:
                 raise ValueError(f"image {name} {side}: missing key(s) {missing}")
-        d_labels = _ints(pred["labels"], f"image {name} prediction labels")
-        g_labels = _ints(ref["labels"], f"image {name} reference labels")
+        d_labels, d_names = parse_labels(pred["labels"], f"image {name} prediction labels")
+        g_labels, g_names = parse_labels(ref["labels"], f"image {name} reference labels")
+        kinds |= {bool(n) for ids, n in ((g_labels, g_names), (d_labels, d_names)) if len(ids)}
+        if len(kinds) > 1:
+            raise ValueError(
+                f"image {name}: labels are text here and integers elsewhere (or the reverse); they do not mix"
+            )
+        names.update(g_names | d_names)
         scores = check_scores(pred["scores"], score_thresholds=score_thresholds, where=f"image {name}")
         if iou_type == "bbox":
             d_geo = as_xywh(pred["boxes"], box_format, where=f"image {name} predictions")
@@ -135,14 +148,14 @@ def from_per_image(
             g_area_geo = g_geo[:, 2] * g_geo[:, 3]
             d_area = d_geo[:, 2] * d_geo[:, 3]
         elif iou_type == "polygon":
-            g_geo = [as_ring(r, where=f"image {name} reference polygon {j}") for j, r in enumerate(ref["polygons"])]
-            d_geo = [as_ring(r, where=f"image {name} predicted polygon {j}") for j, r in enumerate(pred["polygons"])]
+            g_geo = [as_polygon(r, where=f"image {name} reference polygon {j}") for j, r in enumerate(ref["polygons"])]
+            d_geo = [as_polygon(r, where=f"image {name} predicted polygon {j}") for j, r in enumerate(pred["polygons"])]
             d_size, g_size = len(d_geo), len(g_geo)
-            g_area_geo = np.array([signed_area(r) for r in g_geo], np.float64)
-            d_area = np.array([signed_area(r) for r in d_geo], np.float64)
+            g_area_geo = np.array([s.area for s in g_geo], np.float64)
+            d_area = np.array([s.area for s in d_geo], np.float64)
         else:
-            g_geo = to_rles(ref["masks"], where=f"image {name} references")
-            d_geo = to_rles(pred["masks"], where=f"image {name} predictions")
+            g_geo = _segm_masks(ref, f"image {name} references")
+            d_geo = _segm_masks(pred, f"image {name} predictions")
             first = g_geo if len(g_geo) else d_geo
             if len(first):  # the image's size is that of its first mask; every other mask must agree
                 size = (int(first.heights[0]), int(first.widths[0]))
@@ -195,7 +208,17 @@ def from_per_image(
         dt_masks=RLEs.concat(cols["dm"]) if slot == "m" else None,
         gt_polygons=tuple(r for rings in cols["gp"] for r in rings) if slot == "p" else None,
         dt_polygons=tuple(r for rings in cols["dp"] for r in rings) if slot == "p" else None,
+        category_names=names,
     )
+
+
+def _segm_masks(item: Mapping[str, Any], where: str) -> RLEs:
+    """``masks``, or ``polygons`` rasterized at the dict's ``size`` ``[height, width]`` (:mod:`.rasterize`)."""
+    if "masks" in item:
+        return to_rles(item["masks"], where=where)
+    if "size" not in item:
+        raise ValueError(f"{where}: polygons for iou_type 'segm' need 'size' [height, width] to rasterize at")
+    return to_rles(polygon_masks(item["polygons"], item["size"], where=where), where=where)
 
 
 # ---------------------------------------------------------------------------------------------- COCO JSON
@@ -217,7 +240,7 @@ def from_coco(
 
     Images are those listed in the ground truth, categories its ``categories``. A detection on an image or
     of a category the ground truth does not list is an error (pycocotools asserts on the first, silently
-    drops the second). Polygon segmentations are not supported: give RLE.
+    drops the second). A ``segmentation`` is RLE or COCO polygons (:mod:`.coco_geometry`).
     """
     if iou_type not in ("bbox", "segm"):
         raise ValueError(f"COCO JSON input takes iou_type 'bbox' or 'segm', got {iou_type!r}")
@@ -254,13 +277,13 @@ def from_coco(
 
     g_boxes = d_boxes = g_masks = d_masks = None
     if iou_type == "bbox" or (dets and dets[0].get("bbox")):
-        d_boxes = _coco_boxes(dets, d_img, image_ids, "detection")
+        d_boxes = coco_boxes(dets, d_img, image_ids, "detection")
     if iou_type == "bbox":
-        g_boxes = _coco_boxes(anns, g_img, image_ids, "ground-truth annotation")
+        g_boxes = coco_boxes(anns, g_img, image_ids, "ground-truth annotation")
         g_geo_area = g_boxes[:, 2] * g_boxes[:, 3]
     else:
-        g_masks = _coco_masks(anns, g_img, image_ids, sizes, "ground-truth annotation")
-        d_masks = _coco_masks(dets, d_img, image_ids, sizes, "detection")
+        g_masks = coco_masks(anns, g_img, image_ids, sizes, "ground-truth annotation")
+        d_masks = coco_masks(dets, d_img, image_ids, sizes, "detection")
         g_geo_area = g_masks.area().astype(np.float64)
     # COCO.loadRes: area of a result is w*h when the results carry boxes, else the mask's pixel count
     d_area = d_boxes[:, 2] * d_boxes[:, 3] if d_boxes is not None else d_masks.area().astype(np.float64)
@@ -293,44 +316,3 @@ def _field(items: Sequence[Mapping[str, Any]], key: str, what: str) -> list[Any]
     except (KeyError, TypeError):
         i = next(i for i, item in enumerate(items) if not isinstance(item, Mapping) or key not in item)
         raise ValueError(f"{what} {i} has no {key!r}") from None
-
-
-def _coco_boxes(items: Sequence[Mapping[str, Any]], img: np.ndarray, image_ids: np.ndarray, what: str) -> np.ndarray:
-    if any("bbox" not in a for a in items):
-        i = next(i for i, a in enumerate(items) if "bbox" not in a)
-        raise ValueError(f"{what} {i} (image {int(image_ids[img[i]])}) has no 'bbox'")
-    try:
-        boxes = np.array([a["bbox"] for a in items], np.float64).reshape(-1, 4) if items else np.zeros((0, 4))
-    except ValueError as exc:
-        raise ValueError(f"every {what} 'bbox' must be [x, y, w, h]: {exc}") from None
-    bad = ~np.isfinite(boxes).all(axis=1) | (boxes[:, 2] < 0) | (boxes[:, 3] < 0)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        ident = items[i].get("id")
-        label = f"image {int(image_ids[img[i]])}, {what} {i}" + (f" (id {ident})" if ident is not None else "")
-        check_boxes(boxes[i : i + 1], name=lambda _: label)
-    return boxes
-
-
-def _coco_masks(
-    items: Sequence[Mapping[str, Any]],
-    img: np.ndarray,
-    image_ids: np.ndarray,
-    sizes: dict[int, tuple[int, int]],
-    what: str,
-) -> RLEs:
-    runs = []
-    for i, a in enumerate(items):
-        image_id = int(image_ids[img[i]])
-        name = f"image {image_id}, {what} {i}"
-        seg = a.get("segmentation")
-        if seg is None:
-            raise ValueError(f"{name} has no 'segmentation'")
-        if isinstance(seg, list):
-            raise ValueError(f"{name}: polygon segmentations are not supported; convert them to RLE")
-        counts, h, w = mask_runs(seg, name)
-        if image_id in sizes and (h, w) != sizes[image_id]:
-            ih, iw = sizes[image_id]
-            raise ValueError(f"{name}: mask size {h}x{w} (height x width) differs from its image's {ih}x{iw}")
-        runs.append((counts, h, w))
-    return from_runs(runs)

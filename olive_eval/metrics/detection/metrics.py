@@ -38,6 +38,7 @@ from olive_eval.metrics.detection.boxes import BoxFormat
 from olive_eval.metrics.detection.coco import CocoParams, coco_params, default_iou_thresholds
 from olive_eval.metrics.detection.image_statistics import coco_statistics, valor_statistics
 from olive_eval.metrics.detection.inputs import IouType
+from olive_eval.metrics.detection.labels import key_index, key_means, label_name, mean_of_keys
 from olive_eval.metrics.detection.per_image import PerImage
 from olive_eval.metrics.registry import register_metric
 from olive_eval.strict_model import StrictModel
@@ -185,12 +186,22 @@ class _DetectionMetric(Metric):
     def _values(self, statistics: PerImage, key: CocoKey | ValorKey, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         c = self._config
         if isinstance(key, CocoKey):
-            return coco_values(statistics, self._params(), key, idx)
-        thresholds = np.asarray(c.score_thresholds or [0.5], np.float64)
-        return valor_values(statistics, key, self._ious(), thresholds, idx)
+            values, per_class = coco_values(statistics, self._params(), key, idx)
+        else:
+            thresholds = np.asarray(c.score_thresholds or [0.5], np.float64)
+            values, per_class = valor_values(statistics, key, self._ious(), thresholds, idx)
+        if statistics.names:  # text labels: the mean over the label keys of each key's mean
+            keys, distinct = key_index(statistics.category_ids, statistics.names)
+            per_key = key_means(per_class, keys, len(distinct))
+            values = mean_of_keys(per_key)
+            if isinstance(key, ValorKey):
+                values = np.nan_to_num(values, nan=0.0)  # valor: no label seen, 0
+        return values, per_class
 
     def reduce(self, statistics: PerImage) -> Score:  # type: ignore[override]
         c = self._config
+        if c.class_names is not None and statistics.names:
+            raise ValueError("class_names name integer labels; these labels are text (they name themselves)")
         if c.class_names is not None:
             unknown = [int(i) for i in statistics.category_ids if not c.name_of(int(i))]
             if unknown:
@@ -205,12 +216,18 @@ class _DetectionMetric(Metric):
         values, per_class = self._values(statistics, key, np.arange(len(statistics))[None])
         value, per_class = float(values[0]), per_class[0]
         shown = np.ones(len(per_class), bool) if isinstance(key, CocoKey) else ~np.isnan(per_class)
-        names = [c.name_of(int(i)) for i in statistics.category_ids[shown]]
-        details = {
+        names = [self._name(statistics, int(i)) for i in statistics.category_ids[shown]]
+        details: dict[str, Any] = {
             "per_class": {
                 name: (None if np.isnan(v) else float(v)) for name, v in zip(names, per_class[shown], strict=True)
             }
         }
+        if statistics.names:
+            keys, distinct = key_index(statistics.category_ids, statistics.names)
+            per_key = key_means(per_class[None], keys, len(distinct))[0]
+            details["per_key"] = {
+                k: (None if np.isnan(v) else float(v)) for k, v in zip(distinct, per_key, strict=True)
+            }
         undefined = None
         if np.isnan(value) and isinstance(key, CocoKey):  # valor's mean over no label is 0
             area = "" if key.area == "all" else f" in area range {key.area!r}"
@@ -222,6 +239,11 @@ class _DetectionMetric(Metric):
             extra=extra,
             details=details,
         )
+
+    def _name(self, statistics: PerImage, category_id: int) -> str:
+        if statistics.names:
+            return label_name(*statistics.names[category_id])
+        return self._config.name_of(category_id)
 
     def reduce_resamples(self, statistics: PerImage, idx: np.ndarray) -> np.ndarray:
         """The value on each resample ``idx`` ``[B, n]`` of the images, re-accumulated from their statistics."""

@@ -11,9 +11,11 @@ table (a match's detection) holds indices local to the image, so it survives bot
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
+
+from olive_eval.metrics.detection.labels import Names, merge_names
 
 
 def _rows_of(offsets: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -70,6 +72,7 @@ class PerImage:
 
     category_ids: np.ndarray  # [K] ascending: every category the inputs name (columns hold these ids)
     tables: dict[str, Table]
+    names: Names = field(default_factory=dict)  # text labels: id -> (key, value)
 
     def __len__(self) -> int:
         return len(next(iter(self.tables.values())).offsets) - 1
@@ -77,7 +80,7 @@ class PerImage:
     def __getitem__(self, idx: np.ndarray | Sequence[int]) -> PerImage:
         """The images ``idx`` in that order (an image listed twice is two images)."""
         at = np.asarray(idx, np.int64).reshape(-1)
-        return PerImage(self.category_ids, {name: table.take(at) for name, table in self.tables.items()})
+        return PerImage(self.category_ids, {name: table.take(at) for name, table in self.tables.items()}, self.names)
 
     @staticmethod
     def concat(parts: Sequence[PerImage]) -> PerImage:
@@ -92,4 +95,5 @@ class PerImage:
             np.cumsum(counts, out=offsets[1:])
             columns = {c: np.concatenate([p.tables[name].columns[c] for p in parts]) for c in first.columns}
             tables[name] = Table(offsets, columns)
-        return PerImage(categories, tables)
+        names = merge_names([p.names for p in parts], [p.category_ids for p in parts], "the batches of the pass")
+        return PerImage(categories, tables, names)

@@ -27,6 +27,7 @@ from pydantic import Field, model_validator
 from olive_eval.metrics.base import Kind, Metric, Score
 from olive_eval.metrics.classification.thresholds import threshold_keys
 from olive_eval.metrics.detection.inputs import DetectionSet
+from olive_eval.metrics.detection.labels import names_of
 from olive_eval.metrics.detection.metrics import DetectionConfig, detection_set
 from olive_eval.metrics.detection.valor import EPSILON, average_precision, label_counts, match_valor, ranking
 from olive_eval.metrics.registry import register_metric
@@ -150,7 +151,7 @@ class _DetectionCurve(Metric):
         curve = detection_pr_curve(
             data, iou_type=c.iou_type, iou_threshold=c.pr_curve_iou_threshold, score_thresholds=c.thresholds()
         )
-        names = [c.name_of(int(i)) for i in curve.labels]
+        names = [names_of(data, int(i)) or c.name_of(int(i)) for i in curve.labels]
         unknown = [int(i) for i, n in zip(curve.labels, names, strict=True) if not n]
         if unknown:
             raise ValueError(f"category id(s) {unknown[:5]} not in class_names")

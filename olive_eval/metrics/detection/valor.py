@@ -12,7 +12,9 @@ Where it differs from COCO (see the peer study, section 2.2):
   the sum over the 101 bins / 101;
 * mAP averages over **every label seen**, predictions-only labels included (their AP is 0), where COCO
   leaves labels without ground truth out; precision, recall and F1 are 0 where undefined;
-* predictions with score <= 1e-9 are neither true nor false positives.
+* predictions with score <= 1e-9 are neither true nor false positives;
+* with text labels grouped by label key (:mod:`.labels`), annotations of different keys never meet, as if
+  valor-lite were run on each key's annotations alone.
 
 Boxes are compared with valor's IoU arithmetic on ``[x1, x2, y1, y2]`` (``x2 = x + w`` of the internal
 ``xywh``); masks with the plain intersection over union.
@@ -27,6 +29,7 @@ import numpy as np
 
 from olive_eval.metrics.detection.boxes import check_scores
 from olive_eval.metrics.detection.inputs import DetectionSet
+from olive_eval.metrics.detection.labels import key_index
 from olive_eval.metrics.detection.masks import mask_iou_pairs
 from olive_eval.metrics.detection.matching import group_pairs
 from olive_eval.metrics.detection.polygons import polygon_iou_pairs
@@ -51,6 +54,14 @@ def valor_box_iou_pairs(dt: np.ndarray, gt: np.ndarray, dt_index: np.ndarray, gt
     union = g_area[g] + d_area[d] - inter
     out[p] = np.divide(inter, union, out=np.zeros(len(p)), where=union >= EPSILON)
     return out
+
+
+def same_key(data: DetectionSet, p_det: np.ndarray, p_gt: np.ndarray) -> np.ndarray | bool:
+    """Whether each (prediction, ground truth) pair has one label key: annotations of other keys never meet."""
+    if not data.category_names:
+        return True
+    keys, _ = key_index(data.category_ids, data.category_names)
+    return keys[data.dt_category[p_det]] == keys[data.gt_category[p_gt]]
 
 
 def _first_of_runs(keys: np.ndarray) -> np.ndarray:
@@ -100,7 +111,7 @@ def match_valor(
         iou = polygon_iou_pairs(data.dt_polygons, p_det, data.gt_polygons, p_gt)
     else:
         iou = mask_iou_pairs(data.dt_masks, p_det, data.gt_masks, p_gt, np.zeros(len(p_det), bool))
-    keep = iou >= EPSILON
+    keep = (iou >= EPSILON) & same_key(data, p_det, p_gt)
     p_det, p_gt, p_pos, iou = p_det[keep], p_gt[keep], p_pos[keep], iou[keep]
 
     # each prediction's best same-label ground truth (first on ties); its ranking IoU falls back to any label

@@ -27,12 +27,13 @@ Undefined values are NaN and left out of means:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from olive_eval.metrics.confusion import confusion_matrix
+from olive_eval.metrics.segmentation.polygons import key_layout, keyed_maps, label_map
 
 __all__ = [
     "SegmentationScores",
@@ -49,7 +50,11 @@ __all__ = [
 def _images(maps: object, what: str) -> Sequence[np.ndarray]:
     """An ndarray of ndim >= 3 is a batch along axis 0; one of ndim <= 2 is a single image; a list or tuple
     holds one map per image (sizes may differ between images)."""
+    if isinstance(maps, Mapping):  # one image's polygons
+        return [maps]
     if isinstance(maps, np.ndarray):
+        if maps.dtype == object and maps.ndim == 1:  # one polygon dict (or map) per image
+            return list(maps)
         return maps if maps.ndim >= 3 else [maps]
     if isinstance(maps, (list, tuple)):
         return maps
@@ -57,19 +62,39 @@ def _images(maps: object, what: str) -> Sequence[np.ndarray]:
 
 
 def confusion_matrices(
-    predictions: object, references: object, num_classes: int, *, ignore_index: int | None = None
+    predictions: object,
+    references: object,
+    num_classes: int,
+    *,
+    ignore_index: int | None = None,
+    class_names: Sequence[str] | None = None,
+    label_keys: Mapping[str, Sequence[str]] | None = None,
 ) -> np.ndarray:
     """``int64 [B, C, C]``: the confusion matrix of each image (rows reference, columns prediction).
 
     ``predictions`` and ``references``: one integer map per image (``[H, W]`` or any shape), as a list or
-    a ``[B, H, W]`` array; ``uint8`` maps take a faster path. Sum over axis 0 for the dataset's matrix.
+    a ``[B, H, W]`` array; ``uint8`` maps take a faster path. An image may instead be polygons, a dict
+    ``{"size", "polygons", "labels"}`` drawn as a label map (:mod:`.polygons`; text labels are looked
+    up in ``class_names``). Sum over axis 0 for the dataset's matrix.
     """
     preds, refs = _images(predictions, "predictions"), _images(references, "references")
     if len(preds) != len(refs):
         raise ValueError(f"{len(preds)} predicted maps but {len(refs)} reference maps")
     out = np.empty((len(preds), num_classes, num_classes), np.int64)
+    layout = key_layout(label_keys) if label_keys else None
     for i, (pred, ref) in enumerate(zip(preds, refs, strict=True)):
-        pred, ref = np.asarray(pred), np.asarray(ref)
+        if layout is not None:  # one map per key; the matrix is the sum of the keys' matrices
+            refs_k = keyed_maps(ref, f"image {i} reference", layout)
+            preds_k = keyed_maps(pred, f"image {i} prediction", layout)
+            if refs_k[0].shape != preds_k[0].shape:
+                raise ValueError(
+                    f"image {i}: prediction size {list(preds_k[0].shape)}, reference {list(refs_k[0].shape)}"
+                )
+            pairs = zip(refs_k, preds_k, strict=True)
+            out[i] = sum(confusion_matrix(r, p, num_classes, ignore_index=ignore_index) for r, p in pairs)
+            continue
+        pred = label_map(pred, f"image {i} prediction", class_names) if isinstance(pred, Mapping) else np.asarray(pred)
+        ref = label_map(ref, f"image {i} reference", class_names) if isinstance(ref, Mapping) else np.asarray(ref)
         if pred.shape != ref.shape:
             raise ValueError(f"image {i}: predicted map has shape {list(pred.shape)}, reference {list(ref.shape)}")
         try:

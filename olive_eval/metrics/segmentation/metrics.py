@@ -47,8 +47,22 @@ class SegmentationConfig(StrictModel):
         "background, out of the means; a 0/0 ratio is 0.0; its confusion matrix of IoUs)",
     )
 
+    label_keys: dict[str, list[str]] | None = Field(
+        None,
+        description="Polygon labels grouped by key ({key: [values]}): classes are 0 (background), then each key's "
+        "values; metrics per key, their mean the value",
+    )
+
     @model_validator(mode="after")
     def _check_names(self) -> SegmentationConfig:
+        if self.label_keys is not None:
+            n = 1 + sum(len(v) for v in self.label_keys.values())
+            if self.class_names is not None:
+                raise ValueError("give label_keys or class_names, not both (label_keys name the classes)")
+            if not self.label_keys or any(not v or len(set(v)) != len(v) for v in self.label_keys.values()):
+                raise ValueError("label_keys must map each key to a non-empty list of distinct values")
+            if self.num_classes != n:
+                raise ValueError(f"label_keys name {n} classes (background and every value), not num_classes")
         if self.class_names is not None:
             class_names_or_indices(self.class_names, self.num_classes)  # ValueError on a wrong count or repeats
         if self.convention == "valor" and self.num_classes < 2:
@@ -56,8 +70,20 @@ class SegmentationConfig(StrictModel):
         return self
 
 
+def _names(config: SegmentationConfig) -> list[str]:
+    if config.label_keys is not None:
+        return ["background"] + [f"{k}: {v}" for k, values in config.label_keys.items() for v in values]
+    return class_names_or_indices(config.class_names, config.num_classes)
+
+
+def _key_of_class(config: SegmentationConfig) -> np.ndarray:
+    """``[C]``: each class's key index, -1 for background."""
+    keys = [-1] + [k for k, values in enumerate((config.label_keys or {}).values()) for _ in values]
+    return np.array(keys, np.int64)
+
+
 def _named(config: SegmentationConfig, values: np.ndarray) -> dict[str, float | None]:
-    names = class_names_or_indices(config.class_names, config.num_classes)
+    names = _names(config)
     return {n: (None if np.isnan(v) else float(v)) for n, v in zip(names, values, strict=True)}
 
 
@@ -69,11 +95,19 @@ class _Segmentation(Metric):
 
     def statistics(self, predictions: Any, references: Any) -> np.ndarray:
         c: SegmentationConfig = self.config  # type: ignore[assignment]
-        return confusion_matrices(predictions, references, c.num_classes, ignore_index=c.ignore_index)
+        return confusion_matrices(
+            predictions,
+            references,
+            c.num_classes,
+            ignore_index=c.ignore_index,
+            class_names=c.class_names,
+            label_keys=c.label_keys,
+        )
 
     def shared_key(self) -> Any:
         c: SegmentationConfig = self.config  # type: ignore[assignment]
-        return ("segmentation_confusion", c.num_classes, c.ignore_index)
+        keys = None if c.label_keys is None else tuple((k, tuple(v)) for k, v in c.label_keys.items())
+        return ("segmentation_confusion", c.num_classes, c.ignore_index, tuple(c.class_names or ()), keys)
 
     def concat_statistics(self, parts: list[np.ndarray]) -> np.ndarray:
         n = self.config.num_classes  # type: ignore[attr-defined]
@@ -91,6 +125,19 @@ class _Segmentation(Metric):
         if part == "iou":
             return iou(totals, ignore_index=ignore)
         return precision_recall_f1(totals, ignore_index=ignore)[("precision", "recall", "f1").index(part)]
+
+    def per_key(self, per_class: np.ndarray) -> np.ndarray:
+        """``[..., keys]``: each label key's mean over its classes that have a value."""
+        key = _key_of_class(self.config)  # type: ignore[arg-type]
+        n_keys = len(self.config.label_keys)  # type: ignore[attr-defined]
+        return np.stack([np.atleast_1d(mean_over_defined(per_class[..., key == k])) for k in range(n_keys)], axis=-1)
+
+    def mean(self, per_class: np.ndarray) -> np.ndarray | float:
+        """The mean over the classes with a value; with label keys, the mean of the keys' means."""
+        if self.config.label_keys is None:  # type: ignore[attr-defined]
+            return mean_over_defined(per_class)
+        out = mean_over_defined(self.per_key(per_class))
+        return float(np.asarray(out).reshape(-1)[0]) if np.ndim(per_class) == 1 else out
 
     def values(self, totals: np.ndarray) -> np.ndarray:
         """The metric of each summed matrix ``[B, C, C]`` -> ``[B]``."""
@@ -113,13 +160,14 @@ class _Segmentation(Metric):
         extra = {"convention": self.config.convention}  # type: ignore[attr-defined]
         if per_class is None:
             return Score(value, undefined=undefined, extra=extra)
-        return Score(
-            value,
-            per_class=[float(v) for v in per_class],
-            undefined=undefined,
-            extra=extra,
-            details={"per_class": _named(self.config, per_class)},  # type: ignore[arg-type]
-        )
+        details: dict[str, Any] = {"per_class": _named(self.config, per_class)}  # type: ignore[arg-type]
+        if self.config.label_keys is not None:  # type: ignore[attr-defined]
+            per_key = self.per_key(np.asarray(per_class)[None])[0]
+            details["per_key"] = {
+                k: (None if np.isnan(v) else float(v))
+                for k, v in zip(self.config.label_keys, per_key, strict=True)  # type: ignore[attr-defined]
+            }
+        return Score(value, per_class=[float(v) for v in per_class], undefined=undefined, extra=extra, details=details)
 
 
 @register_metric
@@ -130,8 +178,8 @@ class MeanIou(_Segmentation):
     name = "mean_iou"
 
     def values(self, totals: np.ndarray) -> np.ndarray:
-        if self._valor:
-            return mean_over_defined(self.per_class_part(totals, "iou"))
+        if self._valor or self.config.label_keys is not None:  # type: ignore[attr-defined]
+            return self.mean(self.per_class_part(totals, "iou"))  # type: ignore[return-value]
         return mean_iou(totals, ignore_index=self.config.ignore_index)  # type: ignore[attr-defined,return-value]
 
     def per_class(self, total: np.ndarray) -> np.ndarray:
@@ -155,7 +203,7 @@ class _PerClassRatio(_Segmentation):
         return self.per_class_part(total, self.part)
 
     def values(self, totals: np.ndarray) -> np.ndarray:
-        return mean_over_defined(self.per_class_part(totals, self.part))  # the mean over the classes with a value
+        return self.mean(self.per_class_part(totals, self.part))  # type: ignore[return-value]  # over classes with a value
 
 
 @register_metric
@@ -194,7 +242,7 @@ class SegmentationConfusionMatrix(_Segmentation):
 
     def reduce(self, statistics: np.ndarray) -> Score:
         total = np.asarray(statistics).sum(axis=0)
-        names = class_names_or_indices(self.config.class_names, self.config.num_classes)  # type: ignore[attr-defined]
+        names = _names(self.config)  # type: ignore[arg-type]
         details = valor_confusion(total, names) if self._valor else {"confusion_matrix": confusion_dict(total, names)}
         return Score(
             float("nan"),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from pydantic import ValidationError
-from valor_lite.object_detection import Bitmask, BoundingBox, Detection, Loader
+from shapely.geometry import Polygon as ShapelyPolygon
+from valor_lite.object_detection import Bitmask, BoundingBox, Detection, Loader, Polygon
 
 from olive_eval.metrics.detection.detailed_pr_curves import (
     DetectionDetailedCurveConfig,
@@ -15,6 +16,7 @@ from olive_eval.metrics.detection.detailed_pr_curves import (
 from olive_eval.metrics.detection.pr_curves import DEFAULT_SCORE_THRESHOLDS
 
 from .scenes import random_mask_scene
+from .test_polygon_holes import holed_scene
 from .test_valor import xywh_scene
 
 KINDS = {
@@ -26,18 +28,22 @@ KINDS = {
 }
 
 
-def valor_lite_detailed(preds, refs, iou: float, scores: list[float], masks: bool = False) -> dict:
+def valor_lite_detailed(
+    preds, refs, iou: float, scores: list[float], masks: bool = False, polygons: bool = False
+) -> dict:
     """valor-lite's confusion matrix with examples read per label: {(label, threshold, kind): set of examples},
     an example being (image, ground-truth index or None, prediction index or None)."""
 
     def ann(uid: str, label: int, geo, score: float | None = None):
         extra = {"scores": [float(score)]} if score is not None else {}
+        if polygons:
+            return Polygon(uid=uid, shape=ShapelyPolygon(geo[0], geo[1:]), labels=[str(int(label))], **extra)
         if masks:
             return Bitmask(uid=uid, mask=np.asarray(geo, bool), labels=[str(int(label))], **extra)
         x, y, w, h = (float(v) for v in geo)
         return BoundingBox(uid=uid, xmin=x, xmax=x + w, ymin=y, ymax=y + h, labels=[str(int(label))], **extra)
 
-    key = "masks" if masks else "boxes"
+    key = "polygons" if polygons else "masks" if masks else "boxes"
     detections = []
     for i, (p, r) in enumerate(zip(preds, refs, strict=True)):
         gts = [ann(f"{j}", lab, geo) for j, (lab, geo) in enumerate(zip(r["labels"], r[key], strict=True))]
@@ -47,7 +53,7 @@ def valor_lite_detailed(preds, refs, iou: float, scores: list[float], masks: boo
         ]
         detections.append(Detection(uid=str(i), groundtruths=gts, predictions=pds))
     loader = Loader.in_memory()
-    (loader.add_bitmasks if masks else loader.add_bounding_boxes)(detections)
+    (loader.add_polygons if polygons else loader.add_bitmasks if masks else loader.add_bounding_boxes)(detections)
     metrics = loader.finalize().compute_confusion_matrix_with_examples(iou_thresholds=[iou], score_thresholds=scores)
     out: dict = {}
 
@@ -95,10 +101,12 @@ def ours_keyed(out: dict, scores: list[float]) -> dict:
     return keyed
 
 
-def mismatches(preds, refs, iou: float, scores: list[float], masks: bool = False, **config) -> tuple[int, int]:
+def mismatches(
+    preds, refs, iou: float, scores: list[float], masks: bool = False, polygons: bool = False, **config
+) -> tuple[int, int]:
     """(cells checked, cells that differ): every (label, threshold, kind) example set, either side."""
     ours = ours_keyed(detailed(preds, refs, pr_curve_iou_threshold=iou, score_thresholds=scores, **config), scores)
-    ref = valor_lite_detailed(preds, refs, iou, scores, masks=masks)
+    ref = valor_lite_detailed(preds, refs, iou, scores, masks=masks, polygons=polygons)
     keys = set(ours) | set(ref)
     return len(keys), sum(ours.get(k) != ref.get(k) for k in keys)
 
@@ -115,6 +123,14 @@ def test_random_scenes_equal_valor_lite(seed: int, iou: float) -> None:
 def test_masks_equal_valor_lite() -> None:
     preds, refs = random_mask_scene(3, n_images=8)
     checked, bad = mismatches(preds, refs, 0.5, [0.1, 0.5, 0.9], masks=True, iou_type="segm")
+    assert bad == 0 and checked > 10
+
+
+def test_polygons_with_holes_equal_valor_lite() -> None:
+    preds, refs = holed_scene(2)
+    as_rings = [{**d, "polygons": [p if isinstance(p, list) else [p] for p in d["polygons"]]} for d in preds + refs]
+    preds, refs = as_rings[: len(preds)], as_rings[len(preds) :]
+    checked, bad = mismatches(preds, refs, 0.5, [0.1, 0.5, 0.9], polygons=True, iou_type="polygon")
     assert bad == 0 and checked > 10
 
 

@@ -116,8 +116,8 @@ def test_masks_of_a_different_size_than_the_image() -> None:
     dets[0]["segmentation"] = {"size": [8, 10], "counts": [5, 3]}
     with pytest.raises(ValueError, match=r"RLE counts sum to 8, not height x width = 80"):
         from_coco(gt, dets, iou_type="segm")
-    gt["annotations"][0]["segmentation"] = [[0, 0, 5, 0, 5, 5]]
-    with pytest.raises(ValueError, match=r"polygon segmentations are not supported"):
+    gt["annotations"][0]["segmentation"] = [[0, 0, 5, 0, 5, 5], [0, 0, 5, 0]]
+    with pytest.raises(ValueError, match=r"^image 3, ground-truth annotation 0, polygon 1: .*at least 3 distinct"):
         from_coco(gt, [], iou_type="segm")
 
 

@@ -145,11 +145,18 @@ def valor_lite_polygons(preds: list[dict], refs: list[dict], ious: list[float], 
     detections = []
     for i, (p, r) in enumerate(zip(preds, refs, strict=True)):
         gts = [
-            Polygon(uid=f"g{i}_{j}", shape=ShapelyPolygon(g), labels=[str(int(lab))])
+            Polygon(
+                uid=f"g{i}_{j}", shape=g if isinstance(g, ShapelyPolygon) else ShapelyPolygon(g), labels=[str(int(lab))]
+            )
             for j, (g, lab) in enumerate(zip(r["polygons"], r["labels"], strict=True))
         ]
         pds = [
-            Polygon(uid=f"p{i}_{j}", shape=ShapelyPolygon(g), labels=[str(int(lab))], scores=[float(s)])
+            Polygon(
+                uid=f"p{i}_{j}",
+                shape=g if isinstance(g, ShapelyPolygon) else ShapelyPolygon(g),
+                labels=[str(int(lab))],
+                scores=[float(s)],
+            )
             for j, (g, lab, s) in enumerate(zip(p["polygons"], p["labels"], p["scores"], strict=True))
         ]
         detections.append(Detection(uid=str(i), groundtruths=gts, predictions=pds))
