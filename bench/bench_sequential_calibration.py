@@ -27,12 +27,16 @@ import argparse
 import os
 import sys
 import time
+from pathlib import Path
 
-import numpy as np
-from scipy import stats
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-from olive_eval.decide.sequential.decision import MET, MISSED, OPEN, decide_many, doubling_checkpoints
-from tests.decide.sequential_simulation import paired_accuracy_margins, repeated_bootstrap
+import numpy as np  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from olive_eval.decide.sequential.decision import MET, MISSED, OPEN, decide_many, doubling_checkpoints  # noqa: E402
+from tests.decide.sequential_simulation import paired_accuracy_margins, repeated_bootstrap  # noqa: E402
 
 #: name -> (candidate wrong where the baseline is right, right where it is wrong): accuracy 0.90 - worse + better
 SCENARIOS = {"boundary": (0.03, 0.02), "clear good": (0.01, 0.03), "clear bad": (0.06, 0.01)}

@@ -5,6 +5,9 @@ every chunk end keeps a boundary candidate far more often than alpha, the confid
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,3 +123,23 @@ def test_doubling_checkpoints_double_from_the_first_to_the_end(n, first):
     assert all(a < b <= 2 * a for a, b in itertools.pairwise(ends))
     with pytest.raises(ValueError, match=r"^need at least one example per chunk and in all, got first=0"):
         doubling_checkpoints(n, 0)
+
+
+def test_margins_that_cannot_be_negative_are_met_at_the_first_look():
+    z = np.random.default_rng(0).uniform(0.0, 1.0, 50)
+    met = decide(Margins(z, 0.0, 1.0), 0.05, [10, 50])
+    assert (met.state, met.examples) == ("met", 10) and met.lower >= 0.0
+    missed = decide(Margins(z - 2.0, -2.0, -1.0), 0.05, [10, 50], "empirical_bernstein")
+    assert (missed.state, missed.examples) == ("missed", 10) and missed.upper < 0.0
+
+
+def test_the_calibration_bench_passes_on_fewer_runs():
+    """bench/bench_sequential_calibration.py exits 1 when a sequence keeps boundary candidates above alpha or
+    contradicts the full data on a clear candidate."""
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "bench/bench_sequential_calibration.py", "--runs", "60", "--n", "3000"]
+    command += ["--min-examples", "200", "--resamples", "100"]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith(("boundary", "clear"))]
+    assert len(rows) == 9
