@@ -97,9 +97,9 @@ def test_repeated_bootstrap_inflates_the_false_keep_rate_and_the_sequence_does_n
     boot, _ = repeated_bootstrap(rng, z, values, alpha, checkpoints, resamples=300)
     boot_kept = int(np.count_nonzero(boot == MET))
     assert stats.binomtest(boot_kept, runs).proportion_ci(0.999, method="exact").low > alpha
-    for method in METHODS:
+    for method in METHODS:  # each side of the sequence spends alpha / 2
         state, _ = decide_many(z, values[0], values[2], alpha, checkpoints, method)
-        assert int(np.count_nonzero(state == MET)) <= int(stats.binom.ppf(1 - 1e-4, runs, alpha))
+        assert int(np.count_nonzero(state == MET)) <= int(stats.binom.ppf(1 - 1e-4, runs, alpha / 2))
 
 
 def test_bad_checkpoints_are_one_line_errors():
@@ -143,3 +143,12 @@ def test_the_calibration_bench_passes_on_fewer_runs():
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith(("boundary", "clear"))]
     assert len(rows) == 9
+
+
+def test_the_method_takes_effect():
+    z = np.clip(np.random.default_rng(4).normal(0.05, 0.5, 4000), -1, 1)
+    betting = decide(Margins(z, -1.0, 1.0), 0.05, [4000], "betting")
+    bernstein = decide(Margins(z, -1.0, 1.0), 0.05, [4000], "empirical_bernstein")
+    assert betting.upper - betting.lower != pytest.approx(bernstein.upper - bernstein.lower, rel=1e-3)
+    with pytest.raises(ValueError, match=r"^unknown confidence sequence method 'plain'"):
+        decide(Margins(z, -1.0, 1.0), 0.05, [4000], "plain")
