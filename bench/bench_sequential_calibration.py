@@ -56,7 +56,12 @@ def share_interval(count: int, runs: int) -> str:
 
 
 def procedure_rows(
-    rng: np.random.Generator, z: np.ndarray, values: np.ndarray, state: np.ndarray, method: str, args
+    rng: np.random.Generator,
+    z: np.ndarray,
+    values: np.ndarray,
+    state: np.ndarray,
+    method: str,
+    args: argparse.Namespace,
 ) -> list[str]:
     """Shares kept at the threshold when the CS's undecided runs get a full run's one-sided check at its alpha
     (as a full run checks a confident goal) and at alpha / 2 (so the two add up to at most alpha)."""
