@@ -62,8 +62,9 @@ def test_mean_of_margins_is_the_goal_formula_on_a_ratio_of_sums(goal_type, highe
 
 @pytest.mark.parametrize(("goal_type", "higher_is_better"), CASES)
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_bounds_are_attained_at_the_corners(goal_type, higher_is_better, weighted):
-    low, high, value = -1.0, 3.0, 5.0
+@pytest.mark.parametrize("value", [5.0, 150.0])  # 150 %: a percent goal's k is negative
+def test_the_bounds_are_attained_at_the_corners(goal_type, higher_is_better, weighted, value):
+    low, high = -1.0, 3.0
     corners = list(itertools.product([low, high], [low, high], [0.0, 4.0] if weighted else [1.0]))
     c, b, w = (np.array(column) for column in zip(*corners, strict=True))
     margins = goal_margins(goal_type, value, c, b, higher_is_better, low, high, w if weighted else None)
