@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.runner import ModelEvaluator
 from olive_eval.engine.passes.baseline_outputs import BaselineLink
+from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.goals import goal_check, stopping_goal
 from olive_eval.records.results import ModelResult
 from olive_eval.runtimes.base import ModelConfig
@@ -49,6 +50,8 @@ class ModelUnit:
     baseline_evidence: dict[str, Evidence] = field(default_factory=dict)
     #: Where the baseline keeps its outputs, for metrics that compare with them (fidelity); None without such.
     baseline_outputs: BaselineLink | None = None
+    #: In a sequential run, a candidate's goals decided chunk by chunk (None: its passes run in full).
+    sequential: SequentialUnit | None = None
 
     @property
     def name(self) -> str:
@@ -66,5 +69,7 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | No
             check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
             return stopping_goal(run, baseline, unit.name, result, check)
 
-    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding, unit.baseline_outputs)
+    result = evaluator.evaluate(
+        unit.model, unit.folder, unit.stages, stop, sharding, unit.baseline_outputs, unit.sequential
+    )
     return ModelEvaluation(result, evaluator.evidence[unit.name])
