@@ -56,9 +56,14 @@ class Sweep:
         calls = self.root / f"{name}.calls"
         spec.write_text(
             json.dumps(
-                {"accuracy": accuracy, "seed": seed if seed is not None else zlib.crc32(name.encode()),
-                 "n": self.n, "calls": str(calls), "delay": self.delay}
-            )  # fmt: skip
+                {
+                    "accuracy": accuracy,
+                    "seed": seed if seed is not None else zlib.crc32(name.encode()),
+                    "n": self.n,
+                    "calls": str(calls),
+                    "delay": self.delay,
+                }
+            )
         )
         return {
             "type": "PythonModel",

@@ -136,7 +136,7 @@ class Run:
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
         if self.sequential is not None:
-            self.sequential.open({name: self.data.source(name).num_rows for name in self.pass_data}, self.progress)
+            self.sequential.open({name: self.data.source(name) for name in self.pass_data}, self.progress)
         claim()
         self.save(durable=False)
 

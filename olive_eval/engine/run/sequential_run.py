@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
+from olive_eval.data.sources import Source
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.sequential_plan import plan_scope, scope_lines, sequential_unit
@@ -43,13 +44,17 @@ class SequentialRun:
         """The plan's line per data config (results.json's ``sequential``, and a progress line)."""
         return scope_lines(self.config, self.scope)
 
-    def open(self, rows: dict[str, int | None], progress: Progress) -> None:
-        """Once the data is loaded: ``min_examples`` within each stopping pass's data; the plan's lines said."""
+    def open(self, sources: dict[str, Source], progress: Progress) -> None:
+        """Once the data is loaded: ``min_examples`` within each stopping pass's data (read to count its rows where
+        its files do not say: a sequential run holds the data in memory anyway); the plan's lines said."""
         assert self.config.sequential is not None
         wanted = self.config.sequential.min_examples
         for name, reason in self.scope.items():
-            total = rows.get(name)
-            if reason is None and total is not None and wanted > total:
+            source = sources[name]
+            total = source.num_rows
+            if total is None:
+                total = sum(chunk.num_rows for chunk in source.chunks())
+            if reason is None and wanted > total:
                 raise ConfigError(
                     f"min_examples {wanted} is more than the {total} examples of data config '{name}'",
                     path="sequential.min_examples",

@@ -95,7 +95,6 @@ class _StatScoresMetric(Metric):
 
     Config: ClassVar[type[StrictModel]] = ClassificationConfig
     stat: ClassVar[K.StatName]
-    example_range = (0.0, 1.0)
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         super().__init__(config, aggregation)
@@ -234,6 +233,7 @@ class AccuracyScore(_StatScoresMetric):
 
     name = "accuracy_score"
     stat = "accuracy"
+    example_range = (0.0, 1.0)  # pooled: each example's share of correct counts (see ratio_rows)
 
 
 @register_metric
