@@ -291,3 +291,18 @@ def test_sequential_refuses_sharded_passes(sweep, capsys):
     path.write_text(json.dumps(config))
     assert main(["--config", str(path), "--quiet"]) == 2
     assert "sequential: a sequential run scores each pass in one go: give executor.shards 1" in capsys.readouterr().err
+
+
+def test_a_sequential_run_on_the_process_executor_decides_as_the_local_one(sweep):
+    local = evaluate(sweep.config({"good": 0.95, "bad": 0.6}, sequential={"min_examples": 200}))
+    config = sweep.config({"good": 0.95, "bad": 0.6}, sequential={"min_examples": 200})
+    config["executor"] = {"type": "process"}
+    config["output_dir"] = str(sweep.root / "out_process")
+    child = evaluate(config)
+    for name in ("good", "bad"):
+        assert child.models[name].status == "ok"
+        assert child.models[name].sequential == local.models[name].sequential  # the same order, the same looks
+        assert (
+            child.models[name].metrics["acc-accuracy_score"].value
+            == local.models[name].metrics["acc-accuracy_score"].value
+        )
