@@ -84,3 +84,27 @@ def test_a_metric_without_a_declared_range_has_none():
     metric = get_metric("wer")
     assert metric.example_range is None
     assert metric.ratio_rows(metric.statistics(["a b"], ["a c"])) is None
+
+
+def test_top1_agreement_is_a_mean_of_per_example_shares():
+    rng = np.random.default_rng(5)
+    candidate, baseline = rng.standard_normal((2, 100, 6)).astype(np.float32)
+    from olive_eval.metrics.fidelity.measures import Top1Agreement
+
+    metric = Top1Agreement()
+    stats, num, den = _rows(metric, candidate, baseline)
+    assert np.all(den == 1)
+    assert num.mean() == pytest.approx(np.mean(candidate.argmax(axis=1) == baseline.argmax(axis=1)))
+    assert num.mean() == pytest.approx(metric.reduce(stats).value)
+
+
+def test_rouge_is_a_mean_of_per_example_f_measures():
+    from rouge_score import rouge_scorer
+
+    predictions = ["the cat sat on the mat", "a dog", "completely different words", ""]
+    references = ["the cat is on the mat", "a big dog", "nothing alike here", "empty"]
+    metric = get_metric("rouge1")
+    _, num, _ = _rows(metric, predictions, references)
+    scorer = rouge_scorer.RougeScorer(["rouge1"])
+    expected = [scorer.score(r, p)["rouge1"].fmeasure for p, r in zip(predictions, references, strict=True)]
+    assert num.tolist() == pytest.approx(expected)
