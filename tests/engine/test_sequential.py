@@ -306,3 +306,29 @@ def test_a_sequential_run_on_the_process_executor_decides_as_the_local_one(sweep
             child.models[name].metrics["acc-accuracy_score"].value
             == local.models[name].metrics["acc-accuracy_score"].value
         )
+
+
+def test_a_confident_goal_on_a_global_metric_runs_every_candidate_in_full(sweep):
+    goal = {
+        "type": "max-degradation",
+        "value": 0.05,
+        "confidence": 0.95,
+        "n_resamples": 100,
+    }  # AUROC costs per resample
+    metric = {
+        "name": "roc",
+        "type": "accuracy",
+        "sub_types": [
+            {"name": "auroc", "priority": 1, "goal": goal, "metric_config": {"task": "multiclass", "num_classes": 3}}
+        ],
+    }
+    two = {"good": 0.93, "bad": 0.5}
+    sequential = evaluate(sweep.config(two, sequential={"min_examples": 200}, metrics=[metric]))
+    assert sequential.sequential == {"d": "runs in full: roc-auroc is a global metric"}
+    full = evaluate({**sweep.config(two, metrics=[metric]), "output_dir": str(sweep.root / "full")})
+    for name in two:
+        assert sequential.models[name].sequential["d"].examples == 3000
+        assert sequential.models[name].goals_met == full.models[name].goals_met
+        assert sequential.models[name].metrics["roc-auroc"].value == pytest.approx(
+            full.models[name].metrics["roc-auroc"].value
+        )  # the same examples in another order
