@@ -35,3 +35,8 @@ class SequentialPass:
     full: str | None = None
     #: True once the candidate was evaluated again on all the data (``finish: best``)
     finished: bool = False
+
+
+def decisions(passes: dict[str, SequentialPass]) -> dict[str, GoalDecision]:
+    """A candidate's goals decided chunk by chunk, over its passes, by joint key."""
+    return {key: d for p in passes.values() for key, d in p.goals.items()}

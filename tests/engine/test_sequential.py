@@ -332,3 +332,32 @@ def test_a_confident_goal_on_a_global_metric_runs_every_candidate_in_full(sweep)
         assert sequential.models[name].metrics["roc-auroc"].value == pytest.approx(
             full.models[name].metrics["roc-auroc"].value
         )  # the same examples in another order
+
+
+def test_with_early_stop_a_candidate_missing_sequentially_is_not_timed(sweep):
+    metrics = [
+        {
+            "name": "acc",
+            "type": "accuracy",
+            "sub_types": [
+                {
+                    "name": "accuracy_score",
+                    "priority": 1,
+                    "goal": {"type": "max-degradation", "value": 0.02, "confidence": 0.95},
+                }
+            ],
+        },
+        {
+            "name": "lat",
+            "type": "latency",
+            "data_config": "d",
+            "sub_types": [{"name": "avg", "priority": 2, "metric_config": {"warmup_num": 1, "repeat_test_num": 3}}],
+        },
+    ]
+    config = {**sweep.config({"good": 0.95, "bad": 0.6}, sequential={"min_examples": 200}, metrics=metrics)}
+    config["early_stop"] = True
+    result = evaluate(config)
+    bad, good = result.models["bad"], result.models["good"]
+    assert bad.sequential["d"].goals["acc-accuracy_score"].state == "missed"
+    assert bad.early_stopped == "acc-accuracy_score" and "lat-avg" not in bad.metrics
+    assert good.early_stopped is None and good.metrics["lat-avg"].value is not None

@@ -20,6 +20,7 @@ from olive_eval.engine.passes.baseline_outputs import BaselineLink
 from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.goals import goal_check, stopping_goal
 from olive_eval.records.results import ModelResult
+from olive_eval.records.sequential import decisions
 from olive_eval.runtimes.base import ModelConfig
 
 if TYPE_CHECKING:
@@ -66,7 +67,8 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | No
         baseline, run = unit.baseline, evaluator.run
 
         def stop(result: ModelResult) -> str | None:
-            check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
+            evidence = evaluator.evidence.get(unit.name, {})
+            check = goal_check(run, unit.baseline_evidence, evidence, decisions(result.sequential))
             return stopping_goal(run, baseline, unit.name, result, check)
 
     result = evaluator.evaluate(

@@ -37,7 +37,7 @@ from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.goals import goal_check, stages
 from olive_eval.engine.run.judges import RunJudges
 from olive_eval.engine.run.plan import make_plan
-from olive_eval.engine.run.sequential_run import SequentialRun
+from olive_eval.engine.run.sequential_run import SequentialRun, open_sequential
 from olive_eval.engine.run.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.timing.timing_results import record_timing, timed_here, timing_statistics
@@ -46,6 +46,7 @@ from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.sequential import decisions
 from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
@@ -135,8 +136,7 @@ class Run:
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
-        if self.sequential is not None:
-            self.sequential.open({name: self.data.source(name) for name in self.pass_data}, self.progress)
+        open_sequential(self.sequential, {name: self.data.source(name) for name in self.pass_data}, self.progress)
         claim()
         self.save(durable=False)
 
@@ -297,8 +297,8 @@ class Run:
                 continue
             base, base_evidence = self._baseline_for(name)
             view = RunResult(baseline=result.baseline, models={result.baseline: base, name: result.models[name]})
-            decided = SequentialRun.decisions(result.models[name])
-            apply_goals(view, goals, goal_check(run, base_evidence, self.evidence.get(name, {}), decided))
+            check = goal_check(run, base_evidence, self.evidence.get(name, {}), decisions(view.models[name].sequential))
+            apply_goals(view, goals, check)
         objectives = objectives_of(run)
         result.ranking = rank(result, objectives, [m.display_name() for m in self.candidates])
         result.best = result.ranking[0] if result.ranking else None

@@ -14,8 +14,8 @@ from olive_eval.engine.run.sequential_plan import plan_scope, scope_lines, seque
 from olive_eval.engine.work.prediction_pass import PredictionPass
 from olive_eval.errors import ConfigError
 from olive_eval.progress import Progress
-from olive_eval.records.results import ModelResult, RunResult
-from olive_eval.records.sequential import GoalDecision, SequentialPass
+from olive_eval.records.results import RunResult
+from olive_eval.records.sequential import SequentialPass
 from olive_eval.runtimes.base import ModelConfig
 
 C = TypeVar("C")
@@ -73,11 +73,6 @@ class SequentialRun:
         }
         return sequential_unit(self.config, self.scope, evidence.get(base, {}), rivals)
 
-    @staticmethod
-    def decisions(model: ModelResult) -> dict[str, GoalDecision]:
-        """The candidate's goals decided chunk by chunk, over its passes."""
-        return {key: d for p in model.sequential.values() for key, d in p.goals.items()}
-
     def to_finish(
         self, results: RunResult, candidates: list[ModelConfig]
     ) -> tuple[ModelConfig, dict[str, SequentialPass]] | None:
@@ -92,3 +87,9 @@ class SequentialRun:
         if model is None or not any(p.examples < p.total for p in record.values()):
             return None
         return model, {name: replace(p, finished=True) for name, p in record.items()}
+
+
+def open_sequential(sequential: SequentialRun | None, sources: dict[str, Source], progress: Progress) -> None:
+    """:meth:`SequentialRun.open` where the run is sequential."""
+    if sequential is not None:
+        sequential.open(sources, progress)
