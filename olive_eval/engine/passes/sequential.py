@@ -103,6 +103,8 @@ class SequentialStop:
         self.looked: list[int] = []
         self._next = 0  # the chunk end looked at next
         self.decided: dict[str, GoalDecision] = {}
+        #: goals whose margins could not be formed (a value outside the declared range), and why
+        self.undecidable: dict[str, str] = {}
         self.looks: dict[str, list[list[float]]] = {g.key: [] for g in self.goals}
         self.stopped: str | None = None
         self.seen = 0
@@ -116,7 +118,7 @@ class SequentialStop:
             self._next += 1
         rows = self._rows()
         for goal in self.goals:
-            if goal.key not in self.decided:
+            if goal.key not in self.decided and goal.key not in self.undecidable:
                 self._look(goal, rows.get(goal.key), seen)
         states = [self.decided[g.key].state if g.key in self.decided else "open" for g in self.goals]
         if "missed" in states or all(state != "open" for state in states):
@@ -140,9 +142,13 @@ class SequentialStop:
         if paired is None:
             return
         cand, base, weights = paired
-        margins = goal_margins(
-            goal.goal_type, goal.value, cand, base, goal.higher_is_better, rows.low, rows.high, weights
-        )
+        try:
+            margins = goal_margins(
+                goal.goal_type, goal.value, cand, base, goal.higher_is_better, rows.low, rows.high, weights
+            )
+        except ValueError as exc:  # a value outside the metric's declared range: this goal stays open to the end
+            self.undecidable[goal.key] = str(exc)
+            return
         decision = decide(margins, goal.alpha, self.looked, self.unit.settings.method)
         self.looks[goal.key].append([seen, decision.lower, decision.upper])
         if decision.state != "open":
@@ -176,4 +182,5 @@ class SequentialStop:
                 last = looks[-1] if looks else [self.seen, None, None]
                 goals[goal.key] = GoalDecision("open", self.seen, last[1], last[2], looks)
         stopped = self.stopped if self.seen < self.total else None
-        return SequentialPass(self.seen, self.total, goals, stopped, self.full)
+        full = self.full or "; ".join(f"{key}: {why}" for key, why in self.undecidable.items()) or None
+        return SequentialPass(self.seen, self.total, goals, stopped, full)
