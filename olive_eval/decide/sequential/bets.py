@@ -20,11 +20,21 @@ def predictable_bets(x: np.ndarray, alpha: float) -> np.ndarray:
     """
     n = x.shape[-1]
     t = np.arange(1, n + 1, dtype=np.float64)
-    mu = (0.5 + np.cumsum(x, axis=-1)) / (t + 1)
-    sigma2 = (0.25 + np.cumsum((x - mu) ** 2, axis=-1)) / (t + 1)
-    previous = np.concatenate([np.full((*x.shape[:-1], 1), 0.25), sigma2[..., :-1]], axis=-1)
-    lam = np.sqrt(2 * np.log(2 / alpha) / (previous * t * np.log1p(t)))
-    return np.minimum(lam, CAP)
+    mu = np.cumsum(x, axis=-1)
+    mu += 0.5
+    mu /= t + 1
+    np.subtract(x, mu, out=mu)
+    np.square(mu, out=mu)
+    sigma2 = np.cumsum(mu, axis=-1, out=mu)
+    sigma2 += 0.25
+    sigma2 /= t + 1
+    lam = np.empty_like(sigma2)
+    lam[..., 0] = 0.25
+    lam[..., 1:] = sigma2[..., :-1]
+    lam *= t * np.log1p(t) / (2 * np.log(2 / alpha))
+    np.sqrt(lam, out=lam)
+    np.reciprocal(lam, out=lam)
+    return np.minimum(lam, CAP, out=lam)
 
 
 def predictable_means(x: np.ndarray) -> np.ndarray:

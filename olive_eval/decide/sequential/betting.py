@@ -60,6 +60,8 @@ def _lower_from(up: np.ndarray, grid: np.ndarray, level: float) -> np.ndarray:
     """``K+`` falls with m: the rejected points are a prefix; the chord crosses the level inside the bracket."""
     size = len(grid)
     k = np.count_nonzero(up >= level, axis=0)
+    if size < 2:
+        return np.where(k == 0, -np.inf, grid[-1])
     inner = np.clip(k, 1, size - 1)
     f_in = np.take_along_axis(up, (inner - 1)[None, :], axis=0)[0]
     f_out = np.take_along_axis(up, inner[None, :], axis=0)[0]

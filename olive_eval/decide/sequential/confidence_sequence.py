@@ -15,6 +15,9 @@ from olive_eval.decide.sequential.betting import betting_bounds, betting_exclude
 
 METHODS = ("betting", "empirical_bernstein")
 
+#: Elements per block of sequences in :func:`excludes`: temporaries stay in cache-sized pieces.
+BLOCK_ELEMENTS = 1 << 18
+
 
 def check_inputs(z: np.ndarray, low: float, high: float, alpha: float, method: str) -> np.ndarray:
     """The observations as floats, or a one-line ValueError naming what is wrong."""
@@ -71,6 +74,12 @@ def excludes(
     The fast path of :func:`mean_confidence_sequence` for one value: no grid, vectorized over sequences.
     """
     values = check_inputs(z, low, high, alpha, method)
+    if values.ndim > 1 and values.size > BLOCK_ELEMENTS:
+        rows = values.reshape(-1, values.shape[-1])
+        step = max(1, BLOCK_ELEMENTS // rows.shape[1])
+        parts = [excludes(rows[i : i + step], low, high, alpha, value, method) for i in range(0, len(rows), step)]
+        above = np.concatenate([a for a, _ in parts]).reshape(values.shape)
+        return above, np.concatenate([b for _, b in parts]).reshape(values.shape)
     span = high - low
     x = np.clip((values - low) / span, 0.0, 1.0)
     m0 = (value - low) / span
