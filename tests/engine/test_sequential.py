@@ -361,3 +361,33 @@ def test_with_early_stop_a_candidate_missing_sequentially_is_not_timed(sweep):
     assert bad.sequential["d"].goals["acc-accuracy_score"].state == "missed"
     assert bad.early_stopped == "acc-accuracy_score" and "lat-avg" not in bad.metrics
     assert good.early_stopped is None and good.metrics["lat-avg"].value is not None
+
+
+def test_finish_best_in_a_session_keeps_the_timing_rounds_the_best_ran_in(sweep):
+    metrics = [
+        {
+            "name": "acc",
+            "type": "accuracy",
+            "sub_types": [
+                {
+                    "name": "accuracy_score",
+                    "priority": 1,
+                    "goal": {"type": "max-degradation", "value": 0.02, "confidence": 0.95},
+                }
+            ],
+        },
+        {
+            "name": "lat",
+            "type": "latency",
+            "data_config": "d",
+            "sub_types": [{"name": "avg", "priority": 2, "metric_config": {"warmup_num": 1, "repeat_test_num": 3}}],
+        },
+    ]
+    config = sweep.config({}, sequential={"min_examples": 200, "finish": "best"}, metrics=metrics)
+    with Evaluation(config) as session:
+        timed = session.evaluate(sweep.model("good", 0.95)).model.metrics["lat-avg"]
+        best = session.finish_best()
+    assert best is not None and best.model.passes["d"]["examples"] == 3000
+    assert list(best.model.metrics) == ["acc-accuracy_score", "lat-avg"]
+    assert best.model.metrics["lat-avg"] == timed and best.model.timings["lat"].rounds
+    assert best.goals_met and best.model.sequential["d"].finished

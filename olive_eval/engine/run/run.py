@@ -37,7 +37,7 @@ from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.goals import goal_check, stages
 from olive_eval.engine.run.judges import RunJudges
 from olive_eval.engine.run.plan import make_plan
-from olive_eval.engine.run.sequential_run import SequentialRun, open_sequential
+from olive_eval.engine.run.sequential_run import SequentialRun, finished, open_sequential
 from olive_eval.engine.run.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing.timing_phase import TimingPhase, timing_inputs
 from olive_eval.engine.timing.timing_results import record_timing, timed_here, timing_statistics
@@ -310,8 +310,8 @@ class Run:
         todo = self.sequential.to_finish(self.result, self.candidates) if self.sequential is not None else None
         if todo is not None:
             (model, kept), name = todo, todo[0].display_name()
-            self._record(name, self.executor.run(self._unit(model, full=True)))
-            self.result.models[name].sequential = kept
+            fresh = self.executor.run(self._unit(model, full=True))
+            self._record(name, finished(fresh, self.result.models[name], self.evidence.get(name, {}), kept))
             self.finish()
             self.save()
 

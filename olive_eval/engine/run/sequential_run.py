@@ -9,12 +9,13 @@ from olive_eval.config.metric import MetricConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.sources import Source
 from olive_eval.engine.model.evidence import Evidence
+from olive_eval.engine.model.unit import ModelEvaluation
 from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.sequential_plan import plan_scope, scope_lines, sequential_unit
 from olive_eval.engine.work.prediction_pass import PredictionPass
 from olive_eval.errors import ConfigError
 from olive_eval.progress import Progress
-from olive_eval.records.results import RunResult
+from olive_eval.records.results import ModelResult, RunResult
 from olive_eval.records.sequential import SequentialPass
 from olive_eval.runtimes.base import ModelConfig
 
@@ -93,3 +94,18 @@ def open_sequential(sequential: SequentialRun | None, sources: dict[str, Source]
     """:meth:`SequentialRun.open` where the run is sequential."""
     if sequential is not None:
         sequential.open(sources, progress)
+
+
+def finished(
+    fresh: ModelEvaluation, first: ModelResult, evidence: dict[str, Evidence], record: dict[str, SequentialPass]
+) -> ModelEvaluation:
+    """The best candidate's evaluation on all the data (``finish: best``), keeping what its first evaluation had
+    besides the passes (the timing rounds a session ran beside the baseline) and the record of the examples its
+    decisions needed."""
+    result = fresh.result
+    measured = {**first.metrics, **result.metrics}
+    result.metrics = {key: measured[key] for key in dict.fromkeys([*first.metrics, *result.metrics])}
+    result.timings = {**first.timings, **result.timings}
+    result.sequential = record
+    kept = {key: value for key, value in evidence.items() if key not in fresh.evidence}
+    return ModelEvaluation(result, {**kept, **fresh.evidence}, fresh.records)
