@@ -22,6 +22,7 @@ from olive_eval.config.metric_set import (
     check_shared_seeds,
     joint_key,
 )
+from olive_eval.config.sequential import SequentialSettings, check_sequential
 from olive_eval.lm_eval.options import olive_lm_evaluator_metrics
 from olive_eval.runtimes.base import ModelConfig, check_name, runtime_registry
 from olive_eval.runtimes.providers import ProviderSpec, device_providers, normalize_providers
@@ -96,6 +97,11 @@ class RunConfig(StrictModel):
         None,
         description="With early_stop: metric names, cheapest first (default: every metric other than latency "
         "and throughput, then those). Unlisted metrics follow the listed ones.",
+    )
+    sequential: SequentialSettings | None = Field(
+        None,
+        description="Decide each candidate's ranked goals with a confidence on as few examples as the evidence "
+        "needs, in growing chunks of a seeded random order, with anytime-valid bounds (docs/sequential.md).",
     )
     cache_timings: bool = Field(
         False,
@@ -222,6 +228,9 @@ class RunConfig(StrictModel):
         check_score(self.score, self.all_metrics)
         self._check_inference_settings()
         check_early_stop(self.early_stop, self.order, self.all_metrics)
+        check_sequential(self.sequential, self.all_metrics)
+        if self.sequential is not None and self.executor.shards > 1:
+            raise nested_error("sequential", "a sequential run scores each pass in one go: give executor.shards 1")
         problem = self._gate_problem(self.fail_on_miss)
         if problem is not None:
             raise nested_error(f"fail_on_miss{problem[0]}", problem[1])

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from olive_eval.data.batch import Columns
+import numpy as np
+
+from olive_eval.data.batch import Column, Columns, concat
 from olive_eval.data.processor import load_processor
 
 
@@ -86,3 +88,34 @@ class Prepared:
             self.processor_key,
             self.as_stored,
         )
+
+    def reordered(self, seed: int) -> Prepared:
+        """The same examples in a seeded random order, held in memory: a sequential run reads every model's data
+        in this one order, so a candidate's first examples are a random sample and pair with the baseline's."""
+        held = [chunk for chunk in self.chunks() if chunk]
+        joined = {name: concat([chunk[name] for chunk in held]) for name in (held[0] if held else {})}
+        rows = len(next(iter(joined.values()))) if joined else 0
+        order = np.random.default_rng(seed).permutation(rows)
+        taken = {name: _take(column, order) for name, column in joined.items()}
+        step = REORDERED_CHUNK
+        parts = [{name: column[i : i + step] for name, column in taken.items()} for i in range(0, rows, step)]
+        return Prepared(
+            self.name,
+            lambda: iter(parts),
+            self.inputs,
+            self.references,
+            self.columns,
+            self.pad,
+            self.padding_side,
+            rows,
+            self.processor_key,
+            self.as_stored,
+        )
+
+
+#: Rows per chunk of reordered data (the chunks a dataloader batches from).
+REORDERED_CHUNK = 4096
+
+
+def _take(column: Column, order: np.ndarray) -> Column:
+    return column[order] if isinstance(column, np.ndarray) else [column[i] for i in order]

@@ -81,6 +81,9 @@ class Metric:
     #: A global metric that may give per-example values (:meth:`compute_with_instances`): the scorer holds the
     #: pass's instance records until the whole set is scored, to write them in the same file.
     gives_instance_values: ClassVar[bool] = False
+    #: The range of one example's value, where the metric is a mean (or a ratio of sums) of per-example values
+    #: (:meth:`ratio_rows`): what an anytime-valid bound on a few examples needs to know beforehand. None: unknown.
+    example_range: ClassVar[tuple[float, float] | None] = None
 
     def __init__(self, config: StrictModel | None = None, aggregation: str | None = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -163,6 +166,14 @@ class Metric:
         unique, inverse, _ = unique_rows(rows.reshape(len(rows), -1))
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
         return values[inverse]
+
+    def ratio_rows(self, statistics: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per-example (numerators, denominators) whose sums' ratio is the metric, each ratio within
+        :attr:`example_range` (a mean: the scores over ones); None where the metric has no such form."""
+        if self.example_range is None or self.kind is not Kind.INSTANCE or not self.aggregator.is_mean:
+            return None
+        scores = np.asarray(statistics, dtype=np.float64).reshape(len(statistics))
+        return scores, np.ones(len(scores))
 
     def compute(self, *fields: Any) -> Score:
         """The metric over the whole set. Global metrics override this."""

@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from olive_eval.records.sequential import SequentialPass
+
 RESULTS_FILE = "results.json"
 
 
@@ -177,6 +179,8 @@ class ModelResult:
     warnings: list[str] = field(default_factory=list)
     #: With ``early_stop``: the goal a cheap metric missed, so the expensive metrics were not measured.
     early_stopped: str | None = None
+    #: With ``sequential``: per data config, the examples the candidate used and each goal's decision.
+    sequential: dict[str, SequentialPass] = field(default_factory=dict)
     #: lm_eval metrics: lm-eval's version, and per task its version, samples hash, n-shot, limit and sample counts.
     lm_eval: dict[str, Any] | None = None
     #: Every timed run of each timing metric (latency, throughput), by metric name. Empty in a results.json
@@ -205,6 +209,8 @@ class RunResult:
     output_dir: str | None = None
     #: Run-level wall seconds: "setup" (imports, data loading), "models", "timing" (the timing phase).
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    #: With ``sequential``: per data config, what the plan decided: which goals stop a pass early, or why it runs in full.
+    sequential: dict[str, str] = field(default_factory=dict)
     #: What the numbers were measured with: versions, machine, config hash, start time, seeds.
     environment: dict[str, Any] = field(default_factory=dict)
     #: Files the run could not write (a full disk), each with the OS error; not written to results.json.

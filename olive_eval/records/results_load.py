@@ -13,12 +13,12 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import sys
 import types
 import typing
 from pathlib import Path
 from typing import Any
 
-from olive_eval.records import results
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult
 
 NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
@@ -26,7 +26,7 @@ NON_FINITE = {"nan": float("nan"), "inf": float("inf"), "-inf": float("-inf")}
 
 @functools.cache
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls, vars(results))
+    return typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))  # its own module's names
 
 
 def _numbers(value: Any) -> Any:

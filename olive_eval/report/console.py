@@ -6,6 +6,7 @@ import math
 import unicodedata
 
 from olive_eval.records.results import GoalResult, RunResult, SubMetricResult
+from olive_eval.report.sequential_lines import examples_used, sequential_lines
 
 
 def format_value(value: float) -> str:
@@ -120,6 +121,8 @@ def render(result: RunResult) -> str:
     rows.append(["pareto front"] + [_yes_no(result.models[n].pareto) for n in names])
     if any(result.models[n].early_stopped for n in names):
         rows.append(["stopped early by"] + [result.models[n].early_stopped or "-" for n in names])
+    if any(result.models[n].sequential for n in names):
+        rows.append(["examples used"] + [examples_used(result.models[n].sequential) for n in names])
     out = [_table(rows), ""]
     for name in names:
         model = result.models[name]
@@ -131,6 +134,7 @@ def render(result: RunResult) -> str:
                 f"STOPPED EARLY {name}: missed the goal of {model.early_stopped}; not measured: "
                 + (", ".join(skipped) or "nothing")
             )
+        out.extend(sequential_lines(name, model.sequential))
         for key, sub in model.metrics.items():
             if sub.undefined is not None:
                 out.append(f"undefined: {name} {key}: {sub.undefined}")

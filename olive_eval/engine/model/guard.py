@@ -67,6 +67,12 @@ class Guarded:
     def finish(self) -> list[Scored]:
         return self.scorer.finish()
 
+    def statistics_so_far(self) -> dict[str, tuple[Any, np.ndarray]]:
+        """The scorer's statistics so far by sub-type (none for a stopped metric or a user function's)."""
+        if self.error is not None or not isinstance(self.scorer, MetricScorer):
+            return {}
+        return self.scorer.statistics_so_far()
+
     def discard(self) -> None:
         self.scorer.discard()
 

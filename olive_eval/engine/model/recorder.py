@@ -24,6 +24,7 @@ from olive_eval.engine.passes.scored import Scored
 from olive_eval.errors import EvaluationError
 from olive_eval.metrics import Score
 from olive_eval.records.results import ConfidenceInterval, ModelResult, SubMetricResult
+from olive_eval.records.sequential import SequentialPass
 
 
 @dataclass
@@ -109,6 +110,10 @@ class Recorder:
                 self.fail([(metric, item.sub)], scoring_error(metric, item.error))
                 continue
             self.record(metric, item.sub, item.score, item.evidence)
+
+    def record_sequential(self, data_config: str, record: SequentialPass) -> None:
+        """A sequential run's pass: the examples it used and each goal's decision."""
+        self.result.sequential[data_config] = record
 
     def record_pass(self, data_config: str, record: PassRecord) -> None:
         """What a prediction pass measured besides the metrics: its summary and its notes as warnings."""

@@ -23,6 +23,7 @@ from olive_eval.engine.model.guard import failure_message, format_traceback
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import settings_key
 from olive_eval.engine.passes.baseline_outputs import BaselineLink
+from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.judges import RunJudges
@@ -101,6 +102,7 @@ class ModelEvaluator:
         stop: Callable[[ModelResult], str | None] | None = None,
         sharding: Sharding | None = None,
         baseline_outputs: BaselineLink | None = None,
+        sequential: SequentialUnit | None = None,
     ) -> ModelResult:
         """One model: load each runtime variant, then run every unit of work of the plan.
 
@@ -108,7 +110,8 @@ class ModelEvaluator:
         keep their values and the model is ``partial``. A model that does not load is ``failed``.
         ``stages`` (metric names) are measured in turn; when ``stop`` names a missed goal after one, the
         rest are not measured (``early_stopped``). ``sharding`` (the executor's choice): each prediction pass in
-        that many shards, mapped as it says. KeyboardInterrupt is not caught: the caller records it.
+        that many shards, mapped as it says. ``sequential``: a sequential run's candidate, whose passes
+        stop once its goals are decided. KeyboardInterrupt is not caught: the caller records it.
         """
         name = model_config.display_name()
         result = ModelResult(status="pending", folder=folder)
@@ -125,7 +128,7 @@ class ModelEvaluator:
         else:
             ctx = UnitContext(
                 self.run, self.context, model_config, recorder, self._runtimes, self.data, self.progress,
-                self.writer, self.base_dir, sharding, self.judges, baseline_outputs, self.examples_seen,
+                self.writer, self.base_dir, sharding, self.judges, baseline_outputs, self.examples_seen, sequential,
             )  # fmt: skip
             for names in stages if stages is not None else [None]:
                 for unit in self._units(names):

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING
 from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.model.runner import ModelEvaluator
 from olive_eval.engine.passes.baseline_outputs import BaselineLink
+from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.goals import goal_check, stopping_goal
 from olive_eval.records.results import ModelResult
+from olive_eval.records.sequential import decisions
 from olive_eval.runtimes.base import ModelConfig
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ class ModelUnit:
     baseline_evidence: dict[str, Evidence] = field(default_factory=dict)
     #: Where the baseline keeps its outputs, for metrics that compare with them (fidelity); None without such.
     baseline_outputs: BaselineLink | None = None
+    #: In a sequential run, a candidate's goals decided chunk by chunk (None: its passes run in full).
+    sequential: SequentialUnit | None = None
 
     @property
     def name(self) -> str:
@@ -63,8 +67,11 @@ def run_unit(evaluator: ModelEvaluator, unit: ModelUnit, sharding: Sharding | No
         baseline, run = unit.baseline, evaluator.run
 
         def stop(result: ModelResult) -> str | None:
-            check = goal_check(run, unit.baseline_evidence, evaluator.evidence.get(unit.name, {}))
+            evidence = evaluator.evidence.get(unit.name, {})
+            check = goal_check(run, unit.baseline_evidence, evidence, decisions(result.sequential))
             return stopping_goal(run, baseline, unit.name, result, check)
 
-    result = evaluator.evaluate(unit.model, unit.folder, unit.stages, stop, sharding, unit.baseline_outputs)
+    result = evaluator.evaluate(
+        unit.model, unit.folder, unit.stages, stop, sharding, unit.baseline_outputs, unit.sequential
+    )
     return ModelEvaluation(result, evaluator.evidence[unit.name])

@@ -63,10 +63,16 @@ class PassRecord:
 
 
 def run_pass(
-    runtime: Runtime, data: DataView, consumers: list[Any], progress: Note, task: Task = NO_TASK
+    runtime: Runtime,
+    data: DataView,
+    consumers: list[Any],
+    progress: Note,
+    task: Task = NO_TASK,
+    stop: Callable[[int], bool] | None = None,
 ) -> PassRecord:
     """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``); ``task`` advances
-    by each batch's examples once the batch is answered, outside its timed model call."""
+    by each batch's examples once the batch is answered, outside its timed model call. ``stop(examples)``, asked
+    after each scored batch, ends the pass early when true (a sequential run's decided candidate)."""
     record = PassRecord(data.config.name)
     post = data.post
     available = pass_fields(data.prepared.columns, data.prepared.references)
@@ -106,6 +112,8 @@ def run_pass(
             consumer.update(fields, batch.start, cache)
         if index and index % NOTE_EVERY == 0 and not task.live:
             progress(f"{batch.start + size} examples of '{data.config.name}'")
+        if stop is not None and stop(batch.start + size):
+            break
     record.notes = dict(data.context.notes)
     if not record.batches:
         raise EvaluationError(f"data config '{data.config.name}' has no examples")

@@ -201,6 +201,16 @@ class MetricScorer:
         if self._samples is not None and not self._samples.full:
             self._samples.write({"index": index, "prediction": view["prediction"], "target": refs}, n)
 
+    def statistics_so_far(self) -> dict[str, tuple[Any, np.ndarray]]:
+        """Per decomposable sub-type (by name): its metric and the statistics of every example given so far (the
+        buffered chunk is scored first), for a sequential run's look at the evidence."""
+        self._score({})
+        return {
+            s.sub.name: (s.metric, s.metric.concat_statistics(s.rows))
+            for s in self._subs
+            if s.error is None and s.metric.decomposes
+        }
+
     def held(self) -> list[tuple[Any, list[np.ndarray], list[tuple[Column, ...]]]]:
         """Per sub-type, what a shard of a sharded pass hands back: its metric (with what ``statistics``
         learnt), its statistics rows and its global metric's fields, in example order."""

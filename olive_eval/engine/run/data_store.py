@@ -153,7 +153,10 @@ class DataStore:
         if key not in self._prepared:
             prepared = pre.prepare(self.source(name), context)
             self.preparations[key] = self.preparations.get(key, 0) + 1
-            self._prepared[key] = prepared.cached() if prepared.processor_key is not None else prepared
+            if self._run.sequential is not None:  # every model reads the one seeded order (held in memory)
+                self._prepared[key] = prepared.reordered(self._run.sequential.seed)
+            else:
+                self._prepared[key] = prepared.cached() if prepared.processor_key is not None else prepared
         post = build("post-process", dc.post_process_data_config)
         return DataView(
             dc,

@@ -9,20 +9,27 @@ throughput come last, in the timing rounds, which a stopped candidate skips.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from olive_eval.config.metric_set import joint_key
 from olive_eval.config.run import RunConfig
 from olive_eval.decide.goals import GoalCheck, apply_goals
 from olive_eval.engine.model.evidence import Evidence
-from olive_eval.engine.run.significance import confident_goal
+from olive_eval.engine.run.significance import confident_goal, first_examples, sequential_verdict
 from olive_eval.records.results import GoalResult, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.sequential import GoalDecision
 
 
 def goal_check(
-    run: RunConfig, base_evidence: dict[str, Evidence], candidate_evidence: dict[str, Evidence]
+    run: RunConfig,
+    base_evidence: dict[str, Evidence],
+    candidate_evidence: dict[str, Evidence],
+    decided: Mapping[str, GoalDecision] | None = None,
 ) -> GoalCheck:
-    """Goals with a confidence, decided on the paired evidence of the candidate and the baseline."""
+    """Goals with a confidence, decided on the paired evidence of the candidate and the baseline; ``decided``: a
+    sequential run's decisions, which stand for the bootstrap's verdict (a candidate that stopped early is
+    compared with the baseline on the examples it used: the first ones of the run's order)."""
     goals = {joint_key(m, s): s.goal for m in run.all_metrics for s in m.sub_types}
 
     def check(model: str, key: str, cand: SubMetricResult, base_sub: SubMetricResult) -> GoalResult | None:
@@ -32,7 +39,13 @@ def goal_check(
         base_ev, cand_ev = base_evidence.get(key), candidate_evidence.get(key)
         if base_ev is None or cand_ev is None:
             return None
-        return confident_goal(goal, bool(cand.higher_is_better), base_sub.value, cand.value, base_ev, cand_ev)
+        base_value = base_sub.value
+        if cand_ev.sample is not None and base_ev.sample is not None and len(cand_ev.sample) < len(base_ev.sample):
+            base_ev = Evidence(sample=first_examples(base_ev.sample, len(cand_ev.sample)))
+            base_value = base_ev.sample.metric.reduce(base_ev.sample.statistics).value
+        result = confident_goal(goal, bool(cand.higher_is_better), base_value, cand.value, base_ev, cand_ev)
+        decision = (decided or {}).get(key)
+        return result if decision is None else sequential_verdict(result, decision)
 
     return check
 

@@ -37,14 +37,16 @@ from olive_eval.engine.run.data_store import DataStore
 from olive_eval.engine.run.goals import goal_check, stages
 from olive_eval.engine.run.judges import RunJudges
 from olive_eval.engine.run.plan import make_plan
+from olive_eval.engine.run.sequential_run import SequentialRun, finished, open_sequential
 from olive_eval.engine.run.significance import RATIO_LEVEL, ratio_interval
 from olive_eval.engine.timing.timing_phase import TimingPhase, timing_inputs
-from olive_eval.engine.timing.timing_results import record_timing
+from olive_eval.engine.timing.timing_results import record_timing, timed_here, timing_statistics
 from olive_eval.engine.work.prediction_pass import PredictionPass
 from olive_eval.engine.work.timing import TimingRun
 from olive_eval.metrics.performance import SPREAD_STATISTICS
 from olive_eval.records.output_dir import folder_names
 from olive_eval.records.results import RESULTS_FILE, ModelResult, RunResult, SubMetricResult
+from olive_eval.records.sequential import decisions
 from olive_eval.records.writer import InstanceWriter
 from olive_eval.runtimes.base import ModelConfig
 
@@ -83,6 +85,7 @@ class Run:
         self.timing_runs = self.plan.units_of(TimingRun)
         #: the data configs the prediction passes read (a candidate added later must suit them)
         self.pass_data = [job.data_config for job in self.plan.units_of(PredictionPass)]
+        self.sequential, cache = SequentialRun.of(run, self.plan.units_of(PredictionPass), cache)
         self.out_dir = out_dir
         self.progress = progress
         self.candidates = list(run.candidates)
@@ -96,6 +99,7 @@ class Run:
             objectives=[o.key for o in objectives_of(run)],
             output_dir=str(out_dir),
             environment=environment,
+            sequential=self.sequential.lines if self.sequential is not None else {},
         )
         self.writer = InstanceWriter(out_dir, [m.name for m in run.all_metrics])
         #: whether a metric compares each model's outputs with the baseline's: the baseline's pass keeps them
@@ -132,6 +136,7 @@ class Run:
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
+        open_sequential(self.sequential, {name: self.data.source(name) for name in self.pass_data}, self.progress)
         claim()
         self.save(durable=False)
 
@@ -199,10 +204,12 @@ class Run:
         root = self.writer.outputs_dir(self.folders[base])
         return BaselineLink(self.out_dir, root, base, name == base, missing)
 
-    def _unit(self, model: ModelConfig) -> ModelUnit:
-        """The model's unit; with early stop, a candidate's carries the baseline its goals are checked against."""
+    def _unit(self, model: ModelConfig, full: bool = False) -> ModelUnit:
+        """The model's unit; a candidate's carries the baseline for early stop, its goals for sequential."""
         name, base = model.display_name(), self.result.baseline
         unit = ModelUnit(model, self.folders[name], baseline_outputs=self._baseline_outputs(name))
+        if self.sequential is not None and name != base and not full:
+            unit = replace(unit, sequential=self.sequential.unit(self.result, self.evidence, name))
         if self.config.early_stop and name != base:
             unit = replace(
                 unit,
@@ -223,14 +230,14 @@ class Run:
             return
         models = [m for m in models if self.timeable(m.display_name()) and m.display_name() not in self.reuse.timed]
         inputs = timing_inputs(self.config, self.data)
-        phase = TimingPhase(self.config, inputs, _statistics, self.progress, self.context)
+        phase = TimingPhase(self.config, inputs, timing_statistics, self.progress, self.context)
         outcomes = phase.measure(models, self.timing_runs)
         base = self.result.baseline
         for name, model_outcomes in outcomes.items():
             recorder = Recorder(name, self.result.models[name], self.evidence.setdefault(name, {}))
             record_timing(recorder, self.timing_runs, model_outcomes)
             settle_status(self.result.models[name], metric_keys(self.config.all_metrics))
-            _timed_here(self.result.models[name], self.executor)
+            timed_here(self.result.models[name], self.executor.node)
         if base in outcomes:
             keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
             base_result, base_evidence = self.result.models[base], self.evidence.get(base, {})
@@ -290,12 +297,23 @@ class Run:
                 continue
             base, base_evidence = self._baseline_for(name)
             view = RunResult(baseline=result.baseline, models={result.baseline: base, name: result.models[name]})
-            apply_goals(view, goals, goal_check(run, base_evidence, self.evidence.get(name, {})))
+            check = goal_check(run, base_evidence, self.evidence.get(name, {}), decisions(view.models[name].sequential))
+            apply_goals(view, goals, check)
         objectives = objectives_of(run)
         result.ranking = rank(result, objectives, [m.display_name() for m in self.candidates])
         result.best = result.ranking[0] if result.ranking else None
         mark_pareto(result, objectives)
         mark_headline(result, run.score_name)
+
+    def finish_best(self) -> None:
+        """``sequential.finish: best``: the best candidate evaluated again on all the data."""
+        todo = self.sequential.to_finish(self.result, self.candidates) if self.sequential is not None else None
+        if todo is not None:
+            (model, kept), name = todo, todo[0].display_name()
+            fresh = self.executor.run(self._unit(model, full=True))
+            self._record(name, finished(fresh, self.result.models[name], self.evidence.get(name, {}), kept))
+            self.finish()
+            self.save()
 
     def interrupted(self) -> RunInterrupted:
         """Record a Ctrl-C on the model being evaluated, save, and say so."""
@@ -330,20 +348,3 @@ class Run:
         except OSError as exc:
             failed[str(self.out_dir / RESULTS_FILE)] = exc.strerror or str(exc)
         self.result.write_errors = {**failed, **self.writer.errors}
-
-
-def _timed_here(result: ModelResult, executor: Executor) -> None:
-    """A model whose accuracy ran on another node (its runtimes name one): its timing runtimes name this one."""
-    if any("node" in entry for entry in result.runtimes):
-        here = executor.node()
-        for entry in result.runtimes:
-            entry.setdefault("node", here)
-
-
-def _statistics(job: TimingRun, batch_size: int) -> list[Any]:
-    """The functions of the timed seconds that adaptive repeats must pin down."""
-    return [
-        metric.metric_type.statistic(sub.name, batch_size)
-        for metric, sub in job.sub_types
-        if metric.metric_type.can_resample(sub.name)
-    ]

@@ -7,12 +7,16 @@ is met when the margin's lower ``1 - confidence`` quantile is at least zero.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from olive_eval.config.goal import Goal
 from olive_eval.decide.goals import threshold_from
 from olive_eval.engine.model.evidence import Evidence, paired_distribution
+from olive_eval.metrics.resampling import ExampleStats
 from olive_eval.records.results import GoalResult
+from olive_eval.records.sequential import GoalDecision
 
 
 def thresholds(goal_type: str, value: float, baseline: np.ndarray, higher_is_better: bool) -> np.ndarray:
@@ -54,6 +58,23 @@ def confident_goal(
         margin=point_margin,
         margin_bound=bound,
     )
+
+
+def first_examples(sample: ExampleStats, n: int) -> ExampleStats:
+    """The baseline's evidence on the first ``n`` examples of the run's order (a candidate that stopped there)."""
+    if sample.statistics is None:
+        raise ValueError("a global metric's evidence is never cut: its pass runs on all the data")
+    return ExampleStats(sample.metric, statistics=sample.statistics[:n])
+
+
+def sequential_verdict(result: GoalResult, decision: GoalDecision) -> GoalResult:
+    """A goal a sequential run decided: met or missed by the confidence sequence, its bound the margin bound
+    (an open goal keeps the bootstrap's verdict on the examples seen)."""
+    if decision.state == "open" or decision.lower is None or decision.upper is None:
+        return result
+    met = decision.state == "met"
+    bound = decision.lower if met else decision.upper
+    return replace(result, met=met, missed_by=None if met else max(0.0, -bound), margin_bound=bound)
 
 
 #: Resamples and level of the candidate/baseline ratio given with every latency and throughput value.

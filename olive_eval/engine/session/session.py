@@ -205,6 +205,12 @@ class Evaluation:
         self._guarded(work)
         return [self._view(model.display_name()) for model in models]
 
+    def finish_best(self) -> CandidateResult | None:
+        """A sequential loop's end with ``finish: best``: the best candidate evaluated again on all the data."""
+        self._check_open()
+        self._guarded(self._run.finish_best)
+        return self._view(self.best) if self.best is not None else None
+
     def record_failure(self, name: str, error: str) -> CandidateResult:
         """A candidate refused before it could load (a model kind olive-eval cannot evaluate, say): kept in
         results.json as failed, with ``error`` saying why, beside the models that were evaluated."""
@@ -228,6 +234,7 @@ class Evaluation:
                 m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
             ]
             self._run.evaluate_many(pending, durable=False)  # together where the executor can; last save below
+            self._run.finish_best()  # sequential's ``finish: best``: the best on all the data
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.timing_runs:
                 clock = time.perf_counter()

@@ -7,6 +7,7 @@ The phase (:mod:`olive_eval.engine.timing.timing_phase`) measures; this records,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -82,3 +83,20 @@ def record_timing(recorder: Recorder, jobs: list[TimingRun], outcomes: list[Timi
             if cv > BUSY_CV:
                 where = f"'{job.data_config}'" if job.data_config else "dummy inputs"
                 result.warnings.append(f"the machine was busy: timing CV {cv:.0f}% over {sample.runs} runs on {where}")
+
+
+def timed_here(result: ModelResult, node: Callable[[], dict[str, str]]) -> None:
+    """A model whose accuracy ran on another node (its runtimes name one): its timing runtimes name this one."""
+    if any("node" in entry for entry in result.runtimes):
+        here = node()
+        for entry in result.runtimes:
+            entry.setdefault("node", here)
+
+
+def timing_statistics(job: TimingRun, batch_size: int) -> list[Any]:
+    """The functions of the timed seconds that adaptive repeats must pin down."""
+    return [
+        metric.metric_type.statistic(sub.name, batch_size)
+        for metric, sub in job.sub_types
+        if metric.metric_type.can_resample(sub.name)
+    ]

@@ -19,6 +19,7 @@ from olive_eval.config.run import RunConfig
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runtime_settings import Settings, settings_key
 from olive_eval.engine.passes.baseline_outputs import BaselineLink
+from olive_eval.engine.passes.sequential import SequentialUnit
 from olive_eval.engine.run.context import RunContext
 from olive_eval.engine.run.data_store import DataStore
 from olive_eval.judges.base import Judges
@@ -66,6 +67,8 @@ class UnitContext:
     baseline: BaselineLink | None = None
     #: data config -> examples its last pass went over, shared by the model evaluations of one evaluator
     examples_seen: dict[str, int] = field(default_factory=dict)
+    #: a sequential run's candidate: its goals, decided chunk by chunk (None: every pass runs in full)
+    sequential: SequentialUnit | None = None
 
     def runtime(self, settings: Settings) -> Runtime:
         """The model loaded with ``settings`` (every distinct settings of the plan is loaded before units run)."""

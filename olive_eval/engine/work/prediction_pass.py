@@ -13,6 +13,7 @@ from olive_eval.engine.passes.baseline_outputs import pass_baseline
 from olive_eval.engine.passes.pass_loop import run_pass
 from olive_eval.engine.passes.repeats import with_repeats
 from olive_eval.engine.passes.scoring import scorer_for
+from olive_eval.engine.passes.sequential import SequentialStop
 from olive_eval.engine.passes.shards import sharded_pass
 from olive_eval.engine.run.data_store import DataView
 from olive_eval.engine.run.preflight import check_outputs
@@ -49,6 +50,9 @@ class PredictionPass(ModelUnit):
             for metric in self.metrics
         ]
         ctx.note(f"predicting on '{self.data_config}' and scoring {len(consumers)} metric(s)")
+        stopper = None
+        if ctx.sequential is not None:
+            stopper = SequentialStop(ctx.sequential, self.data_config, consumers, view.prepared.num_rows or 0)
         try:
             with (
                 recorder.stage(f"pass:{self.data_config}"),
@@ -56,8 +60,9 @@ class PredictionPass(ModelUnit):
                     ctx.progress, recorder.model_name, f"'{self.data_config}'", self._examples(ctx, view), "ex"
                 ) as task,
             ):
-                record = run_pass(runtime, view, [*([capture] if capture else []), *consumers], ctx.note, task)
-            ctx.examples_seen[self.data_config] = record.examples
+                record = run_pass(runtime, view, [*([capture] if capture else []), *consumers], ctx.note, task, stopper)
+            if stopper is None:
+                ctx.examples_seen[self.data_config] = record.examples
         except BaseException:
             for consumer in [*([capture] if capture else []), *consumers]:
                 consumer.discard()
@@ -65,6 +70,8 @@ class PredictionPass(ModelUnit):
         if capture is not None:
             capture.finish()
         recorder.record_pass(self.data_config, record)
+        if stopper is not None:
+            recorder.record_sequential(self.data_config, stopper.record())
         ctx.note(f"finishing the scores of {len(consumers)} metric(s) on '{self.data_config}'")
         for consumer in consumers:
             metric = consumer.metric

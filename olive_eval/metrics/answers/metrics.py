@@ -117,6 +117,7 @@ class ExactMatch(AnswerMetric):
 
     name = "exact_match"
     Config: ClassVar[type[StrictModel]] = ExactMatchConfig
+    example_range = (0.0, 1.0)
 
     def scores(self, predictions: list[str], answers: Answers) -> np.ndarray:
         normalize = not _verbatim(self.config.normalizer)  # type: ignore[attr-defined]

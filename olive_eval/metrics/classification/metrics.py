@@ -191,6 +191,20 @@ class _StatScoresMetric(Metric):
             totals, self.stat, c.average, task=self._task(totals), top_k=c.top_k, labels=c.labels
         )
 
+    def ratio_rows(self, statistics: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """Pooled (micro, or binary) accuracy is correct counts over counted ones, example by example."""
+        c = self.config
+        stats = np.asarray(statistics)
+        if self.stat != "accuracy" or self._class_order is not None or stats.ndim != 3 or len(stats) == 0:
+            return None
+        task = self._task(stats)
+        if task != "binary" and c.average != "micro":  # type: ignore[attr-defined]
+            return None
+        s = stats.astype(np.float64)
+        if task == "multiclass":
+            return s[..., K.TP].sum(axis=1), (s[..., K.TP] + s[..., K.FN]).sum(axis=1)
+        return (s[..., K.TP] + s[..., K.TN]).sum(axis=1), s.sum(axis=(1, 2))
+
     def reduce(self, statistics: np.ndarray) -> Score:
         statistics = np.asarray(statistics)
         if not statistics.any():  # every example adds to some count: nothing counted is 0 / 0
@@ -219,6 +233,7 @@ class AccuracyScore(_StatScoresMetric):
 
     name = "accuracy_score"
     stat = "accuracy"
+    example_range = (0.0, 1.0)  # pooled: each example's share of correct counts (see ratio_rows)
 
 
 @register_metric

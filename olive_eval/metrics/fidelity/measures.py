@@ -93,6 +93,7 @@ class Top1Agreement(FidelityMeasure):
     name = "top1_agreement"
     higher_is_better = True
     kind = Kind.INSTANCE
+    example_range = (0.0, 1.0)
     kernel = staticmethod(kernels.top1_agreement)
 
 
@@ -103,6 +104,7 @@ class TopKAgreement(FidelityMeasure):
     name = "topk_agreement"
     higher_is_better = True
     kind = Kind.INSTANCE
+    example_range = (0.0, 1.0)
     Config = TopKConfig
     kernel = staticmethod(kernels.topk_agreement)
 

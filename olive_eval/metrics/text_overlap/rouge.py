@@ -73,6 +73,7 @@ class _Rouge(Metric):
 
     higher_is_better = True
     kind = Kind.INSTANCE
+    example_range = (0.0, 1.0)  # each example's F-measure
     reads = ("prediction", "references")
     Config: ClassVar[type[StrictModel]] = RougeConfig
     extra = EXTRA

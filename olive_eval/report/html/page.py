@@ -2,7 +2,7 @@
 
 Sections (element ids): ``sec-summary`` (ranking table ``oe-ranking``), ``sec-pareto``, ``sec-values``
 (``oe-values``), ``sec-fidelity`` (``oe-fidelity``; only in a run with fidelity metrics), ``sec-timing``,
-``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``), ``sec-missing`` (what the run did not
+``sec-sequential`` (a sequential run's bounds), ``sec-classes``, ``sec-examples``, ``sec-environment`` (``oe-environment``), ``sec-missing`` (what the run did not
 leave, each a ``p.oe-note``). Chart ids: see :mod:`olive_eval.report.html`.
 """
 
@@ -27,6 +27,7 @@ from olive_eval.report.html.data_run import default_axes, model_order, numeric_s
 from olive_eval.report.html.data_timing import timing_keys_without_runs, timing_views
 from olive_eval.report.html.fig_details import confusion_chart, curve_charts, per_class_chart, reliability_chart
 from olive_eval.report.html.fig_run import PARETO_ID, pareto_data, pareto_figure, value_charts
+from olive_eval.report.html.fig_sequential import sequential_charts
 from olive_eval.report.html.fig_timing import timing_charts
 from olive_eval.report.html.source import load_run
 from olive_eval.report.html.tables import (
@@ -86,6 +87,10 @@ def build_page(output_dir: Path, result: RunResult) -> str:
     fidelity = fidelity_view(result, names)
     if fidelity is not None:
         page.sections.append(_fidelity(page, output_dir, result, names, ids, fidelity))
+    sequential = sequential_charts(result, names, ids)
+    if sequential:
+        caption = "<p class='oe-caption'>Each candidate's bounds on its mean margin over the goal: met above 0.</p>"
+        page.sections.append(_section("sec-sequential", "Sequential decisions", caption + page.charts(sequential)))
     page.sections.append(_timing(page, result, names, ids))
     page.sections.append(_classes(page, result, names, ids))
     skip = {m.stem for m in fidelity.metrics} if fidelity is not None else set()
@@ -100,6 +105,7 @@ def build_page(output_dir: Path, result: RunResult) -> str:
             ("sec-pareto", "Pareto"),
             ("sec-values", "Values"),
             *([("sec-fidelity", "Fidelity")] if fidelity is not None else []),
+            *([("sec-sequential", "Sequential")] if sequential else []),
             ("sec-timing", "Timing"),
             ("sec-classes", "Per class"),
             ("sec-examples", "Worst examples"),
