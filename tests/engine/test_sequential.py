@@ -391,3 +391,24 @@ def test_finish_best_in_a_session_keeps_the_timing_rounds_the_best_ran_in(sweep)
     assert list(best.model.metrics) == ["acc-accuracy_score", "lat-avg"]
     assert best.model.metrics["lat-avg"] == timed and best.model.timings["lat"].rounds
     assert best.goals_met and best.model.sequential["d"].finished
+
+
+def test_a_goal_left_open_is_checked_at_the_end_at_half_the_error_and_reports_its_own_confidence(sweep, monkeypatch):
+    """The sequence spends alpha / 2 on a wrong keep; the end-of-data check spends the other half (docs/sequential.md)."""
+    import olive_eval.engine.run.goals as goals
+
+    asked: list[float] = []
+    checked = goals.confident_goal
+
+    def recording(goal, *args):
+        asked.append(goal.confidence)
+        return checked(goal, *args)
+
+    monkeypatch.setattr(goals, "confident_goal", recording)
+    result = evaluate(sweep.config({"edge": 0.88, "good": 0.95}, sequential={"min_examples": 200}))
+    edge, good = (result.models[name].metrics["acc-accuracy_score"].goal for name in ("edge", "good"))
+    assert result.models["edge"].sequential["d"].goals["acc-accuracy_score"].state == "open"
+    assert result.models["good"].sequential["d"].goals["acc-accuracy_score"].state == "met"
+    stated = edge.confidence
+    assert stated is not None and good.confidence == stated
+    assert set(asked) == {stated, 1 - (1 - stated) / 2}  # good: the stated level; edge (open): alpha / 2
