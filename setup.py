@@ -1,7 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds, and exact_match and the rank statistics run
-their numpy kernels.
+``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics and the
+ranking curves run their numpy kernels.
 """
 
 from setuptools import Extension, setup
@@ -11,6 +11,11 @@ setup(
         Extension(
             "olive_eval.metrics.answers._exact_match",
             ["olive_eval/metrics/answers/_exact_match.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.classification._curves",
+            ["olive_eval/metrics/classification/_curves.c"],
             optional=True,
         ),
         Extension(
