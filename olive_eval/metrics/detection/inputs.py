@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from olive_eval.metrics.detection.boxes import as_xywh, check_boxes, check_scores
+from olive_eval.metrics.detection.flat_boxes import flat_boxes
 from olive_eval.metrics.detection.masks import RLEs, check_size, from_runs, mask_runs, to_rles
 from olive_eval.metrics.detection.polygons import as_ring, signed_area
 
@@ -116,7 +117,12 @@ def from_per_image(
     cols: dict[str, list] = {
         k: [] for k in ("gi", "gl", "ga", "gc", "gb", "gm", "gp", "di", "dl", "ds", "da", "db", "dm", "dp")
     }
-    for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
+    flat = None
+    if iou_type == "bbox":  # every image's arrays at once; None: the loop below names the problem
+        flat = flat_boxes(predictions, references, box_format=box_format, score_thresholds=score_thresholds)
+        cols.update({k: [v] for k, v in (flat or {}).items()})
+    pairs = zip(predictions, references, strict=True) if flat is None else ()
+    for i, (pred, ref) in enumerate(pairs):
         name = start + i
         for side, item, keys in (
             ("predictions", pred, ("labels", "scores", geo)),
