@@ -1,7 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics and the
-ranking curves run their numpy kernels.
+``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
+ranking curves and the violation reader run their numpy (or Python) forms.
 """
 
 from setuptools import Extension, setup
@@ -16,6 +16,11 @@ setup(
         Extension(
             "olive_eval.metrics.classification._curves",
             ["olive_eval/metrics/classification/_curves.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.violations._columns",
+            ["olive_eval/metrics/violations/_columns.c"],
             optional=True,
         ),
         Extension(
