@@ -19,8 +19,8 @@ are compared with pycocotools' (largest absolute difference, and whether they ar
 arrays, ``xywh``), ``compute_metric("map", predictions, references, box_format="xywh")`` timed whole (the
 per-image input path, matching, accumulation) against faster-coco-eval's ``evaluate`` + ``accumulate`` +
 ``summarize`` on its built ``COCO`` and ``loadRes`` objects (and, for information, with those built too);
-median of ``--repeat`` interleaved runs; the mAP must be identical to pycocotools' ``summarize`` of
-faster-coco-eval's precision array (faster-coco-eval's own ``stats[0]``, averaged in C++, differs in the last bit).
+median of ``--repeat`` interleaved runs; the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's
+precision array to 1e-15 (the sub-type averages per resampling list, so its last bit can differ).
 
 Run: ``python bench/bench_coco.py`` (about 2 minutes on 2 cores), ``--images 1000`` or ``--quick`` to
 shrink it.
@@ -187,12 +187,12 @@ def compute_metric_row(gt: dict[str, Any], dets: list[dict[str, Any]], repeat: i
     print(f"compute_metric('map') {ours:8.3f} s, faster-coco-eval evaluate+accumulate+summarize {fast:8.3f} s")
     print(f"ratio compute_metric / faster-coco-eval = {ours / fast:.4f}  (target <= 0.05; median of {repeat})")
     print(f"ratio compute_metric / faster-coco-eval with COCO()+loadRes = {ours / fast_built:.4f}")
-    same = values["ours"] == values["faster-coco-eval"]
+    diff = abs(values["ours"] - values["faster-coco-eval"])
     print(
         f"map {values['ours']!r} vs pycocotools' mean of faster-coco-eval's precision {values['faster-coco-eval']!r}: "
-        f"identical {same} (faster-coco-eval's own stats[0] {values['stats[0]']!r}, summed in C++)"
+        f"|diff| {diff:.1e} (faster-coco-eval's own stats[0] {values['stats[0]']!r})"
     )
-    if not same:
+    if diff > 1e-15:  # the sub-type's mean runs per resampling list (accumulation.py): the last bit may differ
         raise SystemExit("VALUES DIFFER from faster-coco-eval")
 
 
