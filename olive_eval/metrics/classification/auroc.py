@@ -90,9 +90,13 @@ def auroc(
             raise ValueError(f"multiclass auroc needs per-class scores [N, C], got {list(p.shape)}")
         n_cls, why = resolve_num_classes(p, t, valid, num_classes)
         check_labels(t, n_cls, "references", why=why, valid=valid)
-        p, t = softmax_if_logits(p[valid]), t[valid].astype(np.int64)
-        positive = one_hot(t, n_cls)
-        negative = ~positive
+        if not valid.all():  # no copy of the [N, C] scores when nothing is ignored
+            p, t = p[valid], t[valid]
+        p, t = softmax_if_logits(p), t.astype(np.int64)
+        if average == "micro":
+            positive = one_hot(t, n_cls)
+            return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), ~positive.reshape(-1, 1))[0])
+        return _reduce(_class_aucs(p, t), np.bincount(t, minlength=n_cls), average)
     else:
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
@@ -101,15 +105,19 @@ def auroc(
         positive, negative = (t == 1) & valid, (t == 0) & valid
     if average == "micro":
         return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), negative.reshape(-1, 1))[0])
-    per_class = _class_aucs(p, t) if task == "multiclass" else _auc_columns(p.astype(np.float64), positive, negative)
+    return _reduce(_auc_columns(p, positive, negative), positive.sum(axis=0), average)
+
+
+def _reduce(per_class: np.ndarray, support: np.ndarray, average: Average) -> float | np.ndarray:
+    """``average`` of per-class AUCs (``support``: each class's positives), leaving out the undefined (NaN) ones."""
     if average == "none":
         return per_class
     defined = ~np.isnan(per_class)
     if not defined.any():
         return float("nan")
     if average == "weighted":
-        support = positive.sum(axis=0).astype(np.float64)[defined]
-        return float(safe_divide((support * per_class[defined]).sum(), support.sum()))
+        weights = support.astype(np.float64)[defined]
+        return float(safe_divide((weights * per_class[defined]).sum(), weights.sum()))
     return float(per_class[defined].mean())
 
 
