@@ -1,7 +1,8 @@
 """The optional C extension; everything else is in pyproject.toml.
 
 ``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
-speech edit counts and BLEU's statistics run their numpy/Python kernels.
+speech edit counts, BLEU's statistics, the ranking curves and the violation reader run their numpy (or Python)
+forms.
 """
 
 from setuptools import Extension, setup
@@ -11,6 +12,16 @@ setup(
         Extension(
             "olive_eval.metrics.answers._exact_match",
             ["olive_eval/metrics/answers/_exact_match.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.classification._curves",
+            ["olive_eval/metrics/classification/_curves.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.violations._columns",
+            ["olive_eval/metrics/violations/_columns.c"],
             optional=True,
         ),
         Extension(

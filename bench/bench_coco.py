@@ -15,6 +15,13 @@ default: it takes about a minute at full size).
 The precision ``[T, R, K, A, M]`` and recall ``[T, K, A, M]`` arrays of olive-eval and faster-coco-eval
 are compared with pycocotools' (largest absolute difference, and whether they are identical).
 
+``--compute-metric``: the user's path instead. The same set as torchmetrics-style per-image dicts (numpy
+arrays, ``xywh``), ``compute_metric("map", predictions, references, box_format="xywh")`` timed whole (the
+per-image input path, matching, accumulation) against faster-coco-eval's ``evaluate`` + ``accumulate`` +
+``summarize`` on its built ``COCO`` and ``loadRes`` objects (and, for information, with those built too);
+median of ``--repeat`` interleaved runs; the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's
+precision array to 1e-15 (the sub-type averages per resampling list, so its last bit can differ).
+
 Run: ``python bench/bench_coco.py`` (about 2 minutes on 2 cores), ``--images 1000`` or ``--quick`` to
 shrink it.
 """
@@ -131,6 +138,64 @@ def quiet(func: Callable[[], Any]) -> Callable[[], Any]:
     return run
 
 
+def per_image(gt: dict[str, Any], dets: list[dict[str, Any]]) -> tuple[list[dict], list[dict]]:
+    """The set as torchmetrics-style dicts of numpy arrays, one per image in image order, boxes ``xywh``."""
+    at = {image["id"]: k for k, image in enumerate(gt["images"])}
+    refs: list[dict[str, list]] = [{"boxes": [], "labels": [], "iscrowd": [], "area": []} for _ in at]
+    preds: list[dict[str, list]] = [{"boxes": [], "scores": [], "labels": []} for _ in at]
+    for a in gt["annotations"]:
+        r = refs[at[a["image_id"]]]
+        r["boxes"].append(a["bbox"]), r["labels"].append(a["category_id"])
+        r["iscrowd"].append(a["iscrowd"]), r["area"].append(a["area"])
+    for d in dets:
+        p = preds[at[d["image_id"]]]
+        p["boxes"].append(d["bbox"]), p["scores"].append(d["score"]), p["labels"].append(d["category_id"])
+
+    def arrays(item: dict[str, list]) -> dict[str, np.ndarray]:
+        out = {k: np.asarray(v, np.int64 if k in ("labels", "iscrowd") else np.float64) for k, v in item.items()}
+        out["boxes"] = out["boxes"].reshape(-1, 4)
+        return out
+
+    return [arrays(p) for p in preds], [arrays(r) for r in refs]
+
+
+def compute_metric_row(gt: dict[str, Any], dets: list[dict[str, Any]], repeat: int) -> None:
+    from faster_coco_eval import COCO as FasterCOCO
+    from faster_coco_eval import COCOeval_faster
+
+    from olive_eval import compute_metric
+
+    preds, refs = per_image(gt, dets)
+    ours_t, fast_t, fast_built_t, values = [], [], [], {}
+    for _ in range(repeat):
+        start = time.perf_counter()
+        values["ours"] = float(compute_metric("map", preds, refs, box_format="xywh"))
+        ours_t.append(time.perf_counter() - start)
+        with contextlib.redirect_stdout(io.StringIO()):
+            start = time.perf_counter()
+            coco_gt = FasterCOCO(copy.deepcopy(gt))
+            ev = COCOeval_faster(coco_gt, coco_gt.loadRes(copy.deepcopy(dets)), "bbox")
+            built = time.perf_counter()
+            ev.evaluate(), ev.accumulate(), ev.summarize()
+            done = time.perf_counter()
+        fast_t.append(done - built)
+        fast_built_t.append(done - start)
+        precision = ev.eval["precision"][:, :, :, 0, -1]  # area "all", the last maxDets: pycocotools' summarize
+        values["faster-coco-eval"] = float(np.mean(precision[precision > -1]))
+        values["stats[0]"] = float(ev.stats[0])
+    ours, fast, fast_built = (statistics.median(t) for t in (ours_t, fast_t, fast_built_t))
+    print(f"compute_metric('map') {ours:8.3f} s, faster-coco-eval evaluate+accumulate+summarize {fast:8.3f} s")
+    print(f"ratio compute_metric / faster-coco-eval = {ours / fast:.4f}  (target <= 0.05; median of {repeat})")
+    print(f"ratio compute_metric / faster-coco-eval with COCO()+loadRes = {ours / fast_built:.4f}")
+    diff = abs(values["ours"] - values["faster-coco-eval"])
+    print(
+        f"map {values['ours']!r} vs pycocotools' mean of faster-coco-eval's precision {values['faster-coco-eval']!r}: "
+        f"|diff| {diff:.1e} (faster-coco-eval's own stats[0] {values['stats[0]']!r})"
+    )
+    if diff > 1e-15:  # the sub-type's mean runs per resampling list (accumulation.py): the last bit may differ
+        raise SystemExit("VALUES DIFFER from faster-coco-eval")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--images", type=int, default=5000, help="number of images (default 5000)")
@@ -138,6 +203,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs of olive-eval and faster-coco-eval (median)")
     parser.add_argument("--repeat-pycocotools", type=int, default=1, help="runs of pycocotools (median)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compute-metric", action="store_true", help="compute_metric on per-image dicts")
     args = parser.parse_args()
     n_images = 1000 if args.quick else args.images
 
@@ -148,6 +214,10 @@ def main() -> None:
         f"synthetic set: {n_images:,} images, {len(gt['annotations']):,} ground-truth boxes, "
         f"{len(dets):,} detections, {n_cat} categories (seed {args.seed}, built in {time.perf_counter() - start:.1f} s)"
     )
+
+    if args.compute_metric:
+        compute_metric_row(gt, dets, args.repeat)
+        return
 
     from faster_coco_eval import COCO as FasterCOCO
     from faster_coco_eval import COCOeval_faster

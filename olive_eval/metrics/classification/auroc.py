@@ -1,4 +1,4 @@
-"""AUROC of classification scores: one sort per class column, ties as one diagonal step. Pure numpy.
+"""AUROC of classification scores: one sort per class column, ties as one diagonal step (:func:`.curves.curve_sums`).
 
 Arguments mean what they mean to torchmetrics' task-style ``auroc`` (see :mod:`.stat_scores`); the registered
 ``auroc`` metric (:mod:`.metrics`) adapts its config to :func:`auroc`.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from olive_eval.metrics.classification.curves import CurveSums, curve_sums, curves_extension
 from olive_eval.metrics.classification.inputs import Task, check_binary, check_labels, prepare, resolve_num_classes
 from olive_eval.metrics.classification.stat_scores import (
     AVERAGES,
@@ -17,40 +18,29 @@ from olive_eval.metrics.classification.stat_scores import (
     softmax_if_logits,
 )
 
-_trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 has only trapz
-_AUC_CHUNK = 1 << 23  # elements per block of columns sorted at once (bounds memory for N x C scores)
-
 
 def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> np.ndarray:
-    """Trapezoidal ROC AUC of every column of ``scores`` [N, K]; ``positive``/``negative`` [N, K] mark
-    which entries count as each (an entry that is neither, e.g. ignored, moves neither axis).
+    """ROC AUC of every column of ``scores`` [N, K]; ``positive``/``negative`` [N, K] mark which entries count
+    as each (an entry that is neither, e.g. ignored, moves neither axis).
 
-    One descending sort per column, cumulative tp/fp counts, and every point moved to the end of its
-    tie group, so tied scores form one diagonal step (thresholds are the distinct scores). A column
-    without positives (or without negatives) has no ROC curve: its AUC is NaN, undefined (torchmetrics
-    reports 0.0, which reads as "always wrong"; scikit-learn refuses).
+    Each column is one curve of :func:`.curves.curve_sums` (one sort, ties as one diagonal step, the trapezoids
+    summed exactly in integers; in C when built). A column without positives (or without negatives) has no ROC
+    curve: its AUC is NaN, undefined (torchmetrics reports 0.0, which reads as "always wrong"; scikit-learn refuses).
     """
-    n, k = scores.shape
-    out = np.full(k, np.nan)
-    if n == 0:
-        return out
-    step = max(1, _AUC_CHUNK // n)
-    for lo in range(0, k, step):  # blocks of columns, never a loop over examples
-        # rows = classes, contiguous along examples; order within a tie group does not matter
-        s = np.ascontiguousarray(scores[:, lo : lo + step].T, dtype=np.float64)
-        order = np.argsort(s, axis=1)[:, ::-1]
-        s = np.take_along_axis(s, order, axis=1)
-        tps = np.cumsum(np.take_along_axis(positive[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
-        fps = np.cumsum(np.take_along_axis(negative[:, lo : lo + step].T, order, axis=1), axis=1, dtype=np.float64)
-        is_end = np.ones(s.shape, bool)
-        is_end[:, :-1] = s[:, :-1] != s[:, 1:]
-        group_end = np.minimum.accumulate(np.where(is_end, np.arange(n), n - 1)[:, ::-1], axis=1)[:, ::-1]
-        tpr = safe_divide(np.take_along_axis(tps, group_end, axis=1), tps[:, -1:])
-        fpr = safe_divide(np.take_along_axis(fps, group_end, axis=1), fps[:, -1:])
-        zero = np.zeros((len(s), 1))
-        out[lo : lo + step] = _trapezoid(np.hstack([zero, tpr]), np.hstack([zero, fpr]), axis=1)
-    out[(positive.sum(axis=0) == 0) | (negative.sum(axis=0) == 0)] = np.nan
+    out = np.full(scores.shape[1], np.nan)
+    for k in range(scores.shape[1]):
+        counted = positive[:, k] | negative[:, k]
+        s, y = (scores[:, k], positive[:, k]) if counted.all() else (scores[counted, k], positive[counted, k])
+        out[k] = curve_sums(s, y).roc_auc
     return out
+
+
+def _class_aucs(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """One-vs-rest ROC AUC of every column of ``scores`` [N, C] against integer ``labels`` [N] (all counted)."""
+    if curves_extension is not None and scores.size and scores.min() >= 0:  # every column in one call
+        sums = curves_extension.class_curve_sums(np.asarray(scores, np.float64), labels.astype(np.int64))
+        return np.array([CurveSums(*t).roc_auc for t in sums], dtype=np.float64)
+    return np.array([curve_sums(scores[:, c], labels == c).roc_auc for c in range(scores.shape[1])], np.float64)
 
 
 def binary_auroc(scores: object, targets: object) -> float:
@@ -100,9 +90,13 @@ def auroc(
             raise ValueError(f"multiclass auroc needs per-class scores [N, C], got {list(p.shape)}")
         n_cls, why = resolve_num_classes(p, t, valid, num_classes)
         check_labels(t, n_cls, "references", why=why, valid=valid)
-        p, t = softmax_if_logits(p[valid]), t[valid].astype(np.int64)
-        positive = one_hot(t, n_cls)
-        negative = ~positive
+        if not valid.all():  # no copy of the [N, C] scores when nothing is ignored
+            p, t = p[valid], t[valid]
+        p, t = softmax_if_logits(p), t.astype(np.int64)
+        if average == "micro":
+            positive = one_hot(t, n_cls)
+            return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), ~positive.reshape(-1, 1))[0])
+        return _reduce(_class_aucs(p, t), np.bincount(t, minlength=n_cls), average)
     else:
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
@@ -111,15 +105,19 @@ def auroc(
         positive, negative = (t == 1) & valid, (t == 0) & valid
     if average == "micro":
         return float(_auc_columns(p.reshape(-1, 1), positive.reshape(-1, 1), negative.reshape(-1, 1))[0])
-    per_class = _auc_columns(p.astype(np.float64), positive, negative)
+    return _reduce(_auc_columns(p, positive, negative), positive.sum(axis=0), average)
+
+
+def _reduce(per_class: np.ndarray, support: np.ndarray, average: Average) -> float | np.ndarray:
+    """``average`` of per-class AUCs (``support``: each class's positives), leaving out the undefined (NaN) ones."""
     if average == "none":
         return per_class
     defined = ~np.isnan(per_class)
     if not defined.any():
         return float("nan")
     if average == "weighted":
-        support = positive.sum(axis=0).astype(np.float64)[defined]
-        return float(safe_divide((support * per_class[defined]).sum(), support.sum()))
+        weights = support.astype(np.float64)[defined]
+        return float(safe_divide((weights * per_class[defined]).sum(), weights.sum()))
     return float(per_class[defined].mean())
 
 

@@ -13,6 +13,10 @@ precision-recall curves at fixed thresholds are in :mod:`.pr_curves`.
 
 Non-negative float scores are sorted as ``uint64`` keys (the bit pattern shifted left, the label in the
 freed sign bit): one radix-friendly sort and no gather. Negative scores fall back to ``argsort``.
+
+ROC AUC and average precision need only two sums over the curve (:func:`curve_sums`): the optional C extension
+``_curves`` computes them in one radix sort of those keys (no curve arrays), the numpy form from
+:func:`binary_curve`; the tests hold the two equal.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ from olive_eval.metrics.classification.thresholds import (
     check_thresholds,
 )
 
+try:
+    from olive_eval.metrics.classification import _curves as curves_extension
+except ImportError:  # installed without a C compiler: the numpy form
+    curves_extension = None
+
 __all__ = [
     "BinaryCurve",
     "average_precision",
@@ -39,6 +48,7 @@ __all__ = [
     "binary_roc_auc",
     "curve_average_precision",
     "curve_roc_auc",
+    "curve_sums",
     "macro_average",
     "roc_auc",
 ]
@@ -103,22 +113,54 @@ def binary_curve(scores: object, positive: object) -> BinaryCurve:
 
 def curve_roc_auc(curve: BinaryCurve) -> float:
     """Trapezoidal area under the ROC curve, summed exactly in integers; NaN without positives or negatives."""
-    p, n = curve.positives, curve.negatives
-    if p == 0 or n == 0:
-        return float("nan")
-    tps, fps = np.r_[0, curve.tps], np.r_[0, curve.fps]
-    twice_area = int(np.dot(np.diff(fps), tps[1:] + tps[:-1]))
-    return twice_area / (2 * p * n)
+    return numpy_curve_sums(curve).roc_auc
 
 
 def curve_average_precision(curve: BinaryCurve) -> float:
     """``sum((R_k - R_{k-1}) * P_k)`` over distinct scores; NaN without positives."""
-    p = curve.positives
-    if p == 0:
-        return float("nan")
-    gained = np.diff(curve.tps, prepend=0)
+    return numpy_curve_sums(curve).average_precision
+
+
+@dataclass(frozen=True)
+class CurveSums:
+    """What ROC AUC and average precision read of a curve: the positives and negatives, ``twice_area`` =
+    ``sum((fp_k - fp_{k-1}) * (tp_k + tp_{k-1}))`` (an integer) and ``ap_sum`` = ``sum((tp_k - tp_{k-1}) * P_k)``."""
+
+    positives: int
+    negatives: int
+    twice_area: int
+    ap_sum: float
+
+    @property
+    def roc_auc(self) -> float:
+        p, n = self.positives, self.negatives
+        return float("nan") if p == 0 or n == 0 else self.twice_area / (2 * p * n)
+
+    @property
+    def average_precision(self) -> float:
+        return float("nan") if self.positives == 0 else float(self.ap_sum / self.positives)
+
+
+def numpy_curve_sums(curve: BinaryCurve) -> CurveSums:
+    """:class:`CurveSums` of a counting curve (the numpy form)."""
+    p, n = curve.positives, curve.negatives
+    if p == 0 and n == 0:
+        return CurveSums(0, 0, 0, 0.0)
+    tps, fps = np.r_[0, curve.tps], np.r_[0, curve.fps]
+    twice_area = int(np.dot(np.diff(fps), tps[1:] + tps[:-1]))
     precision = curve.tps / (curve.tps + curve.fps)  # never 0 / 0: every distinct score has an example
-    return float(np.dot(gained, precision) / p)
+    return CurveSums(p, n, twice_area, float(np.dot(np.diff(tps), precision)))
+
+
+def curve_sums(scores: np.ndarray, positive: np.ndarray, *, native: bool = True) -> CurveSums:
+    """:class:`CurveSums` of ``[N]`` finite scores against ``[N]`` booleans; in C when built (``native``) and the
+    scores are non-negative, else through :func:`binary_curve`."""
+    s = np.asarray(scores, dtype=np.float64)
+    s = s if s.ndim == 1 else s.reshape(-1)  # a column of a wider array stays a strided view: C reads it in place
+    y = np.asarray(positive, dtype=bool).reshape(-1)
+    if native and curves_extension is not None and len(s) == len(y) and s.size and s.min() >= 0:
+        return CurveSums(*curves_extension.curve_sums(s, y))  # s.min() is NaN (not >= 0) if any score is NaN
+    return numpy_curve_sums(binary_curve(s, y))
 
 
 def _binary_targets(targets: object, n: int) -> np.ndarray:
@@ -135,13 +177,13 @@ def _binary_targets(targets: object, n: int) -> np.ndarray:
 def binary_roc_auc(scores: object, targets: object) -> float:
     """ROC AUC of ``[N]`` scores against ``{0, 1}`` targets (scikit-learn's ``roc_auc_score``; NaN if undefined)."""
     s = np.asarray(scores)
-    return curve_roc_auc(binary_curve(s, _binary_targets(targets, s.size)))
+    return curve_sums(s, _binary_targets(targets, s.size)).roc_auc
 
 
 def binary_average_precision(scores: object, targets: object) -> float:
     """Average precision of ``[N]`` scores (scikit-learn's ``average_precision_score``; NaN without positives)."""
     s = np.asarray(scores)
-    return curve_average_precision(binary_curve(s, _binary_targets(targets, s.size)))
+    return curve_sums(s, _binary_targets(targets, s.size)).average_precision
 
 
 def binary_counts(scores: object, targets: object, thresholds: Sequence[float] = (0.5,)) -> np.ndarray:
@@ -164,10 +206,13 @@ def binary_f1(scores: object, targets: object, threshold: float = 0.5) -> float:
 
 
 def _per_class(
-    scores: object, labels: object, measure: Callable[[BinaryCurve], float]
+    scores: object, labels: object, measure: Callable[[CurveSums], float]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s, y = check_scores_labels(scores, labels, probabilities=False)
-    values = np.array([measure(binary_curve(s[:, c], y == c)) for c in range(s.shape[1])])
+    if curves_extension is not None and s.size and s.min() >= 0:  # every column in one call, keys in blocks
+        sums = curves_extension.class_curve_sums(s, y)
+        return np.array([measure(CurveSums(*t)) for t in sums], dtype=np.float64), s, y
+    values = np.array([measure(curve_sums(s[:, c], y == c)) for c in range(s.shape[1])], dtype=np.float64)
     return values, s, y
 
 
@@ -180,7 +225,7 @@ def roc_auc(scores: object, labels: object, *, convention: Literal["sklearn", "v
     multi_class="ovr", average="macro")`` is ``undefined="nan"``, valor-lite's ``mROCAUC`` is the plain
     mean of the ``valor`` values.
     """
-    values, s, _ = _per_class(scores, labels, curve_roc_auc)
+    values, s, _ = _per_class(scores, labels, lambda sums: sums.roc_auc)
     if convention == "valor":
         values[np.isnan(values)] = 0.0
         if len(s):
@@ -196,7 +241,7 @@ def average_precision(scores: object, labels: object) -> np.ndarray:
     scikit-learn's ``average_precision_score(one_hot(labels), scores, average="macro")`` counts such a
     class as 0: :func:`macro_average` with ``undefined="zero"``.
     """
-    return _per_class(scores, labels, curve_average_precision)[0]
+    return _per_class(scores, labels, lambda sums: sums.average_precision)[0]
 
 
 def macro_average(per_class: np.ndarray, *, undefined: Undefined = "skip") -> float:

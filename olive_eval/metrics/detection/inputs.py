@@ -24,6 +24,7 @@ import numpy as np
 
 from olive_eval.metrics.detection.boxes import as_xywh, check_scores
 from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
+from olive_eval.metrics.detection.flat_boxes import flat_boxes
 from olive_eval.metrics.detection.labels import Names, parse_labels
 from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
 from olive_eval.metrics.detection.polygons import Shape, as_polygon
@@ -123,7 +124,12 @@ def from_per_image(
     }
     names: Names = {}
     kinds: set[bool] = set()  # text labels seen (True), integer labels seen (False): they must not mix
-    for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
+    flat = None
+    if iou_type == "bbox":  # every image's arrays at once (integer labels); None: the loop below reads them
+        flat = flat_boxes(predictions, references, box_format=box_format, score_thresholds=score_thresholds)
+        cols.update({k: [v] for k, v in (flat or {}).items()})
+    pairs = zip(predictions, references, strict=True) if flat is None else ()
+    for i, (pred, ref) in enumerate(pairs):
         name = start + i
         for side, item, keys in (
             ("predictions", pred, ("labels", "scores", geo)),

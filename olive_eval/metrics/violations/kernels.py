@@ -268,15 +268,13 @@ def greedy_by_document(
         board[slot, i, j] = scores[sel]
         owner = np.full((len(docs), n_p, n_g), -1, dtype=np.int64)
         owner[slot, i, j] = sel
-        live = np.arange(len(docs))
-        for _ in range(min(n_p, n_g)):
-            flat = board[live].reshape(len(live), -1)
+        flat, every = board.reshape(len(docs), -1), np.arange(len(docs))
+        for _ in range(min(n_p, n_g)):  # the whole board each step: no copy of the documents still open
             best = flat.argmax(axis=1)
-            found = flat[np.arange(len(live)), best] > -np.inf
-            live, best = live[found], best[found]
+            live = np.flatnonzero(flat[every, best] > -np.inf)
             if not len(live):
                 break
-            bi, bj = np.divmod(best, n_g)
+            bi, bj = np.divmod(best[live], n_g)
             taken.append(owner[live, bi, bj])
             board[live, bi, :] = -np.inf
             board[live, :, bj] = -np.inf
