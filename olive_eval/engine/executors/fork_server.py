@@ -1,6 +1,8 @@
 """Starting the ``process`` executor's children: multiprocessing's fork server, started once with what every
 child imports (the engine, the run's runtimes, the libraries a first batch needs), so each child forks from it
-in milliseconds; and a child started without importing the parent's ``__main__`` again.
+in milliseconds; and a child started without importing the parent's ``__main__`` again. The server is forked
+from this process where that is clean (:mod:`olive_eval.engine.executors.forked_server`), else started as a new
+interpreter that imports them.
 """
 
 from __future__ import annotations
@@ -37,9 +39,12 @@ def fork_context(preload: list[str]) -> Any:
         return multiprocessing.get_context("spawn")
     from multiprocessing import forkserver
 
+    from olive_eval.engine.executors.forked_server import ensure_forked
+
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(preload)  # read when the server starts: the first run's list stays
-    forkserver.ensure_running()
+    if not ensure_forked(preload):
+        forkserver.ensure_running()
     return context
 
 
