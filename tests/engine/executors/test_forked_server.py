@@ -17,6 +17,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.engine.executors import forked_server
+from tests.helpers import ToyProblem
 
 ACCURACY = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}]
 
@@ -83,24 +84,34 @@ def gone(pid: int, within_s: float = 60.0) -> bool:
     return False
 
 
-def test_the_server_is_forked_from_the_run_holds_none_of_its_files_and_leaves_with_it(toy):
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The same run in two fresh interpreters, forking the server and, with a second thread, not; and locally."""
+    toy = ToyProblem(tmp_path_factory.mktemp("forked"))
     config = toy.config({"cand": 0.3}, ACCURACY)
-    out = run_script(toy, config, with_thread=False)
+    local = evaluate({**config, "output_dir": str(toy.root / "local")})
+    return {
+        "toy": toy,
+        "forked": run_script(toy, config, with_thread=False),
+        "fresh": run_script(toy, config, with_thread=True),
+        "local": {name: {k: s.value for k, s in m.metrics.items()} for name, m in local.models.items()},
+    }
+
+
+def test_the_server_is_forked_from_the_run_holds_none_of_its_files_and_leaves_with_it(runs):
+    out, toy = runs["forked"], runs["toy"]
     assert out["parent"] == out["me"] and "forkserver import main" not in out["command"]
     assert str(toy.root / "held.lock") not in out["held"] and out["pipe"] not in out["held"]
     assert out["relocked"]  # the lock was the parent's alone: released when it let go
     assert out["status"] == {"base": "ok", "cand": "ok"}
-    local = evaluate({**config, "output_dir": str(toy.root / "local")})
-    assert out["values"] == {name: {k: s.value for k, s in m.metrics.items()} for name, m in local.models.items()}
+    assert out["values"] == runs["local"]
     assert gone(out["pid"])
 
 
-def test_with_a_second_thread_the_server_is_a_new_interpreter_and_the_values_are_the_same(toy):
-    config = toy.config({"cand": 0.3}, ACCURACY)
-    forked = run_script(toy, config, with_thread=False)
-    fresh = run_script(toy, config, with_thread=True)
+def test_with_a_second_thread_the_server_is_a_new_interpreter_and_the_values_are_the_same(runs):
+    fresh = runs["fresh"]
     assert "from multiprocessing.forkserver import main" in fresh["command"]
-    assert fresh["values"] == forked["values"] and fresh["status"] == {"base": "ok", "cand": "ok"}
+    assert fresh["values"] == runs["local"] and fresh["status"] == {"base": "ok", "cand": "ok"}
     assert gone(fresh["pid"])
 
 
