@@ -23,6 +23,7 @@ import signal
 import socket
 import sys
 import threading
+import warnings
 from typing import Any
 
 #: The largest resident size of this process the server is forked from (the server holds those pages).
@@ -117,7 +118,9 @@ def _fork_locked(server: Any) -> None:
     for stream in (sys.stdout, sys.stderr):  # what is buffered here would be written again by the server's children
         if stream is not None:
             stream.flush()
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns of any OS thread; the native ones here survive a fork
+        warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\)", category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the server
         code = 0
         try:
