@@ -10,7 +10,8 @@ not wait for an interpreter's start-up; the data opened by the run is pickled on
 --executor process`` against ``--executor local``, each a fresh interpreter (so the process executor starts its
 fork server in every run, which the in-process part pays once), interleaved, median of ``--repeats`` (3) each.
 The load average (``os.getloadavg``, as ``uptime`` shows it) is printed before and after: on a shared machine the
-ratio moves with it.
+ratio moves with it. So it also prints the CPU seconds of each command and every process it started (the fork
+server and the models' children: this script is their subreaper on Linux), which the load moves less.
 
 Run: ``python bench/bench_executors.py`` (the in-process part, about half a minute on 2 cores),
 ``python bench/bench_executors.py --cli`` (the command line part), ``--all`` for both.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,14 +82,39 @@ def process_part() -> None:
     )
 
 
-def cli_wall(executor: str, out: Path) -> float:
-    """One ``olive-eval`` command's wall time, from its start to its exit."""
+def become_subreaper() -> None:
+    """Orphaned descendants (the fork server, once the command exits) are reparented here and reaped by
+    :func:`reap`, so their CPU time counts in ``RUSAGE_CHILDREN``."""
+    import ctypes
+
+    ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+
+
+def reap() -> None:
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_wall(executor: str, out: Path) -> tuple[float, float]:
+    """One ``olive-eval`` command's wall time, from its start to its exit, and the CPU seconds of it and every
+    process it started (the fork server and its children included)."""
     command = [sys.executable, "-m", "olive_eval.cli", "--config", str(QUICKSTART), "--executor", executor]
     command += ["--output-dir", str(out), "--no-cache", "--quiet"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    cpu = children_cpu()
     start = time.perf_counter()
     subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    seconds = time.perf_counter() - start
+    reap()
+    return seconds, children_cpu() - cpu
 
 
 def load() -> str:
@@ -96,7 +123,9 @@ def load() -> str:
 
 def cli_part(repeats: int) -> None:
     quickstart_models()
-    times: dict[str, list[float]] = {"local": [], "process": []}
+    if sys.platform == "linux":
+        become_subreaper()
+    times: dict[str, list[tuple[float, float]]] = {"local": [], "process": []}
     before = load()
     with tempfile.TemporaryDirectory() as tmp:
         cli_wall("local", Path(tmp) / "warm")  # the OS's file cache, for neither side to pay
@@ -105,11 +134,14 @@ def cli_part(repeats: int) -> None:
                 times[executor].append(cli_wall(executor, Path(tmp) / f"{executor}{i}"))
     print(f"quickstart from the command line, {repeats} interleaved runs each (median; load average {before}, then")
     print(f"  {load()}):")
+    cpu = {}
     for executor, runs in times.items():
-        shown = " ".join(f"{t:.2f}" for t in runs)
-        print(f"  {executor:7} wall {statistics.median(runs):6.3f} s  ({shown})")
-    ratio = statistics.median(times["process"]) / statistics.median(times["local"])
-    print(f"  ratio process / local, wall: {ratio:.3f}")
+        shown = " ".join(f"{t:.2f}" for t, _ in runs)
+        cpu[executor] = statistics.median(c for _, c in runs)
+        wall = statistics.median(t for t, _ in runs)
+        print(f"  {executor:7} wall {wall:6.3f} s  ({shown}), CPU {cpu[executor]:6.3f} s (every process)")
+    ratio = statistics.median(t for t, _ in times["process"]) / statistics.median(t for t, _ in times["local"])
+    print(f"  ratio process / local, wall: {ratio:.3f}; CPU seconds: {cpu['process'] / cpu['local']:.3f}")
 
 
 def main() -> None:

@@ -73,12 +73,44 @@ def needs_download(dataset_path: str | None) -> bool:
     return not hub_dataset_cached(dataset_path)
 
 
-def _manager(paths: list[Path], defaults: bool) -> Any:
+#: Task indexes built in this process, newest last (at most ``KEPTMANAGERS``), by :func:`_index_key`.
+MANAGERS: dict[tuple[Any, ...], Any] = {}
+KEPTMANAGERS = 4
+
+#: The files a task folder's index is read from (lm-eval reads YAML; a task's ``!function`` names a .py).
+TASK_FILES = (".yaml", ".yml", ".py")
+
+
+def _index_key(paths: list[Path], defaults: bool) -> tuple[Any, ...]:
+    """What a TaskManager's index depends on: the folders, lm-eval's built-ins or not, and each task file's
+    path, size and modification time (a file edited, added or removed indexes again)."""
+    files = []
+    for folder in paths:
+        root = Path(folder)
+        found = [root] if root.is_file() else sorted(f for f in root.rglob("*") if f.suffix in TASK_FILES)
+        for f in found:
+            stat = f.stat()
+            files.append((str(f), stat.st_size, stat.st_mtime_ns))
+    return (tuple(str(p) for p in paths), defaults, tuple(files))
+
+
+def task_manager(paths: list[Path], defaults: bool) -> Any:
+    """lm-eval's TaskManager for ``paths`` (and its built-in tasks with ``defaults``), built once per process
+    while no task file changes: indexing lm-eval's ~15k built-in tasks takes about 10 s, once per run
+    before (issue 34)."""
+    key = _index_key(paths, defaults)
+    if key in MANAGERS:
+        MANAGERS[key] = MANAGERS.pop(key)  # the newest now
+        return MANAGERS[key]
     lm_eval_package()
     from lm_eval.tasks import TaskManager
 
     with quiet_lm_eval():
-        return TaskManager(include_path=[str(p) for p in paths] or None, include_defaults=defaults)
+        manager = TaskManager(include_path=[str(p) for p in paths] or None, include_defaults=defaults)
+    MANAGERS[key] = manager
+    while len(MANAGERS) > KEPTMANAGERS:
+        MANAGERS.pop(next(iter(MANAGERS)))
+    return manager
 
 
 def _describe_local(manager: Any) -> str:
@@ -98,11 +130,11 @@ def _find(options: LmEvalOptions) -> Any:
     for path in options.include_path:
         if not Path(path).exists():
             raise TaskProblem(f"include_path '{path}' does not exist")
-    local = _manager(list(options.include_path), defaults=False)
+    local = task_manager(list(options.include_path), defaults=False)
     missing = [(i, t) for i, t in enumerate(options.tasks) if t not in local.task_index]
     if not missing:
         return local
-    manager = _manager(list(options.include_path), defaults=True)
+    manager = task_manager(list(options.include_path), defaults=True)
     for i, name in missing:
         if name not in manager.task_index:
             guess = closest(name, local.all_tasks) or closest(name, manager.all_tasks)

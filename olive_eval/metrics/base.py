@@ -161,9 +161,7 @@ class Metric:
         rows = np.asarray(statistics)
         if len(rows) == 0:
             return np.empty(0)
-        from olive_eval.metrics.stats import unique_rows  # stats imports nothing of ours; keep base light
-
-        unique, inverse, _ = unique_rows(rows.reshape(len(rows), -1))
+        unique, inverse = _grouping()(rows)  # once for the sub-types sharing these statistics
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
         return values[inverse]
 
@@ -197,3 +195,16 @@ def _adopt(name: str, cls: type[Metric], origin: str) -> None:
 metric_registry: Registry[type[Metric]] = Registry(
     "metric", packages=("olive_eval.metrics",), group="olive_eval.metrics", base=Metric, adopt=_adopt
 )
+
+
+_GROUPING: list[Any] = []
+
+
+def _grouping() -> Any:
+    """The process's :class:`~olive_eval.metrics.stats.LastGrouping` (stats imports nothing of ours; it loads
+    on first use to keep this module light)."""
+    if not _GROUPING:
+        from olive_eval.metrics.stats import LastGrouping
+
+        _GROUPING.append(LastGrouping())
+    return _GROUPING[0]

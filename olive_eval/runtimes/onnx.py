@@ -92,6 +92,9 @@ class OnnxRuntime(Runtime):
         self._providers = list(providers or [(name, {}) for name in session.get_providers()])
         self._specs: list[InputSpec] | None = None
         self._input_types = {i.name: i.type for i in session.get_inputs()}
+        self._outputs = [o.name for o in session.get_outputs()]
+        #: The (input, shape) pairs already checked against the graph: each batch of the same shape skips it.
+        self._fitting: set[tuple[str, tuple[int, ...]]] = set()
 
     @classmethod
     def load(
@@ -192,7 +195,7 @@ class OnnxRuntime(Runtime):
         return ORT_TO_NUMPY[ort_type]
 
     def output_names(self) -> list[str]:
-        return [o.name for o in self.session.get_outputs()]
+        return list(self._outputs)
 
     def _feed(self, inputs: Columns, start: int = 0) -> dict[str, np.ndarray]:
         """The graph's inputs from a batch's model inputs (``start``: the batch's first example), cast to their dtypes.
@@ -213,8 +216,10 @@ class OnnxRuntime(Runtime):
                     "after the inputs, or map them with pre_process_data_config.input_cols"
                 )
         feed = {name: cast_input(name, inputs[name], self._numpy_dtype(name), start) for name in wanted}
-        for spec in self.input_specs():
-            _check_shape(spec, feed[spec.name].shape, self.model_path.name)
+        if any((name, value.shape) not in self._fitting for name, value in feed.items()):
+            for spec in self.input_specs():
+                _check_shape(spec, feed[spec.name].shape, self.model_path.name)
+                self._fitting.add((spec.name, feed[spec.name].shape))
         return feed
 
     def bind(self, batch: Batch) -> BoundCall:
@@ -229,7 +234,7 @@ class OnnxRuntime(Runtime):
             call()
             return call.outputs()
         outputs = self.session.run(None, self._feed(batch.model_inputs(), batch.start))
-        return dict(zip(self.output_names(), outputs, strict=True))
+        return dict(zip(self._outputs, outputs, strict=True))
 
     def describe(self) -> dict[str, Any]:
         """What ran, and the settings a latency figure depends on, with ONNX Runtime's defaults resolved:

@@ -293,3 +293,17 @@ def test_cuda_provider_with_io_bind(two_input: Path) -> None:
 
 def _batch(columns: dict) -> Batch:
     return Batch(dict(columns), list(columns))
+
+
+def test_an_input_shape_is_checked_on_every_new_shape_not_only_the_first(
+    linear: Path, rng: np.random.Generator
+) -> None:
+    """The check runs once per shape seen (batches of one shape skip it): a later batch of another shape that the
+    graph does not accept is still named, and one it accepts is still run."""
+    runtime = OnnxRuntime.load(_config(linear), "cpu", CPU)
+    for n in (5, 5, 3):
+        x = rng.standard_normal((n, 4)).astype(np.float32)
+        out = runtime.predict(Batch({"x": x}, ["x"]))
+        np.testing.assert_allclose(out["y"], linear_numpy(x), rtol=1e-6, atol=1e-6)
+    with pytest.raises(EvaluationError, match=r"input 'x' of linear.onnx has shape \[5, 3\]; the model expects"):
+        runtime.predict(Batch({"x": rng.standard_normal((5, 3)).astype(np.float32)}, ["x"]))

@@ -1,6 +1,8 @@
 """Starting the ``process`` executor's children: multiprocessing's fork server, started once with what every
 child imports (the engine, the run's runtimes, the libraries a first batch needs), so each child forks from it
-in milliseconds; and a child started without importing the parent's ``__main__`` again.
+in milliseconds; and a child started without importing the parent's ``__main__`` again. The server is forked
+from this process where that is clean (:mod:`olive_eval.engine.executors.forked_server`), else started as a new
+interpreter that imports them.
 """
 
 from __future__ import annotations
@@ -32,15 +34,31 @@ def main_not_imported() -> Iterator[None]:
 
 
 def fork_context(preload: list[str]) -> Any:
-    """The fork server's context, started now with ``preload`` imported; spawn where there is none."""
+    """The fork server's context (spawn where there is none). Where the server cannot be forked from this
+    process (:func:`~olive_eval.engine.executors.forked_server.why_not_forked`), the stdlib's is started now,
+    with ``preload`` imported, beside the run's data loading; else :func:`ensure_server` forks it before the
+    first child."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")
     from multiprocessing import forkserver
 
+    from olive_eval.engine.executors.forked_server import why_not_forked
+
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(preload)  # read when the server starts: the first run's list stays
-    forkserver.ensure_running()
+    if why_not_forked() is not None:
+        forkserver.ensure_running()
     return context
+
+
+def ensure_server(context: Any, preload: list[str]) -> None:
+    """Before a child starts: the fork server forked from this process where it can be, now that the run's data
+    is open and the libraries a first batch touches are warm (a child forked from it pays neither again);
+    otherwise the stdlib starts its own (a new interpreter) as the child starts, if none runs yet."""
+    if context.get_start_method() == "forkserver":
+        from olive_eval.engine.executors.forked_server import ensure_forked
+
+        ensure_forked(preload)
 
 
 #: What a child would import on its first batch or record (``pyarrow.compute`` alone is a third of a second).

@@ -1,10 +1,12 @@
 """The ``process`` executor: each model in a fresh child process, so a model that takes its interpreter down
 (a segfault in a custom op, ``os._exit``, a signal, the kernel's out-of-memory kill) fails alone.
 
-Children come from multiprocessing's fork server: a clean, single-threaded process that imported the engine and
-the run's runtimes once, started when the executor is built (beside the run's data loading); each model's child
-is forked from it, fresh, in milliseconds, and never shares the parent's threads or sessions (where the platform
-has no fork server, ``spawn``). A child gets the unit, the config and the run's opened data (pickled once per
+Children come from multiprocessing's fork server: a single-threaded process that holds the engine and the run's
+runtimes imported, forked from this process before the first child once the run's data is open
+(:mod:`olive_eval.engine.executors.forked_server`), or, where that is not clean, a new interpreter started when
+the executor is built (beside the run's data loading); each model's child is forked from it, fresh, in
+milliseconds, and never shares the parent's threads or sessions (where the platform has no fork server,
+``spawn``). A child gets the unit, the config and the run's opened data (pickled once per
 run, :func:`olive_eval.engine.executors.worker.shared_data`; data a child tokenizes comes back for the next
 ones), writes the instance files to the run's output folder as a local run does, and sends its progress lines
 and then the pickled evaluation over a pipe. A child that dies first, or runs past ``timeout_s`` (it is
@@ -28,6 +30,7 @@ from olive_eval.engine.executors.base import executor_builders, failed_evaluatio
 from olive_eval.engine.executors.fork_server import (
     LAZY_IMPORTS,
     engine_modules,
+    ensure_server,
     fork_context,
     main_not_imported,
     runtime_module,
@@ -170,7 +173,8 @@ class ProcessExecutor:
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
         self._deadline: float | None = None  # a sharded model's: its shards are ended past it
         runtimes = {m for m in (runtime_module(model.type) for model in run.models()) if m is not None}
-        self._context = fork_context(sorted(runtimes | engine_modules()) + list(LAZY_IMPORTS))
+        self._preload = sorted(runtimes | engine_modules()) + list(LAZY_IMPORTS)
+        self._context = fork_context(self._preload)
 
     def _shared(self) -> bytes | None:
         """The run's opened data, pickled again only when the store holds more than last time."""
@@ -193,6 +197,7 @@ class ProcessExecutor:
         self._deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
         packed = pack(self.run_config, unit, self._config_json, self._shared())
         output_dir = str(self.output_dir) if self.output_dir is not None else None
+        ensure_server(self._context, self._preload)
         conn, theirs = self._context.Pipe(duplex=self.shards > 1)
         args = (theirs, packed, output_dir, dict(os.environ), os.getcwd(), self.shards)
         process = self._context.Process(target=_child, args=args, daemon=True)
@@ -266,6 +271,7 @@ class ProcessExecutor:
         assert self._config_json is not None
         packed = [pack(self.run_config, work, self._config_json, self._shared()) for work in works]
         environ, cwd = dict(os.environ), os.getcwd()
+        ensure_server(self._context, self._preload)
         pool = ProcessPoolExecutor(len(packed), mp_context=self._context)
         children: list[Any] = []
         try:

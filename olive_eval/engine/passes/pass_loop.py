@@ -86,7 +86,7 @@ def run_pass(
         done = time.perf_counter()
         size = batch.size
         record.batches.append(BatchTiming(index, size, called - started, done - started))
-        bad = _non_finite_rows(raw)
+        bad = non_finite_rows(raw)
         if bad is not None:
             record.non_finite += int(bad.sum())
             record.first_non_finite = (
@@ -160,11 +160,14 @@ def _post_process(post: Any, outputs: dict[str | None, Outputs], batch: Batch, d
     ]
 
 
-def _non_finite_rows(raw: Column) -> np.ndarray | None:
+def non_finite_rows(raw: Column) -> np.ndarray | None:
     """Rows of the output metrics read that hold NaN or infinity (None when all are finite). One NaN input
     can turn every logit into NaN, and metrics would still return numbers (accuracy 0.1, AUROC 0.5)."""
-    if not isinstance(raw, np.ndarray) or not np.issubdtype(raw.dtype, np.floating):
+    if not isinstance(raw, np.ndarray) or raw.dtype.kind != "f":
         return None
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.add.reduce(raw, axis=None)):  # one pass: a finite sum has no NaN or infinity in it
+            return None
     bad = ~np.isfinite(raw)
     if not bad.any():
         return None

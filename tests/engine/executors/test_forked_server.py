@@ -1,0 +1,147 @@
+"""The process executor's fork server forked from the run's process: it holds none of the parent's files, pipes
+or locks, leaves with the parent, and gives a local run's values; where forking is not clean it is started as a
+new interpreter, as before. Each run is a fresh interpreter (a fork server is one per interpreter)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from olive_eval import evaluate
+from olive_eval.engine.executors import forked_server
+from tests.helpers import ToyProblem
+
+ACCURACY = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}]
+
+SCRIPT = r"""
+import fcntl, json, os, sys, threading
+from multiprocessing import forkserver
+from olive_eval import evaluate
+
+config, folder, with_thread = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
+if with_thread:
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+lock = open(os.path.join(folder, "held.lock"), "w")
+fcntl.flock(lock, fcntl.LOCK_EX)
+read_end, write_end = os.pipe()  # a pipe whose reader would wait for every writer to close
+pipe = os.readlink(f"/proc/self/fd/{write_end}")
+result = evaluate(config, executor="process")
+pid = forkserver._forkserver._forkserver_pid
+with open(f"/proc/{pid}/stat") as stat:
+    parent = int(stat.read().rsplit(")", 1)[1].split()[1])
+held = sorted(os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd"))
+with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+    command = cmdline.read().decode(errors="replace")
+fcntl.flock(lock, fcntl.LOCK_UN)
+lock.close()
+again = open(os.path.join(folder, "held.lock"), "w")
+try:
+    fcntl.flock(again, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    relocked = True
+except BlockingIOError:
+    relocked = False
+values = {name: {k: s.value for k, s in m.metrics.items()} for name, m in result.models.items()}
+print(json.dumps({"pid": pid, "parent": parent, "me": os.getpid(), "held": held, "pipe": pipe, "command": command,
+                  "relocked": relocked, "values": values, "status": {n: m.status for n, m in result.models.items()}}))
+"""
+
+
+def run_script(toy: Any, config: dict[str, Any], with_thread: bool) -> dict[str, Any]:
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(config), str(toy.root), "1" if with_thread else "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def gone(pid: int, within_s: float = 60.0) -> bool:
+    """Whether process ``pid`` has ended (its parent gone, init reaps it) within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The same run in two fresh interpreters, forking the server and, with a second thread, not; and locally."""
+    toy = ToyProblem(tmp_path_factory.mktemp("forked"))
+    config = toy.config({"cand": 0.3}, ACCURACY)
+    local = evaluate({**config, "output_dir": str(toy.root / "local")})
+    return {
+        "toy": toy,
+        "forked": run_script(toy, config, with_thread=False),
+        "fresh": run_script(toy, config, with_thread=True),
+        "local": {name: {k: s.value for k, s in m.metrics.items()} for name, m in local.models.items()},
+    }
+
+
+def test_the_server_is_forked_from_the_run_holds_none_of_its_files_and_leaves_with_it(runs):
+    out, toy = runs["forked"], runs["toy"]
+    assert out["parent"] == out["me"] and "forkserver import main" not in out["command"]
+    assert str(toy.root / "held.lock") not in out["held"] and out["pipe"] not in out["held"]
+    assert out["relocked"]  # the lock was the parent's alone: released when it let go
+    assert out["status"] == {"base": "ok", "cand": "ok"}
+    assert out["values"] == runs["local"]
+    assert gone(out["pid"])
+
+
+def test_with_a_second_thread_the_server_is_a_new_interpreter_and_the_values_are_the_same(runs):
+    fresh = runs["fresh"]
+    assert "from multiprocessing.forkserver import main" in fresh["command"]
+    assert fresh["values"] == runs["local"] and fresh["status"] == {"base": "ok", "cand": "ok"}
+    assert gone(fresh["pid"])
+
+
+def test_why_not_forked_names_a_thread_a_gpu_device_and_the_resident_size(monkeypatch):
+    monkeypatch.setattr(forked_server, "MAX_RSS", 1 << 50)  # the suite's process may have grown past 1 GiB
+    real = forked_server.open_descriptors
+    monkeypatch.setattr(
+        forked_server, "open_descriptors", lambda: {k: v for k, v in real().items() if "nvidia" not in v}
+    )
+    with monkeypatch.context() as one_thread:  # other tests' threads may still run in this process
+        one_thread.setattr(threading, "active_count", lambda: 1)
+        assert forked_server.why_not_forked() is None
+        one_thread.setattr(forked_server, "open_descriptors", lambda: {**real(), 99: "/dev/nvidia0"})
+        assert forked_server.why_not_forked() == "a GPU device is open"
+        one_thread.setattr(
+            forked_server, "open_descriptors", lambda: {k: v for k, v in real().items() if "nvidia" not in v}
+        )
+        one_thread.setattr(forked_server, "MAX_RSS", forked_server.resident_bytes() // 2)
+        assert forked_server.why_not_forked() == "this process is over MAX_RSS"
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert forked_server.why_not_forked() == "more than one Python thread"
+    finally:
+        stop.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("platform", ["darwin", "win32"])
+def test_no_fork_but_on_linux(monkeypatch, platform):
+    monkeypatch.setattr(sys, "platform", platform)
+    assert forked_server.why_not_forked() == "not Linux"

@@ -1,0 +1,42 @@
+"""The pass's check for NaN and infinity in a batch's output: one sum when every value is finite, the rows named
+otherwise; a sum that overflows (large finite values) is not taken for an infinity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from olive_eval.engine.passes.pass_loop import non_finite_rows
+
+
+def reference(raw: np.ndarray) -> np.ndarray | None:
+    bad = ~np.isfinite(raw.astype(np.float64))
+    rows = bad.reshape(len(bad), -1).any(axis=1) if bad.size else np.zeros(len(bad), dtype=bool)
+    return rows if rows.any() else None
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(64,), (64, 10), (8, 3, 5), (0, 4)])
+def test_the_rows_with_nan_or_infinity_are_those_numpy_finds(dtype, shape):
+    rng = np.random.default_rng(0)
+    raw = rng.standard_normal(shape).astype(dtype)
+    assert non_finite_rows(raw) is None and reference(raw) is None
+    if raw.size:
+        flat = raw.reshape(-1)
+        flat[rng.choice(flat.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
+        np.testing.assert_array_equal(non_finite_rows(raw), reference(raw))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_large_finite_values_whose_sum_overflows_are_finite(dtype):
+    big = np.finfo(dtype).max
+    raw = np.full((4, 3), big, dtype=dtype)
+    raw[1] = -big  # the sum passes through infinity and NaN would follow from inf - inf
+    assert non_finite_rows(raw) is None and reference(raw) is None
+    raw[2, 1] = np.nan
+    np.testing.assert_array_equal(non_finite_rows(raw), [False, False, True, False])
+
+
+def test_integer_and_object_outputs_are_not_checked():
+    assert non_finite_rows(np.arange(6).reshape(3, 2)) is None
+    assert non_finite_rows(["a", "b"]) is None
