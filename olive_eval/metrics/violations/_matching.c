@@ -135,7 +135,10 @@ typedef struct {
     int64_t pred, truth, pos;
 } Pair;
 
-static int by_greedy(const void *x, const void *y) {
+/* Documents with at most this many candidate pairs take the greedy by repeated scans, the rest by one sort. */
+#define SCAN 256
+
+static inline int by_greedy(const void *x, const void *y) {
     const Pair *a = x, *b = y;
     if (a->score != b->score) return a->score > b->score ? -1 : 1;
     if (a->pred != b->pred) return a->pred < b->pred ? -1 : 1;
@@ -184,9 +187,26 @@ static PyObject *greedy(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "firsts must rise from 0 to the number of pairs");
             goto done;
         }
+        int64_t m = hi - lo;
         for (int64_t k = lo; k < hi; k++) pairs[k - lo] = (Pair){s[k], p[k], g[k], k};
-        qsort(pairs, (size_t)(hi - lo), sizeof(Pair), by_greedy);
-        for (int64_t k = 0; k < hi - lo; k++) {
+        if (m <= SCAN) {
+            /* A document's rounds are at most min(distinct predictions, distinct truths) <= sqrt(m): take the best
+             * pair, drop the pairs of its prediction or truth, repeat; cheaper than sorting small documents. */
+            while (m > 0) {
+                int64_t best = 0;
+                for (int64_t k = 1; k < m; k++)
+                    if (by_greedy(&pairs[k], &pairs[best]) < 0) best = k;
+                Pair x = pairs[best];
+                taken[count++] = x.pos;
+                int64_t kept = 0;
+                for (int64_t k = 0; k < m; k++)
+                    if (pairs[k].pred != x.pred && pairs[k].truth != x.truth) pairs[kept++] = pairs[k];
+                m = kept;
+            }
+            continue;
+        }
+        qsort(pairs, (size_t)m, sizeof(Pair), by_greedy);
+        for (int64_t k = 0; k < m; k++) {
             Pair *x = &pairs[k];
             if (used_p[x->pred] || used_g[x->truth]) continue;
             used_p[x->pred] = used_g[x->truth] = 1;

@@ -236,17 +236,19 @@ def match(
     rule = _text_part(pred, truth, "rule", (doc, p, g), similarity)
     keep = rule > thresholds.rule
     doc, p, g = doc[keep], p[keep], g[keep]
-    parts = np.full((len(doc), len(PARTS)), np.nan)
-    parts[:, 0], parts[:, 1] = iou[keep], rule[keep]
+    columns = {0: iou[keep], 1: rule[keep]}  # text and rule always, the others where they weigh
     for k, name in enumerate(PARTS[2:], start=2):
         if weights[k] != 0:
             scorer = None if name == "category" else similarity
-            parts[:, k] = _text_part(pred, truth, name, (doc, p, g), scorer)
-    used = weights != 0
-    score = parts[:, used] @ weights[used]
+            columns[k] = _text_part(pred, truth, name, (doc, p, g), scorer)
+    used = np.flatnonzero(weights != 0)
+    score = np.stack([columns[k] for k in used.tolist()], axis=1) @ weights[used] if len(doc) else np.empty(0)
     keep = np.flatnonzero(score > thresholds.match)
     chosen = keep[greedy_order(doc[keep], p[keep], g[keep], score[keep], pred, truth)]  # by document, greedy's order
     doc, score = doc[chosen], score[chosen]
+    parts = np.full((len(chosen), len(PARTS)), np.nan)
+    for k, column in columns.items():
+        parts[:, k] = column[chosen]
     n_docs = len(pred.offsets) - 1
     tp = np.bincount(doc, minlength=n_docs).astype(np.float64)
     counts = np.stack([tp, pred.counts - tp, truth.counts - tp, np.bincount(doc, weights=score, minlength=n_docs)], 1)
@@ -256,5 +258,5 @@ def match(
         pred=p[chosen] - pred.offsets[doc],
         truth=g[chosen] - truth.offsets[doc],
         score=score,
-        parts=parts[chosen],
+        parts=parts,
     )

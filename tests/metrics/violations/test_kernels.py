@@ -10,8 +10,8 @@ import pytest
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
-from olive_eval.metrics.violations.inputs import flatten
 from olive_eval.metrics.violations.greedy import greedy_match
+from olive_eval.metrics.violations.inputs import flatten
 from olive_eval.metrics.violations.kernels import overlapping_pairs, rapidfuzz_similarity, span_iou
 from olive_eval.metrics.violations.similarity import fuzz_similarity
 
