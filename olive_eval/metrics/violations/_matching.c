@@ -145,6 +145,12 @@ static inline int by_greedy(const void *x, const void *y) {
     return (a->truth > b->truth) - (a->truth < b->truth);
 }
 
+static int by_rows(const void *x, const void *y) {
+    const Pair *a = x, *b = y;
+    if (a->pred != b->pred) return a->pred < b->pred ? -1 : 1;
+    return (a->truth > b->truth) - (a->truth < b->truth);
+}
+
 static PyObject *greedy(PyObject *self, PyObject *args) {
     PyObject *o[4];
     if (!PyArg_ParseTuple(args, "OOOO", &o[0], &o[1], &o[2], &o[3])) return NULL;
@@ -191,11 +197,22 @@ static PyObject *greedy(PyObject *self, PyObject *args) {
         for (int64_t k = lo; k < hi; k++) pairs[k - lo] = (Pair){s[k], p[k], g[k], k};
         if (m <= SCAN) {
             /* A document's rounds are at most min(distinct predictions, distinct truths) <= sqrt(m): take the best
-             * pair, drop the pairs of its prediction or truth, repeat; cheaper than sorting small documents. */
+             * pair, drop the pairs of its prediction or truth, repeat; cheaper than sorting small documents. With
+             * the pairs in (prediction, truth) order (as kernels lists them; else sorted so first), the first of
+             * the highest scores is the greedy's pick, and dropping pairs keeps that order. */
+            int ordered = 1;
+            for (int64_t k = 1; k < m && ordered; k++)
+                ordered = pairs[k - 1].pred < pairs[k].pred ||
+                          (pairs[k - 1].pred == pairs[k].pred && pairs[k - 1].truth < pairs[k].truth);
+            if (!ordered) qsort(pairs, (size_t)m, sizeof(Pair), by_rows);
             while (m > 0) {
                 int64_t best = 0;
+                double top = pairs[0].score;
                 for (int64_t k = 1; k < m; k++)
-                    if (by_greedy(&pairs[k], &pairs[best]) < 0) best = k;
+                    if (pairs[k].score > top) {
+                        top = pairs[k].score;
+                        best = k;
+                    }
                 Pair x = pairs[best];
                 taken[count++] = x.pos;
                 int64_t kept = 0;

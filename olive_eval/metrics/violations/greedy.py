@@ -90,7 +90,7 @@ def greedy_order(
     extension = native.matching_extension
     if extension is None:
         taken = greedy_by_document(doc, p, g, scores, pred, truth)
-        return taken[np.lexsort((-scores[taken], doc[taken]))]  # stable: equal scores stay in (p, g) order
+        return taken[np.lexsort((g[taken], p[taken], -scores[taken], doc[taken]))]
     firsts = np.searchsorted(doc, np.arange(len(pred.offsets)))
     as_int = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
     out = extension.greedy(as_int(firsts), as_int(p), as_int(g), np.ascontiguousarray(scores, dtype=np.float64))

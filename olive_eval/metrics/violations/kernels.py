@@ -235,16 +235,21 @@ def match(
     doc, p, g, iou = overlapping_pairs(pred, truth, thresholds.overlap)
     rule = _text_part(pred, truth, "rule", (doc, p, g), similarity)
     keep = rule > thresholds.rule
-    doc, p, g = doc[keep], p[keep], g[keep]
-    columns = {0: iou[keep], 1: rule[keep]}  # text and rule always, the others where they weigh
+    if not keep.all():  # often every overlapping pair's rules are alike: no copies then
+        doc, p, g, iou, rule = doc[keep], p[keep], g[keep], iou[keep], rule[keep]
+    columns = {0: iou, 1: rule}  # text and rule always, the others where they weigh
     for k, name in enumerate(PARTS[2:], start=2):
         if weights[k] != 0:
             scorer = None if name == "category" else similarity
             columns[k] = _text_part(pred, truth, name, (doc, p, g), scorer)
     used = np.flatnonzero(weights != 0)
     score = np.stack([columns[k] for k in used.tolist()], axis=1) @ weights[used] if len(doc) else np.empty(0)
-    keep = np.flatnonzero(score > thresholds.match)
-    chosen = keep[greedy_order(doc[keep], p[keep], g[keep], score[keep], pred, truth)]  # by document, greedy's order
+    above = score > thresholds.match
+    if above.all():
+        chosen = greedy_order(doc, p, g, score, pred, truth)  # by document, then in the greedy's order
+    else:
+        keep = np.flatnonzero(above)
+        chosen = keep[greedy_order(doc[keep], p[keep], g[keep], score[keep], pred, truth)]
     doc, score = doc[chosen], score[chosen]
     parts = np.full((len(chosen), len(PARTS)), np.nan)
     for k, column in columns.items():

@@ -154,10 +154,15 @@ def test_greedy_in_c_is_the_numpy_greedy_with_many_ties(monkeypatch) -> None:
                     doc.append(d), p.append(pred.offsets[d] + i), g.append(truth.offsets[d] + j)
     doc, p, g = map(np.array, (doc, p, g))
     scores = rng.integers(1, 4, len(doc)) / 4
+    shuffled = np.lexsort((rng.random(len(doc)), doc))  # each document's pairs out of (prediction, truth) order
     got = greedy.greedy_order(doc, p, g, scores, pred, truth).tolist()
+    again = greedy.greedy_order(doc[shuffled], p[shuffled], g[shuffled], scores[shuffled], pred, truth)
     monkeypatch.setattr(native, "matching_extension", None)
     assert greedy.greedy_order(doc, p, g, scores, pred, truth).tolist() == got
     assert sorted(got) == greedy.greedy_match(p, g, scores).tolist()
+    assert shuffled[again].tolist() == got
+    again = greedy.greedy_order(doc[shuffled], p[shuffled], g[shuffled], scores[shuffled], pred, truth)
+    assert shuffled[again].tolist() == got
 
 
 def test_the_c_greedy_names_inconsistent_arrays() -> None:
