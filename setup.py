@@ -1,7 +1,7 @@
 """The optional C extension; everything else is in pyproject.toml.
 
 ``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
-speech edit counts, BLEU's statistics, the ranking curves and the violation reader run their numpy (or Python)
+speech edit counts, BLEU's statistics, the ranking curves, the violation reader and the violation matching run their numpy (or Python)
 forms.
 """
 
@@ -22,6 +22,11 @@ setup(
         Extension(
             "olive_eval.metrics.violations._columns",
             ["olive_eval/metrics/violations/_columns.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.violations._matching",
+            ["olive_eval/metrics/violations/_matching.c"],
             optional=True,
         ),
         Extension(

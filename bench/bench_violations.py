@@ -18,7 +18,8 @@ Timed:
 
 Both single-threaded (rapidfuzz's default ``workers=1``). Each figure is the median of ``--repeat`` runs taking
 turns. Before timing, the counts of the first 300 documents are checked against a plain loop (cdist matrices and
-the seed's sequential greedy). Run: ``python bench/bench_violations.py`` (about a minute on 2 cores), ``--quick``.
+the seed's sequential greedy). Run: ``python bench/bench_violations.py`` (about a minute on 2 cores), ``--quick``;
+``--numpy`` measures the matching's numpy form (what an install without a C compiler runs) instead of _matching.c.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from olive_eval.metrics import get_metric
+from olive_eval.metrics.violations import native
 from olive_eval.metrics.violations.inputs import flatten
 
 SEED = 20261124
@@ -179,7 +181,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--overlap", choices=("random", "all", "both"), default="both")
     parser.add_argument("--quick", action="store_true", help="1,000 documents, 2 repeats")
+    parser.add_argument("--numpy", action="store_true", help="the matching's numpy form, not the C extension")
     args = parser.parse_args()
+    if args.numpy:
+        native.matching_extension = None
     if args.quick:
         args.docs, args.repeat = 1000, 2
     for overlap in ("random", "all") if args.overlap == "both" else (args.overlap,):

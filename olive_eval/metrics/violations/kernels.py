@@ -9,9 +9,9 @@ the lower prediction index, then the lower ground-truth index (positions in each
 
 Work is done for a whole batch at once: pairs are flat arrays across documents. Parts are computed only for
 pairs still able to match (a pair with no overlap never needs its rule similarity), strings are compared once per
-distinct pair of strings, and the greedy runs in rounds: a pair that is the first, in the (score, prediction,
-ground truth) order, of both its prediction's and its ground truth's remaining pairs is exactly one the sequential
-greedy takes, so each round takes all of those at once (at most min(predictions, ground truths) rounds).
+distinct pair of strings (each row coded to its distinct string once), and the greedy is :mod:`.greedy`'s. The
+overlaps, the codes and the greedy each run as one C call over all documents where the optional extension
+``_matching.c`` is built (:mod:`.native`), else as numpy over the flat arrays; both give identical pairs and values.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from olive_eval.metrics.violations import native
+from olive_eval.metrics.violations.greedy import greedy_order
 from olive_eval.metrics.violations.inputs import Violations
 
 __all__ = [
@@ -28,8 +30,6 @@ __all__ = [
     "Matching",
     "PairSimilarity",
     "Thresholds",
-    "greedy_by_document",
-    "greedy_match",
     "match",
     "overlapping_pairs",
     "rapidfuzz_similarity",
@@ -48,8 +48,6 @@ DEDUPE_SAMPLE, DEDUPE_RATIO = 1000, 0.2
 #: Free text is compared a document at a time (a matrix per document) when the pairs asked about are more than this
 #: share of those documents' pairs, else pair by pair.
 DENSE = 0.35
-#: Documents whose greedy is at most this many cell visits (min(n_pred, n_truth) * n_pred * n_truth) go as arrays.
-SMALL = 4096
 
 
 @dataclass(frozen=True)
@@ -88,33 +86,34 @@ def span_iou(start_a: np.ndarray, end_a: np.ndarray, start_b: np.ndarray, end_b:
 def overlapping_pairs(
     pred: Violations, truth: Violations, above: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The pairs (prediction, ground truth) of each document whose span IoU is above ``above``: ``doc``, both rows
-    in the flat arrays, and the IoU; ordered by document, then prediction, then ground truth.
+    """The pairs (prediction, ground truth) of each document whose span IoU is above ``above``: ``doc``,
+    both rows in the flat arrays, and the IoU; ordered by document, then prediction, then ground truth.
 
-    Documents with the same numbers of predictions and ground truths are done together, as one broadcast
-    ``[documents, predictions, ground truths]``, so the pairs that cannot match are never listed."""
+    In C where the extension is built; else every pair of every document at once on flat arrays (each pair's
+    document from the offsets), the IoU divided only where the spans intersect (elsewhere it is 0, never above)."""
+    extension = native.matching_extension
+    if extension is not None:
+        as_int = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+        out = extension.overlaps(
+            *(as_int(a) for a in (pred.offsets, pred.starts, pred.ends, truth.offsets, truth.starts, truth.ends)),
+            float(above),
+        )
+        return tuple(np.frombuffer(b, dtype=t) for b, t in zip(out, (np.int64,) * 3 + (np.float64,), strict=True))
     n_pred, n_truth = pred.counts, truth.counts
-    shape = n_pred * (int(n_truth.max(initial=0)) + 1) + n_truth
-    kinds, inverse = np.unique(shape, return_inverse=True)
-    found: list[tuple[np.ndarray, ...]] = []
-    for k in range(len(kinds)):
-        docs = np.flatnonzero(inverse == k)
-        n_p, n_g = int(n_pred[docs[0]]), int(n_truth[docs[0]])
-        if not n_p or not n_g:
-            continue
-        rows = pred.offsets[docs][:, None] + np.arange(n_p)  # [docs, n_p]
-        cols = truth.offsets[docs][:, None] + np.arange(n_g)  # [docs, n_g]
-        s1, e1 = pred.starts[rows][:, :, None], pred.ends[rows][:, :, None]
-        s2, e2 = truth.starts[cols][:, None, :], truth.ends[cols][:, None, :]
-        iou = span_iou(s1, e1, s2, e2)  # [docs, n_p, n_g]
-        d, i, j = np.nonzero(iou > above)
-        found.append((docs[d], rows[d, i], cols[d, j], iou[d, i, j]))
-    if not found:
-        empty = np.empty(0, dtype=np.int64)
-        return empty, empty, empty, np.empty(0)
-    doc, p, g, iou = (np.concatenate(parts) for parts in zip(*found, strict=True))
-    order = np.argsort(doc, kind="stable")
-    return doc[order], p[order], g[order], iou[order]
+    per_doc = n_pred * n_truth
+    first = np.concatenate([[0], np.cumsum(per_doc)])
+    doc = np.repeat(np.arange(len(per_doc)), per_doc)
+    local = np.arange(first[-1]) - first[doc]
+    width = n_truth[doc]
+    p = pred.offsets[doc] + local // np.maximum(width, 1)
+    g = truth.offsets[doc] + local % np.maximum(width, 1)
+    s1, e1, s2, e2 = pred.starts[p], pred.ends[p], truth.starts[g], truth.ends[g]
+    inter = np.minimum(e1, e2) - np.maximum(s1, s2)
+    hit = np.flatnonzero(inter > 0) if above >= 0 else np.arange(len(doc))
+    iou = span_iou(s1[hit], e1[hit], s2[hit], e2[hit])
+    keep = iou > above
+    hit = hit[keep]
+    return doc[hit], p[hit], g[hit], iou[keep]
 
 
 def _codes(values: list[str], rows: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -129,6 +128,10 @@ def _codes(values: list[str], rows: np.ndarray) -> tuple[list[str], np.ndarray]:
     sample = wanted[:DEDUPE_SAMPLE].tolist()
     if len({values[i] for i in sample}) > DEDUPE_RATIO * len(sample):
         return values, np.arange(len(values))
+    extension = native.matching_extension
+    if extension is not None and type(values) is list:
+        distinct, codes = extension.codes(values, wanted)
+        return distinct, np.frombuffer(codes, dtype=np.int64)
     strings = list(map(values.__getitem__, wanted.tolist()))
     distinct = list(dict.fromkeys(strings))
     index = {text: k for k, text in enumerate(distinct)}
@@ -151,8 +154,8 @@ def rapidfuzz_similarity(scorer: Callable[..., float], scale: float, processor: 
             values = matrix[ia, ib]
         else:
             values = process.cpdist(
-                [a[i] for i in ia.tolist()],
-                [b[j] for j in ib.tolist()],
+                np.array(a, dtype=object)[ia].tolist(),
+                np.array(b, dtype=object)[ib].tolist(),
                 scorer=scorer,
                 processor=processor,
                 dtype=np.float64,
@@ -220,67 +223,6 @@ def _text_part(
     return np.asarray(similarity(a, b, ca[p], cb[g]), dtype=np.float64)
 
 
-def greedy_match(rows: np.ndarray, cols: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Positions of the pairs the greedy takes (highest score first, ties to the lower row, then the lower column),
-    one-to-one; ``rows``/``cols`` are ids unique across documents, so documents never interact."""
-    order = np.lexsort((cols, rows, -scores))
-    r, c = rows[order], cols[order]
-    taken: list[np.ndarray] = []
-    alive = np.arange(len(order))
-    n_rows = int(r.max()) + 1 if len(r) else 0
-    n_cols = int(c.max()) + 1 if len(c) else 0
-    first_r = np.full(n_rows, len(order), dtype=np.int64)
-    first_c = np.full(n_cols, len(order), dtype=np.int64)
-    while len(alive):
-        ra, ca = r[alive], c[alive]
-        np.minimum.at(first_r, ra, alive)
-        np.minimum.at(first_c, ca, alive)
-        best = (first_r[ra] == alive) & (first_c[ca] == alive)
-        taken.append(alive[best])
-        first_r[ra[best]] = -1  # matched: every other pair of this row or column is out
-        first_c[ca[best]] = -1
-        keep = (first_r[ra] != -1) & (first_c[ca] != -1)
-        alive = alive[keep]
-        first_r[ra[keep]] = len(order)
-        first_c[ca[keep]] = len(order)
-    return np.sort(order[np.concatenate(taken)]) if taken else np.empty(0, dtype=np.int64)
-
-
-def greedy_by_document(
-    doc: np.ndarray, p: np.ndarray, g: np.ndarray, scores: np.ndarray, pred: Violations, truth: Violations
-) -> np.ndarray:
-    """:func:`greedy_match` for pairs listed by document: documents of one small shape (``n_pred x n_truth`` with
-    ``min * n_pred * n_truth <= SMALL``) as one ``[documents, n_pred, n_truth]`` array, one best pair per document
-    per step (``argmax`` takes the first of equal scores in C order: the lower prediction, then ground truth);
-    the rest through :func:`greedy_match`. Positions of the pairs taken, sorted."""
-    n_pred, n_truth = pred.counts[doc], truth.counts[doc]
-    small = np.minimum(n_pred, n_truth) * n_pred * n_truth <= SMALL
-    taken = [np.flatnonzero(~small)[greedy_match(p[~small], g[~small], scores[~small])]]
-    where = np.flatnonzero(small)
-    shape = n_pred[where] * (int(n_truth.max(initial=0)) + 1) + n_truth[where]
-    kinds, inverse = np.unique(shape, return_inverse=True)
-    for k in range(len(kinds)):
-        sel = where[inverse.reshape(-1) == k]
-        n_p, n_g = int(n_pred[sel[0]]), int(n_truth[sel[0]])
-        docs, slot = np.unique(doc[sel], return_inverse=True)
-        i, j = p[sel] - pred.offsets[doc[sel]], g[sel] - truth.offsets[doc[sel]]
-        board = np.full((len(docs), n_p, n_g), -np.inf)
-        board[slot, i, j] = scores[sel]
-        owner = np.full((len(docs), n_p, n_g), -1, dtype=np.int64)
-        owner[slot, i, j] = sel
-        flat, every = board.reshape(len(docs), -1), np.arange(len(docs))
-        for _ in range(min(n_p, n_g)):  # the whole board each step: no copy of the documents still open
-            best = flat.argmax(axis=1)
-            live = np.flatnonzero(flat[every, best] > -np.inf)
-            if not len(live):
-                break
-            bi, bj = np.divmod(best[live], n_g)
-            taken.append(owner[live, bi, bj])
-            board[live, bi, :] = -np.inf
-            board[live, :, bj] = -np.inf
-    return np.sort(np.concatenate(taken))
-
-
 def match(
     pred: Violations,
     truth: Violations,
@@ -293,19 +235,25 @@ def match(
     doc, p, g, iou = overlapping_pairs(pred, truth, thresholds.overlap)
     rule = _text_part(pred, truth, "rule", (doc, p, g), similarity)
     keep = rule > thresholds.rule
-    doc, p, g = doc[keep], p[keep], g[keep]
-    parts = np.full((len(doc), len(PARTS)), np.nan)
-    parts[:, 0], parts[:, 1] = iou[keep], rule[keep]
+    if not keep.all():  # often every overlapping pair's rules are alike: no copies then
+        doc, p, g, iou, rule = doc[keep], p[keep], g[keep], iou[keep], rule[keep]
+    columns = {0: iou, 1: rule}  # text and rule always, the others where they weigh
     for k, name in enumerate(PARTS[2:], start=2):
         if weights[k] != 0:
             scorer = None if name == "category" else similarity
-            parts[:, k] = _text_part(pred, truth, name, (doc, p, g), scorer)
-    used = weights != 0
-    score = parts[:, used] @ weights[used]
-    keep = np.flatnonzero(score > thresholds.match)
-    chosen = keep[greedy_by_document(doc[keep], p[keep], g[keep], score[keep], pred, truth)]
-    chosen = chosen[np.lexsort((-score[chosen], doc[chosen]))]  # by document, then the greedy's order
+            columns[k] = _text_part(pred, truth, name, (doc, p, g), scorer)
+    used = np.flatnonzero(weights != 0)
+    score = np.stack([columns[k] for k in used.tolist()], axis=1) @ weights[used] if len(doc) else np.empty(0)
+    above = score > thresholds.match
+    if above.all():
+        chosen = greedy_order(doc, p, g, score, pred, truth)  # by document, then in the greedy's order
+    else:
+        keep = np.flatnonzero(above)
+        chosen = keep[greedy_order(doc[keep], p[keep], g[keep], score[keep], pred, truth)]
     doc, score = doc[chosen], score[chosen]
+    parts = np.full((len(chosen), len(PARTS)), np.nan)
+    for k, column in columns.items():
+        parts[:, k] = column[chosen]
     n_docs = len(pred.offsets) - 1
     tp = np.bincount(doc, minlength=n_docs).astype(np.float64)
     counts = np.stack([tp, pred.counts - tp, truth.counts - tp, np.bincount(doc, weights=score, minlength=n_docs)], 1)
@@ -315,5 +263,5 @@ def match(
         pred=p[chosen] - pred.offsets[doc],
         truth=g[chosen] - truth.offsets[doc],
         score=score,
-        parts=parts[chosen],
+        parts=parts,
     )

@@ -10,8 +10,9 @@ import pytest
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 
+from olive_eval.metrics.violations.greedy import greedy_match
 from olive_eval.metrics.violations.inputs import flatten
-from olive_eval.metrics.violations.kernels import greedy_match, overlapping_pairs, rapidfuzz_similarity, span_iou
+from olive_eval.metrics.violations.kernels import overlapping_pairs, rapidfuzz_similarity, span_iou
 from olive_eval.metrics.violations.similarity import fuzz_similarity
 
 
@@ -173,7 +174,7 @@ def test_free_text_gives_the_same_values_a_document_at_a_time_or_pair_by_pair(mo
 
 
 def test_greedy_by_document_is_greedy_match_on_small_and_large_documents(monkeypatch) -> None:
-    from olive_eval.metrics.violations import kernels
+    from olive_eval.metrics.violations import greedy as kernels
     from olive_eval.metrics.violations.inputs import Violations
 
     rng = np.random.default_rng(6)
