@@ -25,10 +25,22 @@ HERE = Path(__file__).resolve().parent
 SEQUENTIAL_CONFIG = HERE.parents[1] / "configs" / "quantization_sweep_sequential.json"
 
 
-def without_sequential(config: Path) -> dict[str, Any]:
-    """``config`` without its ``"sequential"`` key: the same sweep run in full."""
+def session_config(config: Path, *, full: bool = False, untimed: bool = False) -> Path | dict[str, Any]:
+    """``config`` as the session takes it: the file, or with ``full`` its ``"sequential"`` key dropped (the same
+    sweep run in full), with ``untimed`` its latency metric dropped and the later priorities moved up (what the
+    prediction passes alone cost)."""
+    if not full and not untimed:
+        return config
     raw = json.loads(config.read_text(encoding="utf-8"))
-    raw.pop("sequential", None)
+    if full:
+        raw.pop("sequential", None)
+    if untimed:
+        metrics = [m for m in raw["evaluator"]["metrics"] if m["type"] != "latency"]
+        ranked = sorted((s for m in metrics for s in m["sub_types"] if s.get("priority", -1) > 0),
+                        key=lambda s: s["priority"])  # fmt: skip
+        for priority, sub in enumerate(ranked, 1):
+            sub["priority"] = priority
+        raw["evaluator"]["metrics"] = metrics
     return raw
 
 
@@ -106,5 +118,5 @@ def compare(
     if out is None:
         out = (config.parent / json.loads(config.read_text(encoding="utf-8"))["output_dir"]).resolve()
     seq = run(options, config=config, output_dir=out / "sequential", **kw)
-    whole = run(options, config=config, output_dir=out / "full", full=True, **kw)
+    whole = run(options, config=config, output_dir=out / "full", full=True, **kw)  # after: a warm disk cache
     return Comparison(seq.result, whole.result, seq.evaluate_seconds, whole.evaluate_seconds)

