@@ -107,6 +107,7 @@ BUILT_BY_SCRIPT = {
     "minilm.json": "examples/minilm/make_models.py",
     "fidelity_minilm.json": "examples/minilm/make_models.py",
     "quantization_sweep.json": "examples/minilm/make_models.py",
+    "quantization_sweep_sequential.json": "examples/minilm/make_models.py",
     "speech.json": "examples/speech/make_clips.py",
     "detection.json": "examples/detection/make_data.py",
     "llm.json": "examples/llm/build.py",

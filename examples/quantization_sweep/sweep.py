@@ -6,10 +6,14 @@ session whether it meets the goals of ``configs/quantization_sweep.json`` and wh
 
     python examples/quantization_sweep/sweep.py            # the loop: each step, the best, the Pareto front
     python examples/quantization_sweep/sweep.py --compare  # also the same steps with evaluate() re-run on all
+    python examples/quantization_sweep/sweep.py --sequential            # configs/quantization_sweep_sequential.json
+    python examples/quantization_sweep/sweep.py --sequential --compare  # that config sequential and in full
 
 ``--compare`` then re-runs the loop as a script without a session would: at each step, ``olive_eval.evaluate``
 on the config with every candidate so far (the baseline and the earlier candidates evaluated again), and
-prints both wall times. Building the models is timed apart and counted in neither.
+prints both wall times. Building the models is timed apart and counted in neither. With ``--sequential`` the
+loop runs on the sequential config (a fidelity goal decided on as few pairs as it needs, ``sequential.py``), and
+``--compare`` runs that config sequentially and in full and exits 1 unless the best and the Pareto front agree.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import quantize  # noqa: E402  (beside this file)
+import sequential  # noqa: E402
 
 import olive_eval  # noqa: E402
 from olive_eval.records.results import ModelResult, RunResult  # noqa: E402
 
 CONFIG = HERE.parents[1] / "configs" / "quantization_sweep.json"
 AUROC, P50, SIZE = "similarity-cosine_auroc", "latency-p50", "size-bytes"
+COSINE = "fidelity-cosine_similarity"  # the sequential config's top objective
+LABELS = {AUROC: "AUROC", COSINE: "cosine to fp32"}
 
 
 @dataclass
@@ -78,17 +85,28 @@ def _yes_no(flag: bool | None) -> str:
     return "-" if flag is None else ("yes" if flag else "no")
 
 
+def top(result: RunResult) -> str:
+    """The top objective's key: the AUROC (the shipped config), the cosine to fp32 (the sequential one)."""
+    return result.objectives[0] if result.objectives else AUROC
+
+
 def table(result: RunResult) -> str:
-    """Every model's AUROC, p50 (ratio to the baseline's), size, goals and Pareto membership, as Markdown."""
+    """Every model's top objective, p50 (ratio to the baseline's), size, goals and Pareto membership, as Markdown
+    (and the examples each candidate used, in a sequential run)."""
+    key = top(result)
+    used = bool(result.sequential)
     lines = [
-        "| model | AUROC | p50, batch 32 (x baseline) | size | goals met | rank | Pareto front |",
-        "|---|---|---|---|---|---|---|",
+        f"| model | {LABELS.get(key, key)} | p50, batch 32 (x baseline) | size | goals met | rank | Pareto front |"
+        + (" examples used |" if used else ""),
+        "|---|---|---|---|---|---|---|" + ("---|" if used else ""),
     ]
     for name, model in result.models.items():
         label = f"{name} (baseline)" if name == result.baseline else name
         rank = str(result.ranking.index(name) + 1) if name in result.ranking else "-"
         goals = "-" if name == result.baseline else _yes_no(model.goals_met)
-        cells = [label, _cell(model, AUROC), _cell(model, P50), _cell(model, SIZE), goals, rank, _yes_no(model.pareto)]
+        cells = [label, _cell(model, key), _cell(model, P50), _cell(model, SIZE), goals, rank, _yes_no(model.pareto)]
+        if used:
+            cells.append(", ".join(f"{p.examples} of {p.total}" for p in model.sequential.values()) or "all")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -102,11 +120,14 @@ def sweep(
     source: Path | None = None,
     calibration_cache: Path | None = None,
     report: bool = False,
+    full: bool = False,
+    untimed: bool = False,
 ) -> Sweep:
     """The loop: for each option, build it from ``source`` (default: the MiniLM fp32 export) into
     ``model_dir``, evaluate it in the session, print where it stands. Static options share one calibration
     per operator set, in ``calibration_cache`` (default: a temporary folder). ``report``: the session writes
-    report.html beside results.json at the end."""
+    report.html beside results.json at the end. ``full``, ``untimed``: the config without its ``"sequential"``
+    key, without its latency metric (``sequential.session_config``)."""
     tokenizer = quantize.minilm.load_tokenizer()
     sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
     processor = baseline_processor(config)
@@ -114,10 +135,16 @@ def sweep(
     with contextlib.ExitStack() as stack:
         if calibration_cache is None:
             calibration_cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="calibration-")))
+        session_config = sequential.session_config(config, full=full, untimed=untimed)
+        if isinstance(session_config, dict):  # a dict's relative paths resolve against the working folder
+            stack.enter_context(contextlib.chdir(config.parent))
         start = time.perf_counter()
-        with olive_eval.Evaluation(config, output_dir=output_dir) as session:
+        with olive_eval.Evaluation(session_config, output_dir=output_dir) as session:
             base = session.baseline()
-            print(f"baseline {base.name}: AUROC {_cell(base.model, AUROC)}, p50 {_cell(base.model, P50)}")
+            key = top(session.result)
+            print(
+                f"baseline {base.name}: {LABELS.get(key, key)} {_cell(base.model, key)}, p50 {_cell(base.model, P50)}"
+            )
             evaluate_seconds += time.perf_counter() - start
             for step, option in enumerate(options, 1):
                 start = time.perf_counter()
@@ -136,7 +163,7 @@ def sweep(
                 build_seconds += built - start
                 stop = f", stopped early by {step_result.early_stopped}" if step_result.early_stopped else ""
                 print(
-                    f"step {step} {option.name}: AUROC {_cell(step_result.model, AUROC)}, "
+                    f"step {step} {option.name}: {LABELS.get(key, key)} {_cell(step_result.model, key)}, "
                     f"p50 {_cell(step_result.model, P50)}, size {_cell(step_result.model, SIZE)}, "
                     f"goals met {_yes_no(step_result.goals_met)}{stop}, rank {step_result.rank or '-'}; "
                     f"best so far {session.best or '-'} (built in {built - start:.1f} s, "
@@ -178,18 +205,30 @@ def failure(result: RunResult) -> str | None:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compare", action="store_true", help="also time the steps re-evaluating everything")
+    parser.add_argument("--sequential", action="store_true", help="the sequential config (with --compare: vs full)")
+    parser.add_argument("--untimed", action="store_true", help="with --sequential: without the latency metric")
     parser.add_argument("--only", nargs="+", choices=[o.name for o in quantize.OPTIONS], help="sweep these options")
     parser.add_argument("--output-dir", type=Path, help="results.json's folder (default: the config's output_dir)")
     parser.add_argument("--report", action="store_true", help="write report.html beside results.json (plotly)")
     options = parser.parse_args(argv)
     chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
-    found = sweep(chosen, output_dir=options.output_dir, report=options.report)
+    if options.sequential and options.compare:
+        compared = sequential.compare(
+            sweep, chosen, output_dir=options.output_dir, report=options.report, untimed=options.untimed
+        )
+        print("\n" + "\n".join(compared.lines()))
+        problem = failure(compared.sequential) or failure(compared.full)
+        if not compared.agree or problem is not None:
+            raise SystemExit(f"FAILED: {problem or 'the sequential and the full run disagree'}")
+        return
+    config = sequential.SEQUENTIAL_CONFIG if options.sequential else CONFIG
+    found = sweep(chosen, config=config, output_dir=options.output_dir, report=options.report, untimed=options.untimed)
     print(
         f"\nsession: {found.evaluate_seconds:.1f} s evaluating {len(chosen)} candidates and the baseline "
         f"(plus {found.build_seconds:.1f} s building the models)"
     )
     if options.compare:
-        seconds, _ = reevaluate(found.candidates)
+        seconds, _ = reevaluate(found.candidates, config=config)
         print(
             f"re-evaluating everything each step: {seconds:.1f} s; the session saved "
             f"{seconds - found.evaluate_seconds:.1f} s ({found.evaluate_seconds / seconds:.2f} of the time)"

@@ -108,3 +108,21 @@ def test_rouge_is_a_mean_of_per_example_f_measures():
     scorer = rouge_scorer.RougeScorer(["rouge1"])
     expected = [scorer.score(r, p)["rouge1"].fmeasure for p, r in zip(predictions, references, strict=True)]
     assert num.tolist() == pytest.approx(expected)
+
+
+def test_fidelity_cosine_similarity_is_a_mean_of_per_example_cosines_from_minus_one_to_one():
+    from sklearn.metrics.pairwise import cosine_similarity as sk_cosine
+
+    from olive_eval.metrics.fidelity.measures import CosineSimilarity
+
+    rng = np.random.default_rng(6)
+    candidate, baseline = rng.standard_normal((2, 200, 8))
+    candidate[:3] = -baseline[:3]  # opposite: -1, the range's low end
+    candidate[3:6] = 2.5 * baseline[3:6]  # parallel: 1, its high end
+    metric = CosineSimilarity()
+    assert metric.example_range == (-1.0, 1.0)
+    stats, num, den = _rows(metric, candidate, baseline)
+    assert np.all(den == 1)
+    np.testing.assert_allclose(num, np.diag(sk_cosine(candidate, baseline)), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(num[:6], [-1, -1, -1, 1, 1, 1], rtol=0, atol=1e-12)
+    assert num.mean() == pytest.approx(metric.reduce(stats).value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from olive_eval.config.metric import MetricConfig
+from olive_eval.config.metric import MetricConfig, SubType
 from olive_eval.config.metric_set import joint_key
 from olive_eval.config.run import RunConfig
 from olive_eval.engine.model.evidence import Evidence
@@ -39,6 +39,12 @@ def pass_scope(metrics: list[MetricConfig], base_dir: Path | None) -> str | None
     return None
 
 
+def _pass_goals(run: RunConfig) -> list[tuple[MetricConfig, SubType]]:
+    """The ranked goals scored on a prediction pass: a timed goal (latency) on the same data config is measured in
+    timing rounds, never by the pass, so it neither stops the pass nor keeps it running."""
+    return [(m, s) for m, s in run.ranked() if s.goal is not None and m.uses_predictions]
+
+
 def plan_scope(run: RunConfig, passes: dict[str, list[MetricConfig]]) -> dict[str, str | None]:
     """Per data config of a prediction pass: why it runs in full, or None where it may stop early."""
     return {name: pass_scope(metrics, run.source_dir) for name, metrics in passes.items()}
@@ -49,7 +55,7 @@ def scope_lines(run: RunConfig, scope: dict[str, str | None]) -> dict[str, str]:
     out = {}
     for name, reason in scope.items():
         if reason is None:
-            keys = [joint_key(m, s) for m, s in run.ranked() if m.data_config == name and s.goal is not None]
+            keys = [joint_key(m, s) for m, s in _pass_goals(run) if m.data_config == name]
             out[name] = f"stops early once {', '.join(keys)} decided (confidence sequence)"
         else:
             out[name] = f"runs in full: {reason}"
@@ -79,9 +85,9 @@ def sequential_unit(
     assert run.sequential is not None
     full = dict(scope)
     goals: list[SequentialGoal] = []
-    for metric, sub in run.ranked():
+    for metric, sub in _pass_goals(run):
         name = metric.data_config or ""
-        if sub.goal is None or full.get(name) is not None:
+        if full.get(name) is not None:
             continue
         goal = _goal(metric, sub.name, baseline.get(joint_key(metric, sub)))
         if goal is None:

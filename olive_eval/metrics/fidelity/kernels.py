@@ -8,6 +8,7 @@ first and the baseline second, as ``[examples, ...]`` arrays of one shape, and r
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -26,9 +27,17 @@ def paired(candidate: Any, baseline: Any, float64: bool = True) -> tuple[np.ndar
     return c, b
 
 
+def _stacked(column: Any) -> Any:
+    """A column of mappings (``encode_separately``'s ``{column: embedding}`` per example) as one array per example:
+    its values stacked in the mapping's order (a sentence pair's two embeddings: ``[2, d]``)."""
+    if isinstance(column, (list, tuple)) and column and isinstance(column[0], Mapping):
+        return [np.stack([np.asarray(v) for v in item.values()]) for item in column]
+    return column
+
+
 def _array(column: Any, who: str, float64: bool) -> np.ndarray:
     try:
-        array = np.asarray(column)
+        array = np.asarray(_stacked(column))
         if float64 or array.dtype.kind != "f":
             array = np.asarray(array, dtype=np.float64)
     except (TypeError, ValueError):

@@ -138,6 +138,7 @@ class CosineSimilarity(FidelityMeasure):
     name = "cosine_similarity"
     higher_is_better = True
     kind = Kind.INSTANCE
+    example_range = (-1.0, 1.0)  # each example's cosine (the kernel clips rounding past the ends)
     kernel = staticmethod(kernels.cosine_similarity)
 
 

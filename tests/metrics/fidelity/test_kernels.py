@@ -284,3 +284,30 @@ def test_one_number_per_example_for_elementwise_measures():
     np.testing.assert_array_equal(kernels.max_abs_error(c, b), [0.5, 0.0, 2.0])
     np.testing.assert_array_equal(kernels.squared_error(c, b), [[0.25, 1], [0.0, 1], [4.0, 1]])
     np.testing.assert_array_equal(kernels.cosine_similarity(c, b), [1.0, 1.0, 0.0])  # the signs' agreement
+
+
+def _pairs(rng: np.random.Generator, n: int, width: int) -> tuple[list[dict], np.ndarray]:
+    """``n`` predictions as ``encode_separately`` gives them (``{column: unit embedding}``), and their ``[n, 2, d]``."""
+    stacked = rng.standard_normal((n, 2, width))
+    stacked /= np.linalg.norm(stacked, axis=2, keepdims=True)
+    return [{"sentence1": row[0], "sentence2": row[1]} for row in stacked], stacked
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mapping_outputs_are_compared_as_their_values_stacked(seed):
+    rng = np.random.default_rng(seed)
+    candidate, c = _pairs(rng, 40, 16)
+    baseline, b = _pairs(rng, 40, 16)
+    cosine = kernels.cosine_similarity(candidate, baseline)
+    np.testing.assert_allclose(cosine, np.diag(sk_cosine(flat(c), flat(b))), rtol=0, atol=TOL)
+    # unit embeddings: the flattened pair's cosine is the mean of the two sentences' cosines
+    each = [np.diag(sk_cosine(c[:, k], b[:, k])) for k in (0, 1)]
+    np.testing.assert_allclose(cosine, (each[0] + each[1]) / 2, rtol=0, atol=TOL)
+    squared = kernels.squared_error(candidate, baseline)
+    assert squared[:, 0].sum() / squared[:, 1].sum() == pytest.approx(mean_squared_error(flat(c), flat(b)), abs=TOL)
+
+
+def test_a_mapping_output_of_unequal_vectors_is_refused():
+    ok = [{"a": np.ones(3), "b": np.ones(3)}]
+    with pytest.raises(ValueError, match=r"^the candidate's output is not an array of numbers .*\(it is list\)$"):
+        kernels.cosine_similarity([{"a": np.ones(3), "b": np.ones(2)}], ok)
