@@ -1,5 +1,5 @@
 """The run, as the engine owns it: per-model units through an executor, timing rounds, goals against the
-baseline, ranking and the Pareto front, and results.json written before and after each model.
+baseline, ranking and the Pareto front, and results.json written as each model starts and when the run ends.
 
 :class:`Run` holds one run open: the config's plan, its loaded data and the results so far. The session
 (:mod:`olive_eval.engine.session.session`) drives it; ``evaluate()`` is the session over the config's candidates.
@@ -124,6 +124,8 @@ class Run:
         self._running: set[str] = set()
         timing_keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
         self.reuse = Reuse(run, cache, kept or {}, self.writer, self.folders, progress, timing_keys)
+        #: whether results.json was written since the folder was claimed (the first model's start writes it)
+        self.written = False
 
     @property
     def evidence(self) -> dict[str, dict[str, Evidence]]:
@@ -131,14 +133,14 @@ class Run:
 
     def open(self, claim: Callable[[], None] = lambda: None) -> None:
         """Load and check the data once (that it has a batch for each shard, that its generations fit), then
-        ``claim`` the output folder and save: a data or config error here (exit 2) leaves the folder as it was
-        (an earlier run's results included)."""
+        ``claim`` the output folder: a data or config error here (exit 2) leaves the folder as it was (an
+        earlier run's results included). results.json is first written as the first model starts (its
+        ``running`` marker names every model), or by the session where nothing is evaluated."""
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
         open_sequential(self.sequential, {name: self.data.source(name) for name in self.pass_data}, self.progress)
         claim()
-        self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:
         """A candidate the config did not list (the session's), pending until evaluated."""
@@ -148,9 +150,10 @@ class Run:
         self.folders[name] = folder_names([*taken, name])[name]
         self.result.models[name] = ModelResult(status="pending", folder=self.folders[name])
 
-    def evaluate(self, model: ModelConfig, durable: bool = True) -> ModelResult:
+    def evaluate(self, model: ModelConfig, durable: bool = True, save: bool = True) -> ModelResult:
         """The model's per-model unit through the executor, saved before (``running``) and after (``durable``:
-        False where a later save of the run follows)."""
+        False where a later save of the run follows; ``save``: False where the next model's ``running`` write
+        or the run's last write follows with nothing between that could lose it)."""
         name = model.display_name()
         self.current = name
         self.result.models[name].status = "running"
@@ -162,14 +165,20 @@ class Run:
         self._record(name, evaluation)
         self.current = None
         self.finish()
-        self.save(durable)
+        if save:
+            self.save(durable)
         return evaluation.result
 
-    def evaluate_many(self, models: list[ModelConfig], durable: bool = True) -> list[ModelResult]:
+    def evaluate_many(self, models: list[ModelConfig], durable: bool = True, save: bool = True) -> list[ModelResult]:
         """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
-        finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does."""
+        finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does, each
+        model's results written with the next one's ``running`` marker. ``save``: False where the caller's own
+        write follows (the last model's results are then in that one)."""
         if not self.executor.concurrent:
-            return [self.evaluate(model, durable) for model in models]
+            results = [self.evaluate(model, save=False) for model in models]
+            if save and models:
+                self.save(durable)
+            return results
         names = [model.display_name() for model in models]
         units = []
         for model in models:
@@ -191,7 +200,8 @@ class Run:
             self.finish()
             self.save(durable=False)
         self.finish()
-        self.save(durable)
+        if save:
+            self.save(durable)
         return [self.result.models[name] for name in names]
 
     def _baseline_outputs(self, name: str) -> BaselineLink | None:
@@ -343,6 +353,7 @@ class Run:
         current; the record writer's first failure is kept beside it.
         """
         failed: dict[str, str] = {}
+        self.written = True
         try:
             self.result.write(self.out_dir, durable)
         except OSError as exc:
