@@ -56,8 +56,7 @@ class RunInterrupted(KeyboardInterrupt):
 
     def __init__(self, result: RunResult, model: str | None) -> None:
         super().__init__()
-        self.result = result
-        self.model = model
+        self.result, self.model = result, model
 
 
 def objectives_of(run: RunConfig) -> list[Objective]:
@@ -120,12 +119,10 @@ class Run:
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
         self.current: str | None = None
-        #: models of an :meth:`evaluate_many` batch still running on the executor's workers
-        self._running: set[str] = set()
+        self._running: set[str] = set()  #: models of an :meth:`evaluate_many` batch on the executor's workers
         timing_keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
         self.reuse = Reuse(run, cache, kept or {}, self.writer, self.folders, progress, timing_keys)
-        #: whether results.json was written since the folder was claimed (the first model's start writes it)
-        self.written = False
+        self.written = False  #: whether results.json was written since the claim (the first model's start)
 
     @property
     def evidence(self) -> dict[str, dict[str, Evidence]]:
@@ -133,9 +130,8 @@ class Run:
 
     def open(self, claim: Callable[[], None] = lambda: None) -> None:
         """Load and check the data once (that it has a batch for each shard, that its generations fit), then
-        ``claim`` the output folder: a data or config error here (exit 2) leaves the folder as it was (an
-        earlier run's results included). results.json is first written as the first model starts (its
-        ``running`` marker names every model), or by the session where nothing is evaluated."""
+        ``claim`` the output folder: a data or config error here (exit 2) leaves the folder as it was (earlier
+        results included); results.json is first written as the first model starts."""
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
@@ -151,9 +147,8 @@ class Run:
         self.result.models[name] = ModelResult(status="pending", folder=self.folders[name])
 
     def evaluate(self, model: ModelConfig, durable: bool = True, save: bool = True) -> ModelResult:
-        """The model's per-model unit through the executor, saved before (``running``) and after (``durable``:
-        False where a later save of the run follows; ``save``: False where the next model's ``running`` write
-        or the run's last write follows with nothing between that could lose it)."""
+        """The model's unit through the executor, saved before (``running``) and after (``durable``: fsynced)
+        unless ``save`` is False (the next model's ``running`` write or the run's last one follows)."""
         name = model.display_name()
         self.current = name
         self.result.models[name].status = "running"
@@ -171,14 +166,11 @@ class Run:
 
     def evaluate_many(self, models: list[ModelConfig], durable: bool = True, save: bool = True) -> list[ModelResult]:
         """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
-        finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does, each
-        model's results written with the next one's ``running`` marker. ``save``: False where the caller's own
-        write follows (the last model's results are then in that one)."""
+        finishes; one at a time as :meth:`evaluate` does for an executor that runs one unit at a time (each
+        model's results written with the next one's ``running`` marker). ``save`` as for :meth:`evaluate`."""
         if not self.executor.concurrent:
-            results = [self.evaluate(model, save=False) for model in models]
-            if save and models:
-                self.save(durable)
-            return results
+            last = len(models) - 1
+            return [self.evaluate(model, durable, save=save and i == last) for i, model in enumerate(models)]
         names = [model.display_name() for model in models]
         units = []
         for model in models:
@@ -345,13 +337,10 @@ class Run:
         self.judges.close()
 
     def save(self, durable: bool = True) -> None:
-        """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
-        ``durable=False`` for the intermediate writes: no fsync (see
-        :func:`olive_eval.records.results.atomic_write_text`).
-
-        The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
-        current; the record writer's first failure is kept beside it.
-        """
+        """Write results.json (``durable=False``, the intermediate writes: no fsync, see ``atomic_write_text`` in
+        :mod:`olive_eval.records.results`). A failure (a full disk) is kept in ``write_errors`` for the caller to
+        report; the run goes on and the next save tries again, so ``write_errors`` says whether the file on disk
+        is current; the record writer's first failure is kept beside it."""
         failed: dict[str, str] = {}
         self.written = True
         try:

@@ -145,8 +145,8 @@ class Evaluation:
                     self._run.executor.close()
             finally:
                 try:
-                    if self._held.claimed and not self._run.written:  # a session that evaluated nothing
-                        self._run.save()
+                    if self._held.claimed and not self._run.written:
+                        self._run.save()  # a session that evaluated nothing: its models, all pending
                     self._run.close()
                 finally:
                     self._held.close()
@@ -231,8 +231,7 @@ class Evaluation:
 
         def work() -> None:
             clock = time.perf_counter()
-            # each model's results go out with the next one's ``running`` write, the last one's below
-            self._evaluate_baseline(save=False)
+            self._evaluate_baseline(save=False)  # its results go out with the next ``running`` write, or below
             pending = [
                 m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
             ]
@@ -281,8 +280,7 @@ class Evaluation:
 
     def report(self, out: str | Path | None = None) -> Path:
         """Write report.html beside results.json (or at ``out``) from what results.json and the instance files
-        hold now, and return its path: after a run, or between a loop's candidates to see the standing so far.
-        Needs plotly (the ``report`` extra)."""
+        hold now, and return its path: after a run, or between a loop's candidates (needs the ``report`` extra)."""
         from olive_eval.report.html import write_report
 
         if not self._run.written:  # a session that has evaluated nothing yet
