@@ -145,8 +145,8 @@ class Evaluation:
                     self._run.executor.close()
             finally:
                 try:
-                    if self._held.claimed and not self._run.written:
-                        self._run.save()  # a session that evaluated nothing: its models, all pending
+                    if self._held.claimed and not self._run.written:  # evaluated nothing: all pending
+                        self._run.save()
                     self._run.close()
                 finally:
                     self._held.close()
@@ -232,9 +232,7 @@ class Evaluation:
         def work() -> None:
             clock = time.perf_counter()
             self._evaluate_baseline(save=False)  # its results go out with the next ``running`` write, or below
-            pending = [
-                m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
-            ]
+            pending = [m for m in self._run.config.candidates if result.models[m.display_name()].status == "pending"]
             self._run.evaluate_many(pending, save=False)  # together where the executor can
             self._run.finish_best()  # sequential's ``finish: best``: the best on all the data
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
