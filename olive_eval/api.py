@@ -35,8 +35,9 @@ def evaluate(
 
     ``config`` is a path to a JSON file, a dict of the same shape, or a :class:`RunConfig`.
     The output directory is checked and held for the run before any model runs. results.json is
-    rewritten atomically before each model (which it marks ``running``, so a process that dies with it
-    leaves its name) and after it, so an interrupted run keeps what it had. A model that fails is
+    rewritten atomically as each model starts (which it marks ``running``, so a process that dies with it
+    leaves its name, beside the finished models' results) and when the run ends, so an interrupted run keeps
+    what it had. A model that fails is
     recorded with its error; the others still run. A file that cannot be written (a full disk) does not
     stop the run: it is listed in ``write_errors``. Ctrl-C raises :class:`RunInterrupted`.
     ``allow_download`` overrides the config's ``allow_download`` (the CLI's ``--allow-download``); ``executor``

@@ -172,8 +172,10 @@ class OutputDir:
             self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in cleared.changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
 
-        # the earlier run's list is done with, but for the files of the models whose results are kept (--resume)
-        atomic_write_text(path / MARKER_FILE, mark_text(__version__) + listed_lines(kept))
+        # the earlier run's list is done with, but for the files of the models whose results are kept (--resume).
+        # Not fsynced, as the lines the run appends to it are not: the rename survives a crash of the process,
+        # and a mark lost with the machine makes the next run refuse the folder (it says why), never clear it.
+        atomic_write_text(path / MARKER_FILE, mark_text(__version__) + listed_lines(kept), durable=False)
 
     def _check_kinds(self) -> None:
         """In our folder, results.json is a file and the run folders are folders; anything else is not ours."""

@@ -3,12 +3,18 @@ it); a source of more chunks is read again from its second chunk on, with the sa
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from olive_eval.data.kept_chunks import KEPT, KeptChunks, files_key
 from olive_eval.data.sources import CHUNK_ROWS, Source
 from olive_eval.engine.run.data_store import DataStore, FirstChunkHeld
 
@@ -106,3 +112,100 @@ def test_a_run_reads_a_parquet_file_of_one_chunk_once(tmp_path, monkeypatch):
     assert isinstance(source, FirstChunkHeld)
     assert first_rows(source) == 3 and rows(source) == [1.0, 2.0, 3.0] and rows(source) == [1.0, 2.0, 3.0]
     assert len(opened) == 1
+
+
+# ------------------------------------------------------------------ kept between the runs of one process
+@pytest.fixture
+def kept():
+    KEPT.clear()
+    yield KEPT
+    KEPT.clear()
+
+
+def settled(path: Path, seconds_ago: int) -> Path:
+    """The file as if written ``seconds_ago`` (the kept tables leave a file alone for 2 s after a change)."""
+    past = time.time_ns() - seconds_ago * 1_000_000_000
+    os.utime(path, ns=(past, past))
+    return path
+
+
+def one_chunk_run(path: Path, builder: str = "parquet") -> Any:
+    from olive_eval.config.run import RunConfig
+
+    model = Path(__file__).resolve().parents[2] / "examples" / "quickstart" / "models" / "digits_fp32.onnx"
+    return RunConfig.model_validate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(model)},
+            "data_configs": [{"name": "d", "load_dataset_config": {"data_name": builder, "data_files": str(path)}}],
+            "metrics": [
+                {"name": "acc", "type": "accuracy", "data_config": "d", "sub_types": [{"name": "accuracy_score"}]}
+            ],
+        }
+    )
+
+
+def counted_reads(monkeypatch) -> list[str]:
+    opened: list[str] = []
+    real = pq.ParquetFile.iter_batches
+
+    def counted(self, *args, **kwargs):
+        opened.append("read")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "iter_batches", counted)
+    return opened
+
+
+def test_a_later_run_finds_an_unchanged_one_chunk_file_kept_and_a_changed_one_read_again(tmp_path, monkeypatch, kept):
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0, 3.0], "label": [0, 1, 0]}), str(path))
+    run = one_chunk_run(settled(path, 60))
+    opened = counted_reads(monkeypatch)
+    assert rows(DataStore(run).source("d")) == [1.0, 2.0, 3.0] and len(opened) == 1 and len(kept) == 1
+    assert rows(DataStore(run).source("d")) == [1.0, 2.0, 3.0] and len(opened) == 1  # the next run reads nothing
+    pq.write_table(pa.table({"x": [7.0, 8.0, 9.0], "label": [0, 1, 0]}), str(path))  # other values
+    settled(path, 30)
+    assert rows(DataStore(run).source("d")) == [7.0, 8.0, 9.0] and len(opened) == 2
+
+
+def test_a_file_changed_in_the_last_two_seconds_is_read_each_run(tmp_path, monkeypatch, kept):
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"x": [1.0, 2.0], "label": [0, 1]}), str(path))
+    run = one_chunk_run(path)
+    opened = counted_reads(monkeypatch)
+    assert rows(DataStore(run).source("d")) == rows(DataStore(run).source("d")) == [1.0, 2.0]
+    assert len(opened) == 2 and len(kept) == 0
+
+
+def test_a_json_file_is_kept_once_known_to_be_one_chunk(tmp_path, kept):
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(f'{{"x": {i}, "label": 0}}\n' for i in range(4)))
+    run = one_chunk_run(settled(path, 60), "json")
+    store = DataStore(run)
+    first_rows(store.source("d"))
+    assert len(kept) == 0  # one chunk read: more may follow
+    assert rows(store.source("d")) == [0, 1, 2, 3] and len(kept) == 1
+    assert rows(DataStore(run).source("d")) == [0, 1, 2, 3]
+
+
+def test_the_kept_tables_are_bounded_in_count_and_bytes_least_recently_used_first():
+    tables = {k: pa.table({"x": np.arange(100, dtype=np.int64)}) for k in "abc"}
+    keys = {k: (k, ()) for k in tables}
+    few = KeptChunks(max_tables=2, max_bytes=10**6)
+    few.put(keys["a"], tables["a"])
+    few.put(keys["b"], tables["b"])
+    assert few.get(keys["a"]) is tables["a"]  # now the most recently used
+    few.put(keys["c"], tables["c"])
+    assert few.get(keys["b"]) is None and few.get(keys["a"]) is tables["a"] and len(few) == 2
+    small = KeptChunks(max_tables=4, max_bytes=1500)
+    small.put(keys["a"], tables["a"])
+    small.put(keys["b"], tables["b"])
+    assert small.get(keys["a"]) is None and small.get(keys["b"]) is tables["b"]  # 800 + 800 bytes > 1500
+    small.put(keys["c"], pa.table({"x": np.arange(1000, dtype=np.int64)}))  # over the bound alone: not kept
+    assert small.get(keys["c"]) is None and len(small) == 1
+    small.put(None, tables["a"])
+    assert small.get(None) is None and len(small) == 1
+
+
+def test_a_file_that_cannot_be_looked_at_has_no_key(tmp_path):
+    assert files_key("parquet", [str(tmp_path / "missing.parquet")]) is None

@@ -186,3 +186,21 @@ def test_ctrl_c_in_a_session_candidate_keeps_the_rest(toy, tmp_path):
     written = json.loads((toy.root / "out" / "results.json").read_text())
     assert {n: m["status"] for n, m in written["models"].items()} == {"base": "ok", "fine": "ok", "stop": "interrupted"}
     assert written["models"]["stop"]["error"] == "stopped by Ctrl-C" and written["best"] == "fine"
+
+
+def test_a_session_that_evaluates_nothing_still_leaves_results_json(toy):
+    """results.json is first written as the first model starts; a session closed before any leaves it at close."""
+    out = toy.root / "out"
+    with Evaluation(toy.config({"cand": 0.1}, [ACCURACY])):
+        assert not (out / "results.json").exists()
+    written = json.loads((out / "results.json").read_text())
+    assert {n: m["status"] for n, m in written["models"].items()} == {"base": "pending", "cand": "pending"}
+
+
+def test_a_session_s_report_before_any_model_writes_results_json_first(toy):
+    out = toy.root / "out"
+    with Evaluation(toy.config({}, [ACCURACY])) as session:
+        page = session.report()
+        assert (
+            page.is_file() and json.loads((out / "results.json").read_text())["models"]["base"]["status"] == "pending"
+        )

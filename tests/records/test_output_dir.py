@@ -217,3 +217,21 @@ def test_a_new_run_removes_the_earlier_runs_report_but_not_a_users_page_or_a_lin
     (out / REPORT_FILE).symlink_to(theirs)
     assert run_cli(toy, out, capsys)[0] == 0
     assert theirs.is_file() and (out / REPORT_FILE).is_symlink()  # never followed
+
+
+def test_a_run_fsyncs_results_json_once_and_the_mark_never(toy, monkeypatch):
+    """The claim's mark and the 'running' writes rename into place unsynced; the run's last results.json is synced."""
+    import olive_eval.records.results
+
+    synced: list[str] = []
+    real = olive_eval.records.results.os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(olive_eval.records.results.os, "fsync", fsync)
+    evaluate(toy.config({"cand": 0.1}, accuracy_with_instances()))
+    out = toy.root / "out"
+    assert [os.path.basename(p).split(".")[1] for p in synced] == ["results"]  # the temporary .results.json.*
+    assert (out / MARKER_FILE).is_file() and json.loads((out / MARKER_FILE).read_text().splitlines()[0])["tool"]

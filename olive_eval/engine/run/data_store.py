@@ -17,6 +17,7 @@ from olive_eval.config.data import DataConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch
 from olive_eval.data.components import build
+from olive_eval.data.kept_chunks import KEPT, FilesKey, KeptChunks, files_key
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import CHUNK_ROWS, DataContext, FileSource, Source, Subset
 from olive_eval.engine.run.preflight import check_data
@@ -57,12 +58,17 @@ class FirstChunkHeld(Source):
     The plan-time checks (rows, columns, a first batch) and each model's pass start from it instead of reading
     the file again; a source that is that one chunk is never read again. A larger one is read again from its
     second chunk on, each pass, so memory stays bounded (one held chunk beside the one being read).
+
+    ``kept``: where a plain file source of one chunk is also kept for the process's later runs
+    (:mod:`olive_eval.data.kept_chunks`), found again while its files are unchanged.
     """
 
-    def __init__(self, source: Source) -> None:
+    def __init__(self, source: Source, kept: KeptChunks | None = None) -> None:
         self.source, self.name, self.columns, self.label = source, source.name, source.columns, source.label
         self._first: pa.Table | None = None
         self._whole = False
+        self._kept = kept if type(source) is FileSource else None
+        self._key: FilesKey | None = None
 
     def __getattr__(self, name: str) -> Any:
         """What else the source says of itself (its ``files``, which speech data resolves paths against)."""
@@ -76,6 +82,11 @@ class FirstChunkHeld(Source):
 
     def chunks(self) -> Iterator[pa.Table]:
         rest: Iterator[pa.Table] | None = None
+        if self._first is None and self._kept is not None:
+            assert isinstance(self.source, FileSource)
+            self._key = files_key(self.source.builder, self.source.files)
+            self._first = self._kept.get(self._key)
+            self._whole = self._first is not None
         if self._first is None:
             rest = iter(self.source.chunks())
             first = next(rest, None)
@@ -87,6 +98,7 @@ class FirstChunkHeld(Source):
                 return
             self._first = first
             self._whole = first.num_rows == self.source.num_rows  # known without reading for parquet
+            self._keep()
         yield self._first
         if self._whole:
             return
@@ -98,6 +110,12 @@ class FirstChunkHeld(Source):
             more = True
             yield chunk
         self._whole = not more
+        self._keep()
+
+    def _keep(self) -> None:
+        """A file now known to be one chunk: kept for the process's later runs (where ``kept`` is given)."""
+        if self._whole and self._kept is not None and self._first is not None:
+            self._kept.put(self._key, self._first)
 
 
 #: A prepared data's key in the store: (data config, the tokenizer or processor it was prepared with, if any).
@@ -141,7 +159,8 @@ class DataStore:
             dc = self._run.data_config(name)
             dataset = build("dataset", dc.load_dataset_config)
             source = dataset.open(name, DataContext(self._run.allow_download))
-            self._sources[name] = FirstChunkHeld(source) if isinstance(source, (FileSource, Subset)) else source
+            held = isinstance(source, (FileSource, Subset))
+            self._sources[name] = FirstChunkHeld(source, KEPT) if held else source
         return self._sources[name]
 
     def view(self, name: str, model: ModelConfig) -> DataView:

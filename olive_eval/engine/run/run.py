@@ -1,5 +1,5 @@
 """The run, as the engine owns it: per-model units through an executor, timing rounds, goals against the
-baseline, ranking and the Pareto front, and results.json written before and after each model.
+baseline, ranking and the Pareto front, and results.json written as each model starts and when the run ends.
 
 :class:`Run` holds one run open: the config's plan, its loaded data and the results so far. The session
 (:mod:`olive_eval.engine.session.session`) drives it; ``evaluate()`` is the session over the config's candidates.
@@ -56,8 +56,7 @@ class RunInterrupted(KeyboardInterrupt):
 
     def __init__(self, result: RunResult, model: str | None) -> None:
         super().__init__()
-        self.result = result
-        self.model = model
+        self.result, self.model = result, model
 
 
 def objectives_of(run: RunConfig) -> list[Objective]:
@@ -120,10 +119,10 @@ class Run:
         #: candidate -> the baseline's timing results and evidence from the rounds it was timed in
         self.paired: dict[str, tuple[dict[str, SubMetricResult], dict[str, Evidence]]] = {}
         self.current: str | None = None
-        #: models of an :meth:`evaluate_many` batch still running on the executor's workers
-        self._running: set[str] = set()
+        self._running: set[str] = set()  #: models of an :meth:`evaluate_many` batch on the executor's workers
         timing_keys = {joint_key(m, s) for job in self.timing_runs for m, s in job.sub_types}
         self.reuse = Reuse(run, cache, kept or {}, self.writer, self.folders, progress, timing_keys)
+        self.written = False  #: whether results.json was written since the claim (the first model's start)
 
     @property
     def evidence(self) -> dict[str, dict[str, Evidence]]:
@@ -131,14 +130,13 @@ class Run:
 
     def open(self, claim: Callable[[], None] = lambda: None) -> None:
         """Load and check the data once (that it has a batch for each shard, that its generations fit), then
-        ``claim`` the output folder and save: a data or config error here (exit 2) leaves the folder as it was
-        (an earlier run's results included)."""
+        ``claim`` the output folder: a data or config error here (exit 2) leaves the folder as it was (earlier
+        results included); results.json is first written as the first model starts."""
         self.data.preload(self.plan.data_configs())
         check_generations(self.config, self.plan.units_of(PredictionPass), self.data.source)
         check_shards(self.config, self.shards, self.pass_data, self.data)
         open_sequential(self.sequential, {name: self.data.source(name) for name in self.pass_data}, self.progress)
         claim()
-        self.save(durable=False)
 
     def add_candidate(self, model: ModelConfig) -> None:
         """A candidate the config did not list (the session's), pending until evaluated."""
@@ -148,9 +146,9 @@ class Run:
         self.folders[name] = folder_names([*taken, name])[name]
         self.result.models[name] = ModelResult(status="pending", folder=self.folders[name])
 
-    def evaluate(self, model: ModelConfig, durable: bool = True) -> ModelResult:
-        """The model's per-model unit through the executor, saved before (``running``) and after (``durable``:
-        False where a later save of the run follows)."""
+    def evaluate(self, model: ModelConfig, durable: bool = True, save: bool = True) -> ModelResult:
+        """The model's unit through the executor, saved before (``running``) and after (``durable``: fsynced)
+        unless ``save`` is False (the next model's ``running`` write or the run's last one follows)."""
         name = model.display_name()
         self.current = name
         self.result.models[name].status = "running"
@@ -162,14 +160,17 @@ class Run:
         self._record(name, evaluation)
         self.current = None
         self.finish()
-        self.save(durable)
+        if save:
+            self.save(durable)
         return evaluation.result
 
-    def evaluate_many(self, models: list[ModelConfig], durable: bool = True) -> list[ModelResult]:
+    def evaluate_many(self, models: list[ModelConfig], durable: bool = True, save: bool = True) -> list[ModelResult]:
         """Several models' units submitted together (``executor.run_all``), each recorded and saved as it
-        finishes; an executor that runs one unit at a time gets them one by one, as :meth:`evaluate` does."""
+        finishes; one at a time as :meth:`evaluate` does for an executor that runs one unit at a time (each
+        model's results written with the next one's ``running`` marker). ``save`` as for :meth:`evaluate`."""
         if not self.executor.concurrent:
-            return [self.evaluate(model, durable) for model in models]
+            last = len(models) - 1
+            return [self.evaluate(model, durable, save=save and i == last) for i, model in enumerate(models)]
         names = [model.display_name() for model in models]
         units = []
         for model in models:
@@ -191,7 +192,8 @@ class Run:
             self.finish()
             self.save(durable=False)
         self.finish()
-        self.save(durable)
+        if save:
+            self.save(durable)
         return [self.result.models[name] for name in names]
 
     def _baseline_outputs(self, name: str) -> BaselineLink | None:
@@ -335,14 +337,12 @@ class Run:
         self.judges.close()
 
     def save(self, durable: bool = True) -> None:
-        """Write results.json; a failure (a full disk) is kept in ``write_errors`` for the caller to report.
-        ``durable=False`` for the intermediate writes: no fsync (see
-        :func:`olive_eval.records.results.atomic_write_text`).
-
-        The run goes on and the next save tries again, so ``write_errors`` says whether the file on disk is
-        current; the record writer's first failure is kept beside it.
-        """
+        """Write results.json (``durable=False``, the intermediate writes: no fsync, see ``atomic_write_text`` in
+        :mod:`olive_eval.records.results`). A failure (a full disk) is kept in ``write_errors`` for the caller to
+        report; the run goes on and the next save tries again, so ``write_errors`` says whether the file on disk
+        is current; the record writer's first failure is kept beside it."""
         failed: dict[str, str] = {}
+        self.written = True
         try:
             self.result.write(self.out_dir, durable)
         except OSError as exc:

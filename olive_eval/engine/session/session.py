@@ -3,7 +3,7 @@
 ``Evaluation(config)`` loads and checks the config and the data once and holds the output directory.
 The baseline is evaluated once; each candidate after it is one more per-model unit and one more set of
 timing rounds, interleaved with the baseline, so latency is never compared with a stale number.
-results.json is rewritten atomically before and after each candidate. ``evaluate()`` and
+results.json is rewritten atomically as each candidate starts and after it. ``evaluate()`` and
 ``olive-eval --config`` are this session run over the config's own candidates (:meth:`Evaluation.run`).
 """
 
@@ -145,6 +145,8 @@ class Evaluation:
                     self._run.executor.close()
             finally:
                 try:
+                    if self._held.claimed and not self._run.written:  # evaluated nothing: all pending
+                        self._run.save()
                     self._run.close()
                 finally:
                     self._held.close()
@@ -229,14 +231,13 @@ class Evaluation:
 
         def work() -> None:
             clock = time.perf_counter()
-            self._evaluate_baseline()
-            pending = [
-                m for m in self._run.config.candidates if self.result.models[m.display_name()].status == "pending"
-            ]
-            self._run.evaluate_many(pending, durable=False)  # together where the executor can; last save below
+            self._evaluate_baseline(save=False)  # its results go out with the next ``running`` write, or below
+            pending = [m for m in self._run.config.candidates if result.models[m.display_name()].status == "pending"]
+            self._run.evaluate_many(pending, save=False)  # together where the executor can
             self._run.finish_best()  # sequential's ``finish: best``: the best on all the data
             result.stage_seconds["models"] = round(time.perf_counter() - clock, 6)
             if self._run.timing_runs:
+                self._run.save(durable=False)  # what the models computed, before the timing rounds
                 clock = time.perf_counter()
                 self._run.time(self._run.config.models())
                 result.stage_seconds["timing"] = round(time.perf_counter() - clock, 6)
@@ -277,16 +278,17 @@ class Evaluation:
 
     def report(self, out: str | Path | None = None) -> Path:
         """Write report.html beside results.json (or at ``out``) from what results.json and the instance files
-        hold now, and return its path: after a run, or between a loop's candidates to see the standing so far.
-        Needs plotly (the ``report`` extra)."""
+        hold now, and return its path: after a run, or between a loop's candidates (needs the ``report`` extra)."""
         from olive_eval.report.html import write_report
 
+        if not self._run.written:  # a session that has evaluated nothing yet
+            self._run.save()
         return write_report(self.output_dir, Path(out) if out is not None else None)
 
     # ------------------------------------------------------------------ helpers
-    def _evaluate_baseline(self) -> None:
+    def _evaluate_baseline(self, save: bool = True) -> None:
         if not self._baseline_done:
-            self._guarded(lambda: self._run.evaluate(self._run.config.input_model))
+            self._guarded(lambda: self._run.evaluate(self._run.config.input_model, save=save))
             self._baseline_done = True
 
     def _guarded(self, work: Any) -> None:
