@@ -28,7 +28,7 @@ from olive_eval.judges.base import (
     OneCall,
     judge_source_registry,
 )
-from olive_eval.judges.model import model_config
+from olive_eval.judges.model import located_model_config, model_config
 from olive_eval.runtimes.providers import ProviderSpec, normalize_providers
 
 __all__ = ["ClassifierJudgeSpec"]
@@ -126,11 +126,7 @@ class ClassifierSource(JudgeSource):
     @classmethod
     def model(cls, spec: JudgeSpec, base_dir: Path, allow_download: bool) -> JudgeModel:
         assert isinstance(spec, ClassifierJudgeSpec)
-        config = model_config(spec.model)
-        config.resolve_paths(base_dir)
-        problem = config.path_problem(allow_download)
-        if problem is not None:
-            raise JudgeSpecError(f"model.{problem[0]}", problem[1])
+        config = located_model_config(spec.model, base_dir, allow_download)
         folder = config.processor_folder()
         if folder is None:
             raise JudgeSpecError("model.processor_path", "a reward model needs its tokenizer: give its folder here")

@@ -71,6 +71,17 @@ def model_config(raw: dict[str, Any]) -> Any:
         raise JudgeSpecError(f"model.{exc.key}", exc.message) from None
 
 
+def located_model_config(raw: dict[str, Any], base_dir: Path, allow_download: bool) -> Any:
+    """The judge's model config with its paths resolved beside the run's config; a missing file, or a name that
+    needs a download the run does not allow, is a spec error at its key."""
+    config = model_config(raw)
+    config.resolve_paths(base_dir)
+    problem = config.path_problem(allow_download)
+    if problem is not None:
+        raise JudgeSpecError(f"model.{problem[0]}", problem[1])
+    return config
+
+
 class ModelSource(JudgeSource):
     Spec: ClassVar[type[JudgeSpec]] = ModelJudgeSpec
 
@@ -102,11 +113,7 @@ class ModelSource(JudgeSource):
     @classmethod
     def model(cls, spec: JudgeSpec, base_dir: Path, allow_download: bool) -> JudgeModel:
         assert isinstance(spec, ModelJudgeSpec)
-        config = model_config(spec.model)
-        config.resolve_paths(base_dir)
-        problem = config.path_problem(allow_download)
-        if problem is not None:
-            raise JudgeSpecError(f"model.{problem[0]}", problem[1])
+        config = located_model_config(spec.model, base_dir, allow_download)
         for key, script, name, script_dir in config.user_functions():
             try:
                 load_function(script, name, script_dir)
