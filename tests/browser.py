@@ -21,8 +21,19 @@ from typing import Any
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 INSTALL = "apt-get install chromium chromium-driver"
-#: Schemes a self-contained page may load from; anything else went to (or tried) the network.
-LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome:", "chrome-extension:", "devtools:")
+#: Schemes a self-contained page may load from; anything else went to (or tried) the network. ``chrome-untrusted:``
+#: is Chromium's own WebUI (its new-tab page, open before the first page loads, can log a request late): served by
+#: the browser itself, never fetched.
+LOCAL_SCHEMES = (
+    "file:",
+    "data:",
+    "blob:",
+    "about:",
+    "chrome:",
+    "chrome-untrusted:",
+    "chrome-extension:",
+    "devtools:",
+)
 DRAWN = "return [...document.querySelectorAll('.oe-chart')].every(c => c.querySelector('.main-svg') !== null)"
 
 
