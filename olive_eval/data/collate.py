@@ -187,6 +187,10 @@ def _cut(chunks: list[tuple[Columns, int]], offset: int, size: int) -> tuple[Col
     """``size`` rows of the pending chunks from row ``offset`` of the first; the chunks left, and the offset
     into the first of them. The rest of a chunk is not sliced off at each batch (a list column would be copied
     once per batch)."""
+    chunk, n = chunks[0]
+    if offset + size < n:  # the common case: the batch lies inside the first chunk, which has rows left after it
+        cut = slice(offset, offset + size)
+        return {k: _rows(take(v, cut)) for k, v in chunk.items()}, chunks, offset + size
     out: dict[str, list[Any]] = {}
     taken, used = 0, 0
     while taken < size:
@@ -205,6 +209,11 @@ def _cut(chunks: list[tuple[Columns, int]], offset: int, size: int) -> tuple[Col
         else:
             joined[k] = [row for p in parts for row in p]
     return joined, chunks[used:], offset
+
+
+def _rows(part: Any) -> Any:
+    """A column cut from one chunk as :func:`_cut` joins parts: an array or a list stays, anything else a list."""
+    return part if isinstance(part, (np.ndarray, list)) else list(part)
 
 
 def pad(column: Any, value: int | float, side: str, multiple: int | None = None) -> np.ndarray:

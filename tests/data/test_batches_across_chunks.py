@@ -3,6 +3,8 @@ into the first chunk (the rest of a chunk is not sliced off at each batch)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -33,3 +35,29 @@ def test_batches_of_three_hold_the_rows_in_order_whatever_the_chunks(sizes, drop
     assert x.dtype == np.float32 and x.tolist() == list(range(sum(expected)))
     assert [t for b in batches for t in b.columns["text"]] == [f"t{i}" for i in range(sum(expected))]
     assert all(isinstance(b.columns["text"], list) for b in batches)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_chunks_and_batch_sizes_give_the_rows_of_one_table(seed):
+    """Batches inside one chunk (sliced from it) and across chunks (joined) hold the rows slicing the whole
+    table gives: 2-D arrays, lists, and a tuple column (cut as a list)."""
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(0, 9, size=rng.integers(1, 8)).tolist()
+    total, size = sum(sizes), int(rng.integers(1, 6))
+    starts = np.cumsum([0, *sizes])
+
+    def chunks():
+        for a, b in itertools.pairwise(starts):
+            rows = range(int(a), int(b))
+            yield {"x": np.arange(2 * a, 2 * b, dtype=np.int64).reshape(-1, 2), "text": [f"t{i}" for i in rows],
+                   "tag": tuple(i % 3 for i in rows)}  # fmt: skip
+
+    loader = DefaultDataloader(DataloaderParams(type="default_dataloader", batch_size=size))
+    batches = list(loader.batches(Prepared("d", chunks, ["x"], None, ["x", "text", "tag"])))
+    assert [b.start for b in batches] == list(range(0, total, size))
+    x = np.arange(2 * total, dtype=np.int64).reshape(-1, 2)
+    for b in batches:
+        stop = min(b.start + size, total)
+        np.testing.assert_array_equal(b.columns["x"], x[b.start : stop])
+        assert b.columns["text"] == [f"t{i}" for i in range(b.start, stop)]
+        assert b.columns["tag"] == [i % 3 for i in range(b.start, stop)] and isinstance(b.columns["tag"], list)

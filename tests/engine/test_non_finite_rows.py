@@ -1,12 +1,24 @@
-"""The pass's check for NaN and infinity in a batch's output: one sum when every value is finite, the rows named
-otherwise; a sum that overflows (large finite values) is not taken for an infinity."""
+"""The pass's check for NaN and infinity in a batch's output: ``isfinite`` on a small output, one sum on a large
+one (both paths run every test here), the rows named otherwise; a sum that overflows (large finite values) is not
+taken for an infinity."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from olive_eval.engine.passes import pass_loop
 from olive_eval.engine.passes.pass_loop import non_finite_rows
+
+SMALL = pass_loop.SMALL_OUTPUT
+
+
+@pytest.fixture(autouse=True, params=["isfinite", "sum"])
+def path(request, monkeypatch):
+    """Every output checked the small-output way, then the large-output way (no output is small)."""
+    if request.param == "sum":
+        monkeypatch.setattr(pass_loop, "SMALL_OUTPUT", -1)
+    return request.param
 
 
 def reference(raw: np.ndarray) -> np.ndarray | None:
@@ -40,3 +52,13 @@ def test_large_finite_values_whose_sum_overflows_are_finite(dtype):
 def test_integer_and_object_outputs_are_not_checked():
     assert non_finite_rows(np.arange(6).reshape(3, 2)) is None
     assert non_finite_rows(["a", "b"]) is None
+
+
+def test_an_output_past_the_small_size_is_checked_whole():
+    raw = np.zeros((SMALL // 8 + 1, 8), dtype=np.float32)
+    assert raw.size > SMALL and non_finite_rows(raw) is None
+    raw[-1, 3] = np.inf
+    expected = np.zeros(len(raw), dtype=bool)
+    expected[-1] = True
+    np.testing.assert_array_equal(non_finite_rows(raw), expected)
+    np.testing.assert_array_equal(non_finite_rows(raw), reference(raw))

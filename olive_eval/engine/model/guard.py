@@ -57,6 +57,9 @@ class Guarded:
         except Exception as exc:
             self._stop(exc)
 
+    def pass_reads(self) -> set[str]:
+        return self.scorer.pass_reads()
+
     def update(self, fields: Any, start: int, cache: dict[Any, np.ndarray]) -> None:
         if self.error is None:
             try:

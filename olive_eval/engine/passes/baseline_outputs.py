@@ -82,6 +82,9 @@ class OutputsCapture:
         self._bytes = 0
         self.error: Exception | None = None
 
+    def pass_reads(self) -> set[str]:
+        return set(self.names)
+
     def check_fields(self, available: list[str]) -> None:
         """Named outputs (``output.<name>``) are known only once the model answers; the rest are checked here."""
         missing = [n for n in self.names if n not in available and not n.startswith("output.")]

@@ -25,6 +25,8 @@ from olive_eval.metrics.fidelity.measures import BASELINE
 #: post-processing), ``model_seconds`` (of the model call alone) and ``batch_index`` (its batch: warm-up batches
 #: are told apart by it).
 PASS_FIELDS = ("prediction", "logits", "inference_seconds", "model_seconds", "batch_index")
+#: The pass fields that time each example: a pass builds them only when one of its consumers reads one.
+TIMING_FIELDS = frozenset({"inference_seconds", "model_seconds", "batch_index"})
 #: The prefix of a model's named outputs as pass fields (``output.last_hidden_state``), for the fidelity measures.
 OUTPUT = "output."
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
-from olive_eval.engine.passes.fields import OUTPUT, pass_fields
+from olive_eval.engine.passes.fields import OUTPUT, TIMING_FIELDS, pass_fields
 from olive_eval.engine.run.data_store import DataView
 from olive_eval.errors import EvaluationError
 from olive_eval.progress import NO_TASK, Task
@@ -28,6 +28,9 @@ Note = Callable[[str], None]
 
 #: Without a live task, a progress line every this many batches.
 NOTE_EVERY = 200
+#: Outputs of at most this many values are checked for NaN with ``isfinite`` (a small bool array); larger ones
+#: with one sum, which allocates nothing.
+SMALL_OUTPUT = 1 << 16
 
 
 @dataclass
@@ -78,6 +81,7 @@ def run_pass(
     available = pass_fields(data.prepared.columns, data.prepared.references)
     for consumer in consumers:
         consumer.check_fields(available)
+    timed = reads_timing(consumers)
     for index, batch in enumerate(data.batches()):
         started = time.perf_counter()
         outputs = _call(runtime, batch)
@@ -98,13 +102,13 @@ def run_pass(
         fields: Columns = dict(batch.columns)
         if data.prepared.references is not None:
             fields["references"] = batch.columns[data.prepared.references]
-        fields.update(
-            prediction=predictions,
-            logits=raw,
-            inference_seconds=np.full(size, (done - started) / size),
-            model_seconds=np.full(size, (called - started) / size),
-            batch_index=np.full(size, index),
-        )
+        fields.update(prediction=predictions, logits=raw)
+        if timed:
+            fields.update(
+                inference_seconds=np.full(size, (done - started) / size),
+                model_seconds=np.full(size, (called - started) / size),
+                batch_index=np.full(size, index),
+            )
         if list(outputs) == [None]:  # a model's named outputs, for metrics comparing one of them (fidelity)
             fields.update({OUTPUT + name: value for name, value in outputs[None].items()})
         cache: dict[Any, np.ndarray] = {}
@@ -160,14 +164,28 @@ def _post_process(post: Any, outputs: dict[str | None, Outputs], batch: Batch, d
     ]
 
 
+def reads_timing(consumers: list[Any]) -> bool:
+    """Whether a consumer reads the per-example timing fields: only then are they built for each batch. A consumer
+    that cannot say what it reads (no ``pass_reads``) gets them."""
+    for consumer in consumers:
+        reads = getattr(consumer, "pass_reads", None)
+        if reads is None or not TIMING_FIELDS.isdisjoint(reads()):
+            return True
+    return False
+
+
 def non_finite_rows(raw: Column) -> np.ndarray | None:
     """Rows of the output metrics read that hold NaN or infinity (None when all are finite). One NaN input
     can turn every logit into NaN, and metrics would still return numbers (accuracy 0.1, AUROC 0.5)."""
     if not isinstance(raw, np.ndarray) or raw.dtype.kind != "f":
         return None
-    with np.errstate(over="ignore", invalid="ignore"):
-        if np.isfinite(np.add.reduce(raw, axis=None)):  # one pass: a finite sum has no NaN or infinity in it
+    if raw.size <= SMALL_OUTPUT:
+        if np.isfinite(raw).all():  # no warning to silence: cheaper than the sum's errstate on a small output
             return None
+    else:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if np.isfinite(np.add.reduce(raw, axis=None)):  # one pass: a finite sum has no NaN or infinity in it
+                return None
     bad = ~np.isfinite(raw)
     if not bad.any():
         return None

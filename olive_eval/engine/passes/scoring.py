@@ -97,6 +97,11 @@ class MetricScorer:
     def reads(self) -> set[str]:
         return {name for s in self._subs for name in s.reads}
 
+    def pass_reads(self) -> set[str]:
+        """The pass fields this scorer takes from a batch (its chunks keep only these, and a filter's documents
+        only the data's own columns; the baseline's own pass takes its compared fields from the batch)."""
+        return {*self._chunk.names, *(self._baseline.names if self._baseline is not None else ())}
+
     def check_fields(self, available: list[str]) -> None:
         given = {*available, *(self._baseline.provides() if self._baseline is not None else ())}
         missing = sorted(name for name in self.reads() - given if not is_model_output(name))

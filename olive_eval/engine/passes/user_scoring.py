@@ -42,6 +42,9 @@ class CustomScorer:
                 f"custom metric '{self.config.name}' needs {references}: set the data config's label_col"
             )
 
+    def pass_reads(self) -> set[str]:
+        return {self._sources.get(name, name) for name in self._parts}
+
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
         for name, parts in self._parts.items():
             parts.append(fields[self._sources.get(name, name)])
