@@ -1,12 +1,14 @@
 """The warm path: a second ``evaluate()`` in the same process, three accuracy sub-types over 10k examples.
 
-Ratios against references timed in the same run (median of ``--rounds``, each side alternating with the other):
+Ratios against references timed in the same run (median of ``--rounds``, 9 by default, after one warm-up call of
+each side, the sides alternating):
 
 * small model   the quickstart's digits MLP over 10k examples (its 360 test rows repeated) / a bare loop in the
                 same process: read the parquet file, ``InferenceSession.run`` per batch of 64, argmax, accuracy and
                 macro F1 and precision in numpy (target <= 1.5: what the framework itself costs);
 * big model     the same over the 10M-parameter MLP of ``bench_engine.py`` (target <= 1.05: inference-heavy), and
-                the prediction pass alone (``stage_seconds``) / the bare loop's ``session.run`` calls;
+                the prediction pass alone (``stage_seconds``), and its model calls alone (``passes.d.model_seconds``:
+                ONNX Runtime inside our pass) / the bare loop's ``session.run`` calls;
 * records       ``evaluate()`` writing the instance records / the same with the record writer off (target <= 1.05);
 * Olive         with ``--olive-python PATH`` (an interpreter with olive-ai 0.13, onnxruntime and torch): Olive's
                 ``OnnxEvaluator`` on the same model and data, a second ``evaluate`` in its own process, the way
@@ -88,13 +90,23 @@ def config(model: Path, data: Path, out: Path) -> dict:
     }
 
 
+#: The bare loop's session settings, for the fairness line (ours are in results.json's ``runtimes``).
+BARE_SETTINGS: dict[str, object] = {}
+
+
 def bare(model: Path, data: Path) -> tuple[float, float, dict[str, float]]:
-    """(total seconds, seconds in session.run, values): the same work without the framework."""
+    """(total seconds, seconds in session.run, values): the same work without the framework, on a session with
+    ONNX Runtime's default options (as ours, when the config sets none), batches of 64 contiguous float32 rows."""
     start = time.perf_counter()
     table = pq.read_table(str(data))
     x = np.asarray(table.column("x").combine_chunks().flatten(), dtype=np.float32).reshape(table.num_rows, -1)
     y = table.column("label").to_numpy()
     session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    options = session.get_session_options()
+    BARE_SETTINGS.update(
+        intra_op=options.intra_op_num_threads, inter_op=options.inter_op_num_threads, batch=BATCH,
+        mode=str(options.execution_mode), providers=session.get_providers(),
+    )  # fmt: skip
     name = session.get_inputs()[0].name
     logits, run = [], 0.0
     for i in range(0, len(x), BATCH):
@@ -112,14 +124,19 @@ def bare(model: Path, data: Path) -> tuple[float, float, dict[str, float]]:
     return time.perf_counter() - start, run, values
 
 
-def ours(run: dict) -> tuple[float, float, dict[str, float]]:
-    """(evaluate() seconds, its prediction pass's seconds, values)."""
+#: Our session's settings as results.json records them (``runtimes``), for the fairness line.
+OURS_SETTINGS: dict[str, object] = {}
+
+
+def ours(run: dict) -> tuple[float, float, float, dict[str, float]]:
+    """(evaluate() seconds, its prediction pass's seconds, the pass's model calls' seconds, values)."""
     start = time.perf_counter()
     result = evaluate(run)
     seconds = time.perf_counter() - start
     model = next(iter(result.models.values()))
     values = {key.split("-", 1)[1]: m.value for key, m in model.metrics.items()}
-    return seconds, model.stage_seconds["pass:d"], values
+    OURS_SETTINGS.update(model.runtimes[0] if model.runtimes else {})
+    return seconds, model.stage_seconds["pass:d"], model.passes["d"]["model_seconds"], values
 
 
 def without_records(run: dict) -> float:
@@ -134,7 +151,10 @@ def without_records(run: dict) -> float:
 
 
 def median_rounds(rounds: int, *sides: Callable[[], float]) -> list[float]:
-    """Each side once per round, in turn (so drifting load reaches all sides alike); the median per side."""
+    """Each side once to warm up (not counted), then once per round, in turn (so drifting load reaches all sides
+    alike); the median per side."""
+    for side in sides:
+        side()
     times: list[list[float]] = [[] for _ in sides]
     for _ in range(rounds):
         for side, out in zip(sides, times, strict=True):
@@ -217,12 +237,14 @@ def case(name: str, model: Path, data: Path, out: Path, rounds: int, olive_pytho
     run = config(model, data, out)
     ours(run)  # the cold call: imports, registries, first session
     passes: list[float] = []
+    calls: list[float] = []
     runs: list[float] = []
     values: dict[str, dict[str, float]] = {}
 
     def ours_side() -> float:
-        total, passed, values["ours"] = ours(run)
+        total, passed, called, values["ours"] = ours(run)
         passes.append(passed)
+        calls.append(called)
         return total
 
     def bare_side() -> float:
@@ -231,11 +253,19 @@ def case(name: str, model: Path, data: Path, out: Path, rounds: int, olive_pytho
         return total
 
     o, b, quiet = median_rounds(rounds, ours_side, bare_side, lambda: without_records(run))
+    passes, calls, runs = passes[1:], calls[1:], runs[1:]  # not the warm-up's
     expected = values["bare"]
     assert all(abs(values["ours"][k] - v) < 1e-9 for k, v in expected.items()), values
     print(f"{name}: evaluate() {o:.3f} s, bare loop {b:.3f} s")
     print(f"  evaluate() / bare loop = {o / b:.3f}")
-    print(f"  prediction pass / bare session.run calls = {statistics.median(passes) / statistics.median(runs):.3f}")
+    run_median = statistics.median(runs)
+    print(f"  prediction pass / bare session.run calls = {statistics.median(passes) / run_median:.3f}")
+    print(f"  the pass's model calls / bare session.run calls = {statistics.median(calls) / run_median:.3f}")
+    rest = statistics.median(p - c for p, c in zip(passes, calls, strict=True))
+    print(
+        f"  the pass besides its model calls: {rest * 1e3:.1f} ms; outside the pass: {(o - statistics.median(passes)) * 1e3:.1f} ms"
+    )
+    print(f"  sessions: bare {BARE_SETTINGS}; ours {OURS_SETTINGS}")
     print(f"  instance records: with / without = {o / quiet:.3f}")
     if olive_python:
         theirs, olive_values = olive_seconds(olive_python, model, data, folder, rounds)
@@ -246,7 +276,7 @@ def case(name: str, model: Path, data: Path, out: Path, rounds: int, olive_pytho
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--olive-python", help="a Python with olive-ai 0.13 (e.g. /tmp/venv-olive/bin/python)")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--only", choices=["small", "big"])
     parser.add_argument("--fresh-data", action="store_true", help="data files as just written: read by every run")
     args = parser.parse_args()
