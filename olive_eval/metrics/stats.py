@@ -24,6 +24,8 @@ from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 
+from olive_eval.metrics.row_groups import unique_rows
+
 Method = Literal["percentile", "basic", "bca"]
 METHODS: tuple[str, ...] = get_args(Method)
 
@@ -55,17 +57,6 @@ def index_chunks(n: int, n_resamples: int, seed: int, width: int = 1) -> Iterato
             if k + 1 < len(sizes):
                 pending = pool.submit(rng.integers, 0, n, (sizes[k + 1], n))
             yield chunk
-
-
-def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(distinct rows, index of each row's distinct row, count of each) of a 2-D array.
-
-    Rows are compared as raw bytes (one sort of n byte strings, much faster than ``np.unique(axis=0)``).
-    """
-    rows = np.ascontiguousarray(rows)
-    as_bytes = rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
-    _, first, inverse, counts = np.unique(as_bytes, return_index=True, return_inverse=True, return_counts=True)
-    return rows[first], inverse.reshape(-1), counts
 
 
 class LastGrouping:
