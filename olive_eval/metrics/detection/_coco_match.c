@@ -2,6 +2,9 @@
  *
  *   greedy(det_boxes, group_offsets, gt_lo, gt_hi, gt_boxes, gt_crowd, gt_keep, thresholds, n_area)
  *       -> (det, area, iou, gt): every match, as int64 bytearrays (np.frombuffer reads them)
+ *   group_order(keys, scores, n_keys) -> order: np.lexsort((-scores, keys)) for int64 keys in [0, n_keys), as an
+ *       int64 bytearray: a counting sort by key (stable), then each key's rows by descending score, ties in row order
+ *       (insertion sort for a few rows, a merge sort past that; both stable)
  *
  * det_boxes [N, 4] float64 xywh: the kept detections, grouped by (image, category), each group in score order
  * (group g is rows group_offsets[g]..group_offsets[g + 1]); gt_boxes [G, 4] float64 xywh, gt_crowd [G] uint8 and
@@ -175,8 +178,82 @@ done:
     return result;
 }
 
+/* Rows a[0..n) by descending score, stable: insertion sort for a few rows, a top-down merge sort past that. */
+static void sort_desc(int64_t *a, int64_t *tmp, Py_ssize_t n, const double *score) {
+    if (n <= 24) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            int64_t v = a[i];
+            double sv = score[v];
+            Py_ssize_t j = i;
+            while (j > 0 && score[a[j - 1]] < sv) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = v;
+        }
+        return;
+    }
+    Py_ssize_t half = n / 2;
+    sort_desc(a, tmp, half, score);
+    sort_desc(a + half, tmp, n - half, score);
+    memcpy(tmp, a, (size_t)half * sizeof *a);
+    Py_ssize_t i = 0, j = half, k = 0;
+    while (i < half && j < n) a[k++] = score[a[j]] > score[tmp[i]] ? a[j++] : tmp[i++];
+    while (i < half) a[k++] = tmp[i++];
+}
+
+static PyObject *group_order(PyObject *self, PyObject *args) {
+    PyObject *ko, *so;
+    Py_ssize_t n_keys;
+    if (!PyArg_ParseTuple(args, "OOn", &ko, &so, &n_keys)) return NULL;
+    Array k, s;
+    if (!get(ko, &k, 8, "keys")) return NULL;
+    if (!get(so, &s, 8, "scores")) {
+        PyBuffer_Release(&k.view);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    int64_t *start = NULL, *tmp = NULL;
+    const int64_t *key = k.view.buf;
+    const double *score = s.view.buf;
+    Py_ssize_t n = k.n;
+    if (s.n != n || n_keys < 0) {
+        PyErr_SetString(PyExc_ValueError, "group_order: keys and scores must have the same length");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (key[i] < 0 || key[i] >= n_keys) {
+            PyErr_SetString(PyExc_ValueError, "group_order: a key is out of range");
+            goto done;
+        }
+    start = calloc((size_t)n_keys + 1, sizeof *start);
+    tmp = malloc(((size_t)n / 2 + 1) * sizeof *tmp);
+    if (start == NULL || tmp == NULL || (result = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)8 * n)) == NULL) {
+        if (result == NULL && !PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *order = (int64_t *)PyByteArray_AS_STRING(result);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) start[key[i] + 1]++;
+    for (Py_ssize_t g = 0; g < n_keys; g++) start[g + 1] += start[g];
+    for (Py_ssize_t i = 0; i < n; i++) order[start[key[i]]++] = i; /* start[g] is now where key g ends */
+    Py_ssize_t lo = 0;
+    for (Py_ssize_t g = 0; g < n_keys; g++) {
+        if (start[g] - lo > 1) sort_desc(order + lo, tmp, start[g] - lo, score);
+        lo = start[g];
+    }
+    Py_END_ALLOW_THREADS
+done:
+    free(start);
+    free(tmp);
+    PyBuffer_Release(&k.view);
+    PyBuffer_Release(&s.view);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"greedy", greedy, METH_VARARGS, "COCO's greedy bbox matching of every (image, category) group: (det, area, iou, gt)."},
+    {"group_order", group_order, METH_VARARGS, "np.lexsort((-scores, keys)) for int64 keys in [0, n_keys)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -91,7 +91,7 @@ def match_coco(
 
     # detections: (image, category) groups, score descending, ties in input order; keep the top max_det
     d_key = data.dt_image * n_cat + data.dt_category
-    order = np.lexsort((-data.dt_scores, d_key))
+    order = _group_order(d_key, data.dt_scores, len(data.image_ids) * n_cat)
     keys = d_key[order]
     starts = _starts(keys)
     rank = np.arange(len(keys)) - np.repeat(starts, np.diff(np.append(starts, len(keys))))
@@ -125,6 +125,16 @@ def match_coco(
         gt_unmatchable=unmatchable,
         npig=npig,
     )
+
+
+def _group_order(keys: np.ndarray, scores: np.ndarray, n_keys: int) -> np.ndarray:
+    """``np.lexsort((-scores, keys))``: by key, then score descending, ties in input order; in C (a counting
+    sort by key) where the extension is built and the keys' range is not much wider than their number."""
+    extension = native.coco_match_extension
+    if extension is None or n_keys > 8 * len(keys) + 4096:
+        return np.lexsort((-scores, keys))
+    keys64 = np.ascontiguousarray(keys, np.int64)
+    return np.frombuffer(extension.group_order(keys64, np.ascontiguousarray(scores, np.float64), n_keys), np.int64)
 
 
 Matches = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # kept detection, area range, IoU threshold, gt

@@ -94,7 +94,7 @@ def test_edges(monkeypatch: pytest.MonkeyPatch) -> None:
             "boxes": np.array([[0.0, 0, 100, 100], [0, 0, 100, 100]]),
             "labels": np.array([1, 1]),
             "iscrowd": np.array([1, 0]),
-        },  # fmt: skip
+        },
         empty_ref,
         empty_ref,
         {"boxes": np.array([[0.0, 0, 10, 10], [4, 0, 14, 10]]), "labels": np.array([1, 1])},
@@ -106,19 +106,19 @@ def test_edges(monkeypatch: pytest.MonkeyPatch) -> None:
             "boxes": np.array([[10.0, 10, 40, 40], [0, 0, 100, 100], [0, 0, 100, 100]]),
             "scores": np.array([0.8, 0.7, 0.8]),
             "labels": np.array([1, 1, 1]),
-        },  # fmt: skip
+        },
         {"boxes": np.zeros((0, 4)), "scores": np.zeros(0), "labels": np.zeros(0, np.int64)},
         {"boxes": np.array([[1.0, 1, 9, 9]]), "scores": np.array([0.9]), "labels": np.array([7])},
         {
             "boxes": np.array([[2.0, 0, 12, 10], [0, 0, 10, 10]]),
             "scores": np.array([0.95, 0.6]),
             "labels": np.array([1, 1]),
-        },  # fmt: skip
+        },
         {
             "boxes": np.array([[0.0, 0, 32, 32], [100, 100, 196, 196], [1, 1, 33, 33]]),
             "scores": np.array([0.7, 0.7, 0.8]),
             "labels": np.array([2, 2, 2]),
-        },  # fmt: skip
+        },
     ]
     assert_same(monkeypatch, from_per_image(preds, refs), run_pycocotools(*scene_to_coco(preds, refs)))
     no_dets = [{"boxes": np.zeros((0, 4)), "scores": np.zeros(0), "labels": np.zeros(0, np.int64)} for _ in refs]
@@ -143,3 +143,22 @@ def test_text_labels_and_label_keys_through_compute(monkeypatch: pytest.MonkeyPa
     c_score, np_score = both(monkeypatch, lambda: get_metric(name).compute(preds, refs))
     assert c_score.value == np_score.value or (np.isnan(c_score.value) and np.isnan(np_score.value))
     assert c_score.details == np_score.details
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_order_is_lexsort(seed: int) -> None:
+    """Ties in score (in input order), -0.0 beside 0.0, keys never used, one key with many rows (the merge sort)."""
+    rng = np.random.default_rng(seed)
+    n = 3000
+    keys = rng.integers(0, 50, n) if seed % 2 else np.sort(rng.integers(0, 3000, n))
+    keys[rng.random(n) < 0.2] = 7  # one key with hundreds of rows
+    scores = np.round(rng.random(n), 1 + seed % 2)
+    scores[rng.random(n) < 0.05] = -0.0
+    scores[rng.random(n) < 0.05] = 0.0
+    got = np.frombuffer(native.coco_match_extension.group_order(keys, scores, 3000), np.int64)
+    assert np.array_equal(got, np.lexsort((-scores, keys)))
+
+
+def test_group_order_refuses_bad_keys() -> None:
+    with pytest.raises(ValueError, match="group_order: a key is out of range"):
+        native.coco_match_extension.group_order(np.array([0, 5]), np.zeros(2), 5)
