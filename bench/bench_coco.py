@@ -19,8 +19,11 @@ are compared with pycocotools' (largest absolute difference, and whether they ar
 arrays, ``xywh``), ``compute_metric("map", predictions, references, box_format="xywh")`` timed whole (the
 per-image input path, matching, accumulation) against faster-coco-eval's ``evaluate`` + ``accumulate`` +
 ``summarize`` on its built ``COCO`` and ``loadRes`` objects (and, for information, with those built too);
-median of ``--repeat`` interleaved runs, wall time (and, apart, CPU seconds, which a loaded machine moves less); the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's
-precision array to 1e-15 (the sub-type averages per resampling list, so its last bit can differ).
+median of ``--repeat`` interleaved runs, wall time (and, apart, CPU seconds, which a loaded machine moves
+less); the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's precision array to 1e-15 (the
+sub-type averages per resampling list, so its last bit can differ).
+
+``--numpy``: without the optional C extension (what an install without a compiler runs).
 
 Run: ``python bench/bench_coco.py`` (about 2 minutes on 2 cores), ``--images 1000`` or ``--quick`` to
 shrink it.
@@ -211,6 +214,7 @@ def main() -> None:
     parser.add_argument("--repeat-pycocotools", type=int, default=1, help="runs of pycocotools (median)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compute-metric", action="store_true", help="compute_metric on per-image dicts")
+    parser.add_argument("--numpy", action="store_true", help="without the C extension (_coco_match): the numpy form")
     args = parser.parse_args()
     n_images = 1000 if args.quick else args.images
 
@@ -222,6 +226,10 @@ def main() -> None:
         f"{len(dets):,} detections, {n_cat} categories (seed {args.seed}, built in {time.perf_counter() - start:.1f} s)"
     )
 
+    if args.numpy:
+        from olive_eval.metrics.detection import native
+
+        native.coco_match_extension = None
     if args.compute_metric:
         compute_metric_row(gt, dets, args.repeat)
         return
