@@ -91,7 +91,7 @@ def match_coco(
 
     # detections: (image, category) groups, score descending, ties in input order; keep the top max_det
     d_key = data.dt_image * n_cat + data.dt_category
-    order = _group_order(d_key, data.dt_scores, len(data.image_ids) * n_cat)
+    order = group_order(d_key, data.dt_scores, len(data.image_ids) * n_cat)
     keys = d_key[order]
     starts = _starts(keys)
     rank = np.arange(len(keys)) - np.repeat(starts, np.diff(np.append(starts, len(keys))))
@@ -127,14 +127,18 @@ def match_coco(
     )
 
 
-def _group_order(keys: np.ndarray, scores: np.ndarray, n_keys: int) -> np.ndarray:
-    """``np.lexsort((-scores, keys))``: by key, then score descending, ties in input order; in C (a counting
-    sort by key) where the extension is built and the keys' range is not much wider than their number."""
+def group_order(keys: np.ndarray, scores: np.ndarray, n_keys: int) -> np.ndarray:
+    """``np.lexsort((-scores, keys))`` for integer keys in ``[0, n_keys)``: by key, then score descending, ties in
+    input order. In C (a counting sort by key) where the extension is built and the keys' range is not much
+    wider than their number; else numpy (a key of 16 bits is radix-sorted after a stable sort by score)."""
     extension = native.coco_match_extension
-    if extension is None or n_keys > 8 * len(keys) + 4096:
+    if extension is not None and n_keys <= 8 * len(keys) + 4096:
+        keys64 = np.ascontiguousarray(keys, np.int64)
+        return np.frombuffer(extension.group_order(keys64, np.ascontiguousarray(scores, np.float64), n_keys), np.int64)
+    if n_keys >= 2**15:
         return np.lexsort((-scores, keys))
-    keys64 = np.ascontiguousarray(keys, np.int64)
-    return np.frombuffer(extension.group_order(keys64, np.ascontiguousarray(scores, np.float64), n_keys), np.int64)
+    by_score = np.argsort(-scores, kind="stable")
+    return by_score[np.argsort(keys[by_score].astype(np.int16), kind="stable")]
 
 
 Matches = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # kept detection, area range, IoU threshold, gt

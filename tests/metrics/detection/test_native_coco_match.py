@@ -15,7 +15,7 @@ from olive_eval.metrics import get_metric
 from olive_eval.metrics.detection import native
 from olive_eval.metrics.detection.coco import coco_params, evaluate_coco
 from olive_eval.metrics.detection.inputs import DetectionSet, from_coco, from_per_image
-from olive_eval.metrics.detection.matching import match_coco
+from olive_eval.metrics.detection.matching import group_order, match_coco
 
 from .scenes import random_scene, run_pycocotools, scene_to_coco
 from .test_coco import assert_matches
@@ -146,7 +146,7 @@ def test_text_labels_and_label_keys_through_compute(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_group_order_is_lexsort(seed: int) -> None:
+def test_group_order_is_lexsort(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     """Ties in score (in input order), -0.0 beside 0.0, keys never used, one key with many rows (the merge sort)."""
     rng = np.random.default_rng(seed)
     n = 3000
@@ -155,10 +155,33 @@ def test_group_order_is_lexsort(seed: int) -> None:
     scores = np.round(rng.random(n), 1 + seed % 2)
     scores[rng.random(n) < 0.05] = -0.0
     scores[rng.random(n) < 0.05] = 0.0
+    expected = np.lexsort((-scores, keys))
     got = np.frombuffer(native.coco_match_extension.group_order(keys, scores, 3000), np.int64)
-    assert np.array_equal(got, np.lexsort((-scores, keys)))
+    assert np.array_equal(got, expected)
+    for n_keys in (3000, 2**16, 10**9):  # numpy: 16-bit keys radix-sorted, wider ones lexsort; C unless too wide
+        compiled, fallback = both(monkeypatch, lambda n=n_keys: group_order(keys, scores, n))
+        assert np.array_equal(compiled, expected) and np.array_equal(fallback, expected)
+    ranks = np.unique(scores, return_inverse=True)[1].astype(np.int16)  # accumulation's scores may be ranks
+    assert np.array_equal(group_order(keys, ranks, 3000), expected)
 
 
 def test_group_order_refuses_bad_keys() -> None:
     with pytest.raises(ValueError, match="group_order: a key is out of range"):
         native.coco_match_extension.group_order(np.array([0, 5]), np.zeros(2), 5)
+
+
+def test_bootstrap_resamples_give_the_numpy_form(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many lists of images (repeats included) pooled into one accumulation: the same values from both forms,
+    and the identity list is the plain evaluation."""
+    preds, refs = random_scene(2, n_images=25)
+    rng = np.random.default_rng(0)
+    idx = np.concatenate([np.arange(25)[None], rng.integers(0, 25, (30, 25))])
+
+    def run() -> np.ndarray:
+        metric = get_metric("map")
+        return metric.reduce_resamples(metric.statistics(preds, refs), idx)
+
+    compiled, fallback = both(monkeypatch, run)
+    assert np.array_equal(compiled, fallback, equal_nan=True)
+    assert compiled[0] == pytest.approx(run_pycocotools(*scene_to_coco(preds, refs)).stats[0], abs=1e-12)
+    assert np.unique(compiled).size > 10  # the resamples differ
