@@ -1,8 +1,8 @@
 """The optional C extension; everything else is in pyproject.toml.
 
 ``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
-speech edit counts, BLEU's statistics, the ranking curves, the violation reader and the violation matching run their numpy (or Python)
-forms.
+speech edit counts, BLEU's statistics, the ranking curves, the violation reader, the violation matching and
+COCO's bbox matching run their numpy (or Python) forms.
 """
 
 from setuptools import Extension, setup
@@ -27,6 +27,11 @@ setup(
         Extension(
             "olive_eval.metrics.violations._matching",
             ["olive_eval/metrics/violations/_matching.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.detection._coco_match",
+            ["olive_eval/metrics/detection/_coco_match.c"],
             optional=True,
         ),
         Extension(

@@ -19,8 +19,11 @@ are compared with pycocotools' (largest absolute difference, and whether they ar
 arrays, ``xywh``), ``compute_metric("map", predictions, references, box_format="xywh")`` timed whole (the
 per-image input path, matching, accumulation) against faster-coco-eval's ``evaluate`` + ``accumulate`` +
 ``summarize`` on its built ``COCO`` and ``loadRes`` objects (and, for information, with those built too);
-median of ``--repeat`` interleaved runs; the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's
-precision array to 1e-15 (the sub-type averages per resampling list, so its last bit can differ).
+median of ``--repeat`` interleaved runs, wall time (and, apart, CPU seconds, which a loaded machine moves
+less); the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's precision array to 1e-15 (the
+sub-type averages per resampling list, so its last bit can differ).
+
+``--numpy``: without the optional C extension (what an install without a compiler runs).
 
 Run: ``python bench/bench_coco.py`` (about 2 minutes on 2 cores), ``--images 1000`` or ``--quick`` to
 shrink it.
@@ -167,17 +170,20 @@ def compute_metric_row(gt: dict[str, Any], dets: list[dict[str, Any]], repeat: i
 
     preds, refs = per_image(gt, dets)
     ours_t, fast_t, fast_built_t, values = [], [], [], {}
+    ours_cpu, fast_cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         values["ours"] = float(compute_metric("map", preds, refs, box_format="xywh"))
         ours_t.append(time.perf_counter() - start)
+        ours_cpu.append(time.process_time() - cpu)
         with contextlib.redirect_stdout(io.StringIO()):
             start = time.perf_counter()
             coco_gt = FasterCOCO(copy.deepcopy(gt))
             ev = COCOeval_faster(coco_gt, coco_gt.loadRes(copy.deepcopy(dets)), "bbox")
-            built = time.perf_counter()
+            built, cpu = time.perf_counter(), time.process_time()
             ev.evaluate(), ev.accumulate(), ev.summarize()
             done = time.perf_counter()
+            fast_cpu.append(time.process_time() - cpu)
         fast_t.append(done - built)
         fast_built_t.append(done - start)
         precision = ev.eval["precision"][:, :, :, 0, -1]  # area "all", the last maxDets: pycocotools' summarize
@@ -187,6 +193,10 @@ def compute_metric_row(gt: dict[str, Any], dets: list[dict[str, Any]], repeat: i
     print(f"compute_metric('map') {ours:8.3f} s, faster-coco-eval evaluate+accumulate+summarize {fast:8.3f} s")
     print(f"ratio compute_metric / faster-coco-eval = {ours / fast:.4f}  (target <= 0.05; median of {repeat})")
     print(f"ratio compute_metric / faster-coco-eval with COCO()+loadRes = {ours / fast_built:.4f}")
+    ours_c, fast_c = statistics.median(ours_cpu), statistics.median(fast_cpu)
+    print(
+        f"CPU seconds (all threads): compute_metric {ours_c:.3f}, faster-coco-eval {fast_c:.3f}: {ours_c / fast_c:.4f}"
+    )
     diff = abs(values["ours"] - values["faster-coco-eval"])
     print(
         f"map {values['ours']!r} vs pycocotools' mean of faster-coco-eval's precision {values['faster-coco-eval']!r}: "
@@ -204,6 +214,7 @@ def main() -> None:
     parser.add_argument("--repeat-pycocotools", type=int, default=1, help="runs of pycocotools (median)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compute-metric", action="store_true", help="compute_metric on per-image dicts")
+    parser.add_argument("--numpy", action="store_true", help="without the C extension (_coco_match): the numpy form")
     args = parser.parse_args()
     n_images = 1000 if args.quick else args.images
 
@@ -215,6 +226,10 @@ def main() -> None:
         f"{len(dets):,} detections, {n_cat} categories (seed {args.seed}, built in {time.perf_counter() - start:.1f} s)"
     )
 
+    if args.numpy:
+        from olive_eval.metrics.detection import native
+
+        native.coco_match_extension = None
     if args.compute_metric:
         compute_metric_row(gt, dets, args.repeat)
         return

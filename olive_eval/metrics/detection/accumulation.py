@@ -113,12 +113,14 @@ def _ranks(scores: np.ndarray) -> np.ndarray:
     return rank.astype(np.int16 if len(distinct) < 2**15 else np.int64)
 
 
-def _area_view(stats: PerImage, params: CocoParams, a: int) -> PerImage:
-    """The statistics of area range ``a`` alone, with category indices: what every pooled list gathers."""
+def _area_view(stats: PerImage, params: CocoParams, a: int, ranked: bool) -> PerImage:
+    """The statistics of area range ``a`` alone, with category indices: what every pooled list gathers.
+    ``ranked``: scores as :func:`_ranks` (for many lists; one list is sorted once, so the raw scores do)."""
     dt, hit, gt = stats.tables["dt"], stats.tables["hit"], stats.tables["gt"]
     n_thr = len(params.iou_thresholds)
     on, counted = hit["slice"] // n_thr == a, gt["counted"][:, a]
-    dt_columns = {"score": _ranks(dt["score"]), "rank": dt["rank"], "out_of_range": dt["out_of_range"][:, a : a + 1]}
+    score = _ranks(dt["score"]) if ranked else dt["score"]
+    dt_columns = {"score": score, "rank": dt["rank"], "out_of_range": dt["out_of_range"][:, a : a + 1]}
     tables = {
         "dt": Table(dt.offsets, {"k": _k(dt, stats.category_ids), **dt_columns}),
         "hit": hit.where(
@@ -135,11 +137,12 @@ def coco_values(stats: PerImage, params: CocoParams, key: CocoKey, idx: np.ndarr
     max_det = params.max_dets[-1] if key.max_det is None else key.max_det
     one = replace(params, area_ranges=params.area_ranges[a : a + 1], area_labels=(key.area,), max_dets=(max_det,))
     n_cat = len(stats.category_ids)
-    view = _area_view(stats, params, a)
+    view = _area_view(stats, params, a, ranked=len(idx) > 1)
 
     def run(lists: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         n_lists, per_list = lists.shape
-        pool = view[lists.ravel()]
+        whole = n_lists == 1 and per_list == len(view) and (lists[0] == np.arange(per_list)).all()
+        pool = view if whole else view[lists.ravel()]  # the identity list: the view itself, not a copy
         dt, hit, gt = pool.tables["dt"], pool.tables["hit"], pool.tables["gt"]
         outcomes = CocoOutcomes(
             det_category=_virtual(dt, n_cat, per_list),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from olive_eval.metrics.detection.inputs import DetectionSet
-from olive_eval.metrics.detection.matching import CocoMatches, match_coco
+from olive_eval.metrics.detection.matching import CocoMatches, group_order, match_coco
 
 AREA_RANGES = ((0.0, 1e5**2), (0.0, 32.0**2), (32.0**2, 96.0**2), (96.0**2, 1e5**2))
 AREA_LABELS = ("all", "small", "medium", "large")
@@ -161,9 +161,7 @@ def accumulate(m: CocoOutcomes, params: CocoParams, n_cat: int) -> tuple[np.ndar
     eps = np.spacing(1)
 
     # one global order: category, then score descending; ties keep (image, rank) order as pycocotools' concat
-    by_score = np.argsort(-m.det_score, kind="stable")
-    small = np.int16 if n_cat < 2**15 else np.int64  # numpy radix-sorts 16-bit keys
-    g_order = by_score[np.argsort(m.det_category[by_score].astype(small), kind="stable")]
+    g_order = group_order(m.det_category, m.det_score, n_cat)
     g_pos = np.empty(n_det, np.int64)
     g_pos[g_order] = np.arange(n_det)
     cat_start = np.searchsorted(m.det_category[g_order], np.arange(n_cat))
