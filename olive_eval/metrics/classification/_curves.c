@@ -1,10 +1,12 @@
 /* Ranking-curve sums in C: the optional compiled form of olive_eval.metrics.classification.curves.curve_sums.
  *
  *   curve_sums(scores, positive) -> (positives, negatives, twice_area, ap_sum)
- *   class_curve_sums(scores, labels) -> [(positives, negatives, twice_area, ap_sum)] per column, one-vs-rest
+ *   class_curve_sums(scores, labels[, threads]) -> [(positives, negatives, twice_area, ap_sum)] per column,
+ *       one-vs-rest; None when a score is negative or NaN (the caller takes its per-column path)
  *
  * class_curve_sums reads a [N, C] float64 buffer (any strides) and int64 labels [N] (a row is a positive of column c
- * when its label is c); it builds the keys of a block of columns in one pass over the rows.
+ * when its label is c); it builds the keys of a block of columns in one pass over the rows, split by rows across
+ * `threads` threads (default 1, the GIL released), then sorts and sums the columns, one a thread.
  * scores: a 1-D float64 buffer (strided: a column of a wider array is read in place) of finite values >= 0 (-0.0 is
  * 0.0; the Python side checks); positive: a 1-D buffer of bytes (numpy bool), 1 = positive, of the same length.
  * Walking the distinct scores from the highest, with tp/fp the positives/negatives scoring at or above each:
@@ -12,11 +14,11 @@
  * unnormalised ROC curve), and ap_sum = sum((tp_k - tp_{k-1}) * tp_k / (tp_k + fp_k)) (average precision times the
  * positives). The numpy form computes the same sums from the sorted curve.
  *
- * A non-negative double orders like its bit pattern. The key of a value is its bit pattern shifted right past the
- * bits that are zero in every value (float32 scores widened to float64 lose 29 such bits), then left by one with the
- * label in the freed bit; the keys are sorted by a most-significant-digit radix sort over the bits that vary (8-bit
- * digits, a digit the same in every key skipped, small buckets by insertion: after the first digit or two the
- * buckets fit in cache), and equal scores are the runs of equal keys shifted right by one.
+ * A non-negative double orders like its bit pattern. The key of a value is its bit pattern shifted left by one
+ * (past the sign bit) with the label in the freed bit; the keys are sorted by a most-significant-digit radix sort
+ * that starts below the bits every value shares (an 11-bit top digit, then 8-bit digits, a digit the same in every
+ * key skipped, small buckets by insertion, so float32 scores' zero low bits cost nothing), each top bucket walked
+ * as soon as it is sorted, while in cache; equal scores are the runs of equal keys shifted right by one.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -244,8 +246,8 @@ done:
 #define INF_BITS ((uint64_t)0x7FF0000000000000ULL) /* a pattern above it (sign clear) is a NaN */
 
 /* One thread's share of a block of columns: first the keys of rows [lo, hi) of every column of the block (and the
- * OR and maximum of their bit patterns, for the key width and the NaN / negative check), then whole columns, taken
- * in turn from the shared counter `next`, sorted and summed in the thread's own scratch memory. A column's sums do
+ * OR, AND and maximum of their bit patterns, for the key width and the NaN / negative check), then whole columns,
+ * taken in turn from the shared counter `next`, sorted and summed in the thread's own scratch memory. A column's sums do
  * not depend on which thread (or how many) did the work. */
 typedef struct {
     const char *base, *lbase;
