@@ -63,10 +63,19 @@ static void insertion_sort(uint64_t *a, Py_ssize_t n) {
     }
 }
 
+static int any_positive(const uint64_t *a, Py_ssize_t n) {
+    uint64_t labels = 0;
+    for (Py_ssize_t i = 0; i < n; i++) labels |= a[i];
+    return (int)(labels & 1);
+}
+
 /* Sorts a[0:n] on its bits below `hi` (the bits above are equal in every key), most significant 8-bit digit first:
  * a digit the same in every key is skipped, each bucket is sorted on the bits below its digit, small ones by
- * insertion. `spare` holds n keys. */
+ * insertion. `spare` holds n keys. Keys without a positive are left in any order when `hi` >= 1: they then differ
+ * from every other bucket's keys in a score bit, and walking negatives only adds to fp in steps that sum to the
+ * same twice_area (an integer) and add exact zeros to ap_sum, so the sums are the same bits as sorted. */
 static void msd_sort(uint64_t *a, uint64_t *spare, Py_ssize_t n, int hi) {
+    if (hi > 0 && !any_positive(a, n)) return;
     size_t counts[DIGIT_BUCKETS];
     while (n > SMALL && hi > 0) {
         int width = hi < DIGIT_BITS ? hi : DIGIT_BITS;
