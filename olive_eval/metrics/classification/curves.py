@@ -16,7 +16,8 @@ freed sign bit): one radix-friendly sort and no gather. Negative scores fall bac
 
 ROC AUC and average precision need only two sums over the curve (:func:`curve_sums`): the optional C extension
 ``_curves`` computes them in one radix sort of those keys (no curve arrays), the numpy form from
-:func:`binary_curve`; the tests hold the two equal.
+:func:`binary_curve`; the tests hold the two equal. :func:`class_sums` sorts the columns of ``[N, C]`` scores
+on threads (:mod:`.curve_threads`), with the same values on any count.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ def curve_sums(scores: np.ndarray, positive: np.ndarray, *, native: bool = True)
 def class_sums(scores: np.ndarray, labels: np.ndarray) -> list[CurveSums] | None:
     """One-vs-rest :class:`CurveSums` of every column of ``[N, C]`` float64 scores against int64 ``labels``, in
     one C call (columns on :func:`.curve_threads.curve_threads` threads); None without the extension or with a
-    negative score (the per-column path then)."""
+    negative or NaN score (the per-column path then)."""
     if curves_extension is None:
         return None
     sums = curves_extension.class_curve_sums(scores, labels, curve_threads(*scores.shape))
