@@ -20,6 +20,8 @@ interleaved runs, each against scikit-learn's multiclass call on the same scores
 * ``average_precision``  ``macro_average(curves.average_precision(s, y), undefined="zero")`` vs
   ``average_precision_score(one_hot(y), s, average="macro")``
 
+The C class sums sort the columns on up to 4 threads; ``OLIVE_EVAL_CURVE_THREADS=1`` measures one.
+
 Run: ``python bench/bench_curves.py`` (10M scores, a few minutes on 2 cores); ``--n 1000000`` to shrink,
 ``--ties`` for scores rounded to 3 decimals (many tied scores); ``--multiclass [--float32]``.
 """

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from olive_eval.metrics.classification.curves import CurveSums, curve_sums, curves_extension
+from olive_eval.metrics.classification.curves import class_sums, curve_sums
 from olive_eval.metrics.classification.inputs import Task, check_binary, check_labels, prepare, resolve_num_classes
 from olive_eval.metrics.classification.stat_scores import (
     AVERAGES,
@@ -37,9 +37,9 @@ def _auc_columns(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray)
 
 def _class_aucs(scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """One-vs-rest ROC AUC of every column of ``scores`` [N, C] against integer ``labels`` [N] (all counted)."""
-    if curves_extension is not None and scores.size and scores.min() >= 0:  # every column in one call
-        sums = curves_extension.class_curve_sums(np.asarray(scores, np.float64), labels.astype(np.int64))
-        return np.array([CurveSums(*t).roc_auc for t in sums], dtype=np.float64)
+    sums = class_sums(np.asarray(scores, np.float64), labels.astype(np.int64, copy=False))  # every column at once
+    if sums is not None:
+        return np.array([t.roc_auc for t in sums], dtype=np.float64)
     return np.array([curve_sums(scores[:, c], labels == c).roc_auc for c in range(scores.shape[1])], np.float64)
 
 

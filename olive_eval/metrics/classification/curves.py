@@ -16,7 +16,8 @@ freed sign bit): one radix-friendly sort and no gather. Negative scores fall bac
 
 ROC AUC and average precision need only two sums over the curve (:func:`curve_sums`): the optional C extension
 ``_curves`` computes them in one radix sort of those keys (no curve arrays), the numpy form from
-:func:`binary_curve`; the tests hold the two equal.
+:func:`binary_curve`; the tests hold the two equal. :func:`class_sums` sorts the columns of ``[N, C]`` scores
+on threads (:mod:`.curve_threads`), with the same values on any count.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typing import Literal
 
 import numpy as np
 
+from olive_eval.metrics.classification.curve_threads import curve_threads
 from olive_eval.metrics.classification.thresholds import (
     at_or_above,
     check_scores_labels,
@@ -46,6 +48,7 @@ __all__ = [
     "binary_curve",
     "binary_f1",
     "binary_roc_auc",
+    "class_sums",
     "curve_average_precision",
     "curve_roc_auc",
     "curve_sums",
@@ -163,6 +166,16 @@ def curve_sums(scores: np.ndarray, positive: np.ndarray, *, native: bool = True)
     return numpy_curve_sums(binary_curve(s, y))
 
 
+def class_sums(scores: np.ndarray, labels: np.ndarray) -> list[CurveSums] | None:
+    """One-vs-rest :class:`CurveSums` of every column of ``[N, C]`` float64 scores against int64 ``labels``, in
+    one C call (columns on :func:`.curve_threads.curve_threads` threads); None without the extension or with a
+    negative or NaN score (the per-column path then)."""
+    if curves_extension is None:
+        return None
+    sums = curves_extension.class_curve_sums(scores, labels, curve_threads(*scores.shape))
+    return None if sums is None else [CurveSums(*t) for t in sums]
+
+
 def _binary_targets(targets: object, n: int) -> np.ndarray:
     t = np.asarray(targets).reshape(-1)
     if len(t) != n:
@@ -209,9 +222,9 @@ def _per_class(
     scores: object, labels: object, measure: Callable[[CurveSums], float]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s, y = check_scores_labels(scores, labels, probabilities=False)
-    if curves_extension is not None and s.size and s.min() >= 0:  # every column in one call, keys in blocks
-        sums = curves_extension.class_curve_sums(s, y)
-        return np.array([measure(CurveSums(*t)) for t in sums], dtype=np.float64), s, y
+    sums = class_sums(s, y)
+    if sums is not None:
+        return np.array([measure(t) for t in sums], dtype=np.float64), s, y
     values = np.array([measure(curve_sums(s[:, c], y == c)) for c in range(s.shape[1])], dtype=np.float64)
     return values, s, y
 
