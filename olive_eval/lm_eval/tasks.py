@@ -102,15 +102,32 @@ def task_manager(paths: list[Path], defaults: bool) -> Any:
     if key in MANAGERS:
         MANAGERS[key] = MANAGERS.pop(key)  # the newest now
         return MANAGERS[key]
-    lm_eval_package()
-    from lm_eval.tasks import TaskManager
-
-    with quiet_lm_eval():
-        manager = TaskManager(include_path=[str(p) for p in paths] or None, include_defaults=defaults)
+    manager = _build(paths, defaults)
     MANAGERS[key] = manager
     while len(MANAGERS) > KEPTMANAGERS:
         MANAGERS.pop(next(iter(MANAGERS)))
     return manager
+
+
+def _build(paths: list[Path], defaults: bool) -> Any:
+    lm_eval_package()
+    from lm_eval.tasks import TaskManager
+
+    with quiet_lm_eval():
+        return TaskManager(include_path=[str(p) for p in paths] or None, include_defaults=defaults)
+
+
+#: lm-eval's built-in tasks alone, indexed at most once per process (they change only with lm-eval itself), kept
+#: apart from ``MANAGERS`` so that no number of task folders evicts them.
+BUILT_INS: dict[str, Any] = {}
+
+
+def built_in_tasks() -> Any:
+    """The index of lm-eval's built-in tasks without any folder: what a name missing from every task folder is
+    looked up in (a mistyped name no longer indexes the built-ins again for each folder, issue 34)."""
+    if "manager" not in BUILT_INS:
+        BUILT_INS["manager"] = _build([], defaults=True)
+    return BUILT_INS["manager"]
 
 
 def _describe_local(manager: Any) -> str:
@@ -134,17 +151,20 @@ def _find(options: LmEvalOptions) -> Any:
     missing = [(i, t) for i, t in enumerate(options.tasks) if t not in local.task_index]
     if not missing:
         return local
-    manager = task_manager(list(options.include_path), defaults=True)
+    built_in = built_in_tasks()
     for i, name in missing:
-        if name not in manager.task_index:
-            guess = closest(name, local.all_tasks) or closest(name, manager.all_tasks)
+        if name not in built_in.task_index:
+            # the folders' index over the built-ins, as one TaskManager of both would have it (folders win a name)
+            every = set(local.all_tasks) | set(built_in.all_tasks)
+            leaves = set(local.all_subtasks) | (set(built_in.all_subtasks) - set(local.all_tasks))
+            guess = closest(name, local.all_tasks) or closest(name, every)
             hint = f"did you mean '{guess}'? " if guess else ""
             raise TaskProblem(
                 f"unknown lm-eval task '{name}'; {hint}{_describe_local(local)}; lm-eval's built-in tasks "
-                f"({len(manager.all_subtasks):,}) read hub datasets: they need --allow-download unless already cached",
+                f"({len(leaves):,}) read hub datasets: they need --allow-download unless already cached",
                 i,
             )
-    return manager
+    return task_manager(list(options.include_path), defaults=True) if options.include_path else built_in
 
 
 def _check_local(manager: Any, options: LmEvalOptions, allow_download: bool) -> None:

@@ -5,6 +5,8 @@ differently and neither is zero."""
 from __future__ import annotations
 
 import contextlib
+import copy
+import hashlib
 import io
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,33 @@ from tests.runtimes import llm_models
 N = 24
 
 
+#: ``reference``'s results in this process, by model folder, task files' contents, tasks and options.
+REFERENCES: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+def _contents(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def reference(model_folder: Path, tasks_folder: Path, tasks: list[str], **kwargs: Any) -> dict[str, Any]:
-    """lm-eval's own ``simple_evaluate`` on the transformers model, as an lm-eval user writes it."""
+    """lm-eval's own ``simple_evaluate`` on the transformers model, as an lm-eval user writes it; run once per
+    process for the same model, task files (their contents) and options, a copy handed to each caller."""
+    key = (
+        str(model_folder),
+        _contents(model_folder),
+        _contents(tasks_folder),
+        tuple(tasks),
+        repr(sorted(kwargs.items())),
+    )
+    if key not in REFERENCES:
+        REFERENCES[key] = _simple_evaluate(model_folder, tasks_folder, tasks, **kwargs)
+    return copy.deepcopy(REFERENCES[key])
+
+
+def _simple_evaluate(model_folder: Path, tasks_folder: Path, tasks: list[str], **kwargs: Any) -> dict[str, Any]:
     import lm_eval
     from lm_eval.models.huggingface import HFLM
     from lm_eval.tasks import TaskManager

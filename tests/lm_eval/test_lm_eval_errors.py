@@ -83,7 +83,8 @@ def test_a_sub_type_the_tasks_do_not_produce_lists_those_they_do(llama, tasks_fo
 
 def test_olive_task_metric_names_work_unless_two_filters_give_them(llama, tasks_folder, tmp_path, capsys):
     subs = [{"name": "words_mc-acc", "priority": 1}, {"name": "words_ppl-word_perplexity"}]
-    result = evaluate(lm_config(hf_model(llama), tasks_folder, tmp_path / "ok", sub_types=subs))
+    options = {"tasks": ["words_mc", "words_ppl"]}  # the tasks those names are of (words_gen: the refusal below)
+    result = evaluate(lm_config(hf_model(llama), tasks_folder, tmp_path / "ok", sub_types=subs, metric_config=options))
     metrics = result.models["base"].metrics
     assert metrics["lm-words_ppl-word_perplexity"].higher_is_better is False
     assert metrics["lm-words_mc-acc"].value is not None

@@ -48,3 +48,29 @@ def test_at_most_kept_managers_are_held(tmp_path, monkeypatch):
     assert len(tasks.MANAGERS) == 2
     assert tasks.task_manager([folders[2]], defaults=False) is managers[2]  # the newest are kept
     assert tasks.task_manager([folders[0]], defaults=False) is not managers[0]  # the oldest went
+
+
+def test_the_built_in_tasks_are_indexed_once_for_every_folder(tmp_path, monkeypatch):
+    """A name missing from two task folders looks in one index of lm-eval's built-ins, not one per folder; the
+    message counts the built-ins with the folder's tasks, as a TaskManager of both would."""
+    import pytest
+
+    from olive_eval.lm_eval.options import LmEvalOptions
+
+    built: list[bool] = []
+    real = lm_eval.tasks.TaskManager
+
+    def counting(include_path=None, include_defaults=True, **kwargs):  # type: ignore[no-untyped-def]
+        built.append(include_defaults)
+        return real(include_path=include_path, include_defaults=include_defaults, **kwargs)
+
+    monkeypatch.setattr(lm_eval.tasks, "TaskManager", counting)
+    for i in range(2):
+        folder = write_tasks(tmp_path / f"tasks{i}", ["a b"] * 24)
+        options = LmEvalOptions.model_validate({"tasks": ["words_mc", "words_mcq"], "include_path": [str(folder)]})
+        with pytest.raises(tasks.TaskProblem) as caught:
+            tasks.load_tasks(options, allow_download=False)
+        assert caught.value.index == 1 and "did you mean 'words_mc'?" in str(caught.value)
+        count = len(tasks.built_in_tasks().all_subtasks) + 3  # words_mc, words_gen, words_ppl: no built-in's names
+        assert f"lm-eval's built-in tasks ({count:,})" in str(caught.value)
+    assert built.count(True) <= 1 and built.count(False) == 2  # at most once: another test may have built it

@@ -5,16 +5,23 @@ Ties: ours keep the candidates' order; trec_eval orders equal scores by doc id, 
 made to descend in the candidates' order. ranx's order of equal scores is its sort's (numba's quicksort, not
 stable from 16 candidates on), so ranx is handed the same ranking with its ties broken explicitly (the scores
 replaced by descending ranks, the order worked out here with Python's stable sort, independent of our kernels).
+
+ranx is handed plain dicts (its ``evaluate``'s documented input, doc ids hashed), not ``Qrels``/``Run``: those build
+numba typed dicts whose compiled code numba cannot cache on disk (typed per doc-id length): 5.5 s CPU per process
+against 0.7 s with numba's cache of ranx warm, at least 59 s against 24 s in a fresh environment (CPU, measured on
+this machine); both give the same values. ranx runs once per data set over every metric the cases name
+(``ranx_values``).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pytest
 import pytrec_eval
-from ranx import Qrels, Run, evaluate
+from ranx import evaluate
 
 from olive_eval.metrics import get_metric
 
@@ -56,13 +63,13 @@ def dicts_data(seed: int, n: int = 50) -> tuple[Run_, Qrels_]:
     return run, qrels
 
 
-def ranx_run(run: Run_) -> Run:
+def ranx_run(run: Run_) -> Run_:
     """The same ranking with ties broken as ours are (the given order), as strictly decreasing scores."""
     out = {}
     for q, docs in run.items():
         ranked = sorted(docs.items(), key=lambda item: -item[1])  # Python's sort is stable: the given order
         out[q] = {doc: float(len(docs) - r) for r, (doc, _) in enumerate(ranked)}
-    return Run(out)
+    return out
 
 
 def ranx_name(name: str, config: dict[str, Any]) -> str:
@@ -89,17 +96,35 @@ def trec_key(name: str, config: dict[str, Any]) -> tuple[str, str] | None:
     return (f"{measure}.{k}", f"{measure}_{k}") if measure else None
 
 
-def references(name: str, config: dict[str, Any], run: Run_, qrels: Qrels_) -> tuple[np.ndarray, np.ndarray | None]:
+def data(kind: str, seed: int) -> tuple[Run_, Qrels_]:
+    """The run and qrels of :func:`lists_data` or :func:`dicts_data`."""
+    return lists_data(seed)[2:] if kind == "lists" else dicts_data(seed)
+
+
+@functools.cache
+def ranx_values(kind: str, seed: int) -> dict[str, np.ndarray]:
+    """ranx's per-query values (in sorted query order) of every metric the cases name, on one data set: one
+    ``evaluate`` call per data set and process."""
+    run, qrels = data(kind, seed)
+    queries = sorted(qrels)  # ranx pairs a dict's queries by position: both in the same order
+    ranked = ranx_run(run)
+    names = sorted({ranx_name(n, c) for n, c in CASES})
+    got = evaluate({q: qrels[q] for q in queries}, {q: ranked[q] for q in queries}, names, return_mean=False)
+    return {m: np.asarray(v) for m, v in got.items()}
+
+
+def references(name: str, config: dict[str, Any], kind: str, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Per-query values from ranx and (where trec_eval has the measure) pytrec_eval, in query order."""
+    run, qrels = data(kind, seed)
     queries = sorted(qrels)
-    by_ranx = evaluate(Qrels(qrels), ranx_run(run), ranx_name(name, config), return_mean=False)
+    by_ranx = ranx_values(kind, seed)[ranx_name(name, config)]
     trec = trec_key(name, config)
     if trec is None:
-        return np.asarray(by_ranx), None
+        return by_ranx, None
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, {trec[0]}, relevance_level=config.get("relevance_level", 1))
     by_trec = evaluator.evaluate(run)
     assert sorted(by_trec) == queries  # trec_eval scored every query
-    return np.asarray(by_ranx), np.array([by_trec[q][trec[1]] for q in queries])
+    return by_ranx, np.array([by_trec[q][trec[1]] for q in queries])
 
 
 CASES = [
@@ -130,10 +155,11 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "config"), CASES)
 def test_lists_equal_ranx_and_trec_eval(name: str, config: dict[str, Any]) -> None:
-    preds, refs, run, qrels = lists_data(seed=len(name) + (config.get("k") or 0))
+    seed = len(name) + (config.get("k") or 0)
+    preds, refs, _, _ = lists_data(seed)
     metric = get_metric(name, config)
     ours = metric.statistics(preds, refs)
-    by_ranx, by_trec = references(name, config, run, qrels)
+    by_ranx, by_trec = references(name, config, "lists", seed)
     np.testing.assert_allclose(ours, by_ranx, rtol=1e-12, atol=1e-15)
     if by_trec is not None:
         np.testing.assert_allclose(ours, by_trec, rtol=1e-12, atol=1e-15)
@@ -144,10 +170,11 @@ def test_lists_equal_ranx_and_trec_eval(name: str, config: dict[str, Any]) -> No
 @pytest.mark.parametrize(("name", "config"), CASES)
 def test_dicts_equal_ranx_and_trec_eval(name: str, config: dict[str, Any]) -> None:
     """Doc ids on both sides: judged documents the model never scored count as relevant, never retrieved."""
-    run, qrels = dicts_data(seed=7 + len(name) + (config.get("k") or 0))
+    seed = 7 + len(name) + (config.get("k") or 0)
+    run, qrels = dicts_data(seed)
     queries = sorted(qrels)
     ours = get_metric(name, config).statistics([run[q] for q in queries], [qrels[q] for q in queries])
-    by_ranx, by_trec = references(name, config, run, qrels)
+    by_ranx, by_trec = references(name, config, "dicts", seed)
     np.testing.assert_allclose(ours, by_ranx, rtol=1e-12, atol=1e-15)
     if by_trec is not None:
         np.testing.assert_allclose(ours, by_trec, rtol=1e-12, atol=1e-15)
