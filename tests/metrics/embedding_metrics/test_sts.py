@@ -16,7 +16,7 @@ from olive_eval import evaluate
 from olive_eval.metrics import get_metric
 from olive_eval.metrics.embeddings.sts import pair_cosines
 from tests.helpers import write_jsonl
-from tests.metrics.embedding_metrics.conftest import MODEL
+from tests.metrics.embedding_metrics.conftest import MODEL, minilm_sentence_transformer
 
 #: Hand-written sentence pairs with a gold similarity from 0 (unrelated) to 5 (same meaning).
 PAIRS = [
@@ -41,9 +41,7 @@ PAIRS = [
 
 @pytest.fixture(scope="module")
 def embedded() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from sentence_transformers import SentenceTransformer
-
-    model = SentenceTransformer(MODEL, device="cpu", local_files_only=True)
+    model = minilm_sentence_transformer()
     first = model.encode([p[0] for p in PAIRS], convert_to_numpy=True, show_progress_bar=False)
     second = model.encode([p[1] for p in PAIRS], convert_to_numpy=True, show_progress_bar=False)
     return first, second, np.array([p[2] for p in PAIRS])

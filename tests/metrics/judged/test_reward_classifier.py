@@ -34,6 +34,12 @@ def three_labels(built: Path) -> Path:
     return hf_models.build_bert(built / "rm3", seed=2, num_labels=3)
 
 
+@pytest.fixture(scope="module")
+def one_label_onnx(built: Path, one_label: Path) -> Path:
+    """``one_label``'s ONNX export, alone in its folder (no tokenizer beside it), once per module."""
+    return hf_models.export_bert_onnx(one_label, built / "rm1_onnx" / "model.onnx")
+
+
 def hf(folder: Path, **spec) -> dict:
     return {
         "type": "classifier",
@@ -97,8 +103,8 @@ def test_probability_of_a_one_label_model_is_the_sigmoid_of_its_logit(one_label)
     np.testing.assert_allclose(each, 1 / (1 + np.exp(-logits)), rtol=1e-5, atol=1e-5)
 
 
-def test_the_onnx_export_scores_as_the_model_does(built, one_label):
-    onnx_file = hf_models.export_bert_onnx(one_label, built / "rm1_onnx" / "model.onnx")
+def test_the_onnx_export_scores_as_the_model_does(one_label_onnx, one_label):
+    onnx_file = one_label_onnx
     spec = {
         "type": "classifier",
         "model": {"type": "ONNXModel", "model_path": str(onnx_file), "processor_path": str(one_label)},
@@ -130,8 +136,8 @@ def test_a_label_the_model_lacks_is_refused_when_the_run_is_planned(three_labels
     assert (err.value.key, err.value.message) == (key, says)
 
 
-def test_an_onnx_reward_model_without_its_tokenizer_is_refused_when_planned(built, one_label):
-    onnx_file = hf_models.export_bert_onnx(one_label, built / "rm1_bare" / "model.onnx")
+def test_an_onnx_reward_model_without_its_tokenizer_is_refused_when_planned(one_label_onnx):
+    onnx_file = one_label_onnx
     with pytest.raises(JudgeSpecError) as err:
         plan_judge(
             scoring({"type": "classifier", "model": {"type": "ONNXModel", "model_path": str(onnx_file)}}),
@@ -142,8 +148,8 @@ def test_an_onnx_reward_model_without_its_tokenizer_is_refused_when_planned(buil
     assert err.value.message == "a reward model needs its tokenizer: give its folder here"
 
 
-def test_an_onnx_reward_models_tokenizer_folder_that_is_missing_is_refused_when_planned(tmp_path, built, one_label):
-    onnx_file = hf_models.export_bert_onnx(one_label, built / "rm1_lost" / "model.onnx")
+def test_an_onnx_reward_models_tokenizer_folder_that_is_missing_is_refused_when_planned(tmp_path, one_label_onnx):
+    onnx_file = one_label_onnx
     model = {"type": "ONNXModel", "model_path": str(onnx_file), "processor_path": str(tmp_path / "gone")}
     with pytest.raises(JudgeSpecError) as err:
         plan_judge(scoring({"type": "classifier", "model": model}), Path.cwd(), False)
