@@ -8,7 +8,7 @@ not wait for an interpreter's start-up; the data opened by the run is pickled on
 
 ``--cli`` part: the same quickstart from the command line, ``olive-eval --config configs/quickstart.json
 --executor process`` against ``--executor local``, each a fresh interpreter (so the process executor starts its
-fork server in every run, which the in-process part pays once), interleaved, median of ``--repeats`` (3) each.
+fork server in every run, which the in-process part pays once), interleaved, median of ``--repeats`` (5) each.
 The load average (``os.getloadavg``, as ``uptime`` shows it) is printed before and after: on a shared machine the
 ratio moves with it. So it also prints the CPU seconds of each command and every process it started (the fork
 server and the models' children: this script is their subreaper on Linux), which the load moves less.
@@ -20,6 +20,7 @@ Run: ``python bench/bench_executors.py`` (the in-process part, about half a minu
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -117,6 +118,15 @@ def cli_wall(executor: str, out: Path) -> tuple[float, float]:
     return seconds, children_cpu() - cpu
 
 
+def untimed_values(out: Path) -> dict[str, dict[str, float]]:
+    """Each model's values in the run's results.json, but the latency ones (which the machine's load moves)."""
+    models = json.loads((out / "results.json").read_text())["models"]
+    return {
+        name: {key: metric["value"] for key, metric in model["metrics"].items() if not key.startswith("latency")}
+        for name, model in models.items()
+    }
+
+
 def load() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
 
@@ -132,6 +142,8 @@ def cli_part(repeats: int) -> None:
         for i in range(repeats):
             for executor in ("local", "process") if i % 2 == 0 else ("process", "local"):
                 times[executor].append(cli_wall(executor, Path(tmp) / f"{executor}{i}"))
+        values = {executor: untimed_values(Path(tmp) / f"{executor}0") for executor in ("local", "process")}
+    assert values["process"] == values["local"], values
     print(f"quickstart from the command line, {repeats} interleaved runs each (median; load average {before}, then")
     print(f"  {load()}):")
     cpu = {}
@@ -142,13 +154,14 @@ def cli_part(repeats: int) -> None:
         print(f"  {executor:7} wall {wall:6.3f} s  ({shown}), CPU {cpu[executor]:6.3f} s (every process)")
     ratio = statistics.median(t for t, _ in times["process"]) / statistics.median(t for t, _ in times["local"])
     print(f"  ratio process / local, wall: {ratio:.3f}; CPU seconds: {cpu['process'] / cpu['local']:.3f}")
+    print("  values (accuracy, F1, size on disk) equal to the local executor's: yes")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--cli", action="store_true", help="only the command line part")
     parser.add_argument("--all", action="store_true", help="the in-process part, then the command line part")
-    parser.add_argument("--repeats", type=int, default=3, help="command line runs of each executor (3)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help=f"command line runs of each executor ({REPEATS})")
     args = parser.parse_args()
     if not args.cli:
         process_part()

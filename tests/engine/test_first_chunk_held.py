@@ -177,15 +177,79 @@ def test_a_file_changed_in_the_last_two_seconds_is_read_each_run(tmp_path, monke
     assert len(opened) == 2 and len(kept) == 0
 
 
-def test_a_json_file_is_kept_once_known_to_be_one_chunk(tmp_path, kept):
+def test_a_small_json_file_is_known_to_be_one_chunk_at_its_first_read_and_kept(tmp_path, kept):
     path = tmp_path / "d.jsonl"
     path.write_text("".join(f'{{"x": {i}, "label": 0}}\n' for i in range(4)))
     run = one_chunk_run(settled(path, 60), "json")
     store = DataStore(run)
     first_rows(store.source("d"))
-    assert len(kept) == 0  # one chunk read: more may follow
-    assert rows(store.source("d")) == [0, 1, 2, 3] and len(kept) == 1
+    assert len(kept) == 1  # its reader was at the end with the first chunk
+    assert rows(store.source("d")) == [0, 1, 2, 3]
     assert rows(DataStore(run).source("d")) == [0, 1, 2, 3]
+
+
+def counted_json_reads(monkeypatch) -> list[str]:
+    """The full reads of json files (not the schema read that opens a source)."""
+    from olive_eval.data import sources
+
+    opened: list[str] = []
+    real = sources.read_json
+
+    def counted(path: str, name: str, schema_only: bool = False) -> Iterator[pa.Table]:
+        if not schema_only:
+            opened.append(path)
+        return real(path, name, schema_only)
+
+    monkeypatch.setattr(sources, "read_json", counted)
+    return opened
+
+
+@pytest.mark.parametrize("builder", ["json", "csv"])
+def test_a_small_json_or_csv_file_is_read_once_for_the_checks_and_every_pass(tmp_path, monkeypatch, builder):
+    path = tmp_path / f"d.{builder}l"
+    if builder == "json":
+        path.write_text("".join(f'{{"x": {i}, "label": 0}}\n' for i in range(5)))
+        opened = counted_json_reads(monkeypatch)
+    else:
+        path.write_text("x,label\n" + "".join(f"{i},0\n" for i in range(5)))
+        import pyarrow.csv as pcsv
+
+        opened = []
+        real = pcsv.open_csv
+        monkeypatch.setattr(pcsv, "open_csv", lambda *a, **k: opened.append("read") or real(*a, **k))
+    source = DataStore(one_chunk_run(path, builder)).source("d")  # changed just now: not kept between runs
+    reads = len(opened)  # a csv source's schema is read with open_csv too
+    assert first_rows(source) == 5 and rows(source) == rows(source) == list(range(5))
+    assert len(opened) == reads + 1
+
+
+def test_a_json_file_over_the_peek_bound_is_known_to_be_one_chunk_by_the_first_pass(tmp_path, monkeypatch):
+    from olive_eval.engine.run import data_store
+
+    path = tmp_path / "d.jsonl"
+    path.write_text("".join(f'{{"x": {i}, "label": 0}}\n' for i in range(5)))
+    monkeypatch.setattr(data_store, "PEEK_BYTES", path.stat().st_size - 1)
+    opened = counted_json_reads(monkeypatch)
+    source = DataStore(one_chunk_run(path, "json")).source("d")
+    assert first_rows(source) == 5 and len(opened) == 1
+    assert rows(source) == rows(source) == list(range(5)) and len(opened) == 2  # read again past it, once
+
+
+def test_a_small_source_of_two_files_gives_both_in_order_after_the_peek(tmp_path, monkeypatch):
+    from olive_eval.config.run import RunConfig
+
+    paths = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for n, path in enumerate(paths):
+        path.write_text("".join(f'{{"x": {10 * n + i}, "label": 0}}\n' for i in range(3)))
+    run = one_chunk_run(paths[0], "json")
+    dataset = run.data_configs[0].load_dataset_config.model_copy(update={"data_files": [str(p) for p in paths]})
+    run = RunConfig.model_validate(
+        {**run.model_dump(by_alias=True), "data_configs": [{"name": "d", "load_dataset_config": dataset}]}
+    )
+    opened = counted_json_reads(monkeypatch)
+    source = DataStore(run).source("d")
+    assert first_rows(source) == 3 and len(opened) == 2  # the second file read to find that more follows
+    assert rows(source) == rows(source) == [0, 1, 2, 10, 11, 12]
 
 
 def test_the_kept_tables_are_bounded_in_count_and_bytes_least_recently_used_first():

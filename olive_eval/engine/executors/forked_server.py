@@ -103,9 +103,9 @@ def ensure_forked(preload: list[str]) -> bool:
 
 
 def _fork_locked(server: Any) -> None:
-    from multiprocessing import connection, forkserver, resource_tracker
+    from multiprocessing import connection, forkserver
 
-    resource_tracker.ensure_running()
+    _ensure_tracker()
     if server._forkserver_pid is not None:  # a dead one: as the stdlib does before starting anew
         os.close(server._forkserver_alive_fd)
         server._forkserver_address = server._forkserver_alive_fd = server._forkserver_pid = None
@@ -115,12 +115,7 @@ def _fork_locked(server: Any) -> None:
     os.chmod(address, 0o600)
     listener.listen()
     alive_r, alive_w = os.pipe()
-    for stream in (sys.stdout, sys.stderr):  # what is buffered here would be written again by the server's children
-        if stream is not None:
-            stream.flush()
-    with warnings.catch_warnings():  # Python 3.12+ warns of any OS thread; the native ones here survive a fork
-        warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\)", category=DeprecationWarning)
-        pid = os.fork()
+    pid = _fork()
     if pid == 0:  # the server
         code = 0
         try:
@@ -141,6 +136,51 @@ def _fork_locked(server: Any) -> None:
     server._forkserver_address = address
     server._forkserver_alive_fd = alive_w
     server._forkserver_pid = pid
+
+
+def _ensure_tracker() -> None:
+    """multiprocessing's resource tracker running (it unlinks the named semaphores and shared memory a process that
+    died left), forked from here as the server is, rather than a new interpreter: that one imports the stdlib's
+    multiprocessing and the site packages' path hooks again, about 60 ms of CPU beside a 2 s run (issue 34). It holds
+    none of this process's descriptors but its own pipe's read end and stdio, ignores Ctrl-C and SIGTERM as the
+    stdlib's does, shows the warnings a fresh interpreter would, and leaves by ``os._exit`` once every process that
+    holds the pipe's write end (this one and the children it is passed to) has closed it. One already running (this
+    process's, either kind) is kept; where the tracker is laid out otherwise than 3.10-3.12's, the stdlib starts it."""
+    from multiprocessing import resource_tracker
+
+    tracker: Any = getattr(resource_tracker, "_resource_tracker", None)
+    layout = ("_lock", "_fd", "_pid", "_check_alive")
+    known = tracker is not None and all(hasattr(tracker, name) for name in layout)
+    if not known or list(inspect.signature(resource_tracker.main).parameters) != ["fd"] or tracker._fd is not None:
+        resource_tracker.ensure_running()
+        return
+    with tracker._lock:
+        read_end, write_end = os.pipe()
+        blocked = {signal.SIGINT, signal.SIGTERM}  # until the tracker ignores them (a Ctrl-C now would end it)
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+        try:
+            pid = _fork()
+            if pid == 0:  # the tracker
+                try:
+                    os.close(write_end)
+                    _release_descriptors(keep={0, 1, 2, read_end})
+                    warnings.resetwarnings()  # a fresh interpreter's: a leak is reported whatever this process hid
+                    resource_tracker.main(read_end)  # ignores SIGINT and SIGTERM, then unblocks them
+                finally:
+                    os._exit(0)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        os.close(read_end)
+        tracker._fd, tracker._pid = write_end, pid
+
+
+def _fork() -> int:
+    for stream in (sys.stdout, sys.stderr):  # what is buffered here would be written again by the fork
+        if stream is not None:
+            stream.flush()
+    with warnings.catch_warnings():  # Python 3.12+ warns of any OS thread; the native ones here survive a fork
+        warnings.filterwarnings("ignore", message=r".*multi-threaded, use of fork\(\)", category=DeprecationWarning)
+        return os.fork()
 
 
 def _release_descriptors(keep: set[int]) -> None:

@@ -36,7 +36,7 @@ from olive_eval.engine.executors.fork_server import (
     runtime_module,
 )
 from olive_eval.errors import EvaluationError
-from olive_eval.progress import Progress
+from olive_eval.progress import Progress, silent
 
 if TYPE_CHECKING:
     from multiprocessing.process import BaseProcess
@@ -49,12 +49,18 @@ if TYPE_CHECKING:
 
 
 def _child(
-    conn: Connection, packed: Any, output_dir: str | None, environ: dict[str, str], cwd: str, shards: int = 1
+    conn: Connection,
+    packed: Any,
+    output_dir: str | None,
+    environ: dict[str, str],
+    cwd: str,
+    shards: int = 1,
+    report: bool = True,
 ) -> None:
-    """A child's life: evaluate one unit, send its progress and then the evaluation back. The fork server's
-    environment and folder are those of when it started: the parent's current ones are set first. With
-    ``shards``, the parent runs each pass's shards (children of its own, or Ray tasks) when the child asks: the
-    model loads here, so a crash while it loads fails it alone, as without shards."""
+    """A child's life: evaluate one unit, send its progress (with ``report``: the parent shows it) and then the
+    evaluation back. The fork server's environment and folder are those of when it started: the parent's current
+    ones are set first. With ``shards``, the parent runs each pass's shards (children of its own, or Ray tasks)
+    when the child asks: the model loads here, so a crash while it loads fails it alone, as without shards."""
     import os
 
     from olive_eval.engine.executors.worker import evaluate_unit, prepared_since, store_with, unpack
@@ -65,7 +71,8 @@ def _child(
     os.chdir(cwd)
 
     def progress(model: str, message: str) -> None:
-        conn.send(("progress", model, message))
+        if report:  # each line wakes the parent: none for a parent that shows nothing
+            conn.send(("progress", model, message))
 
     def shards_by_parent(function: Any, works: list[Any]) -> list[Any]:
         """The mapper of the unit's :class:`~olive_eval.engine.passes.shards.Sharding`: the shards' work sent to the parent,
@@ -172,6 +179,7 @@ class ProcessExecutor:
         self._config_json: dict[str, Any] | None = None
         self._data: tuple[tuple[Any, ...], bytes | None] | None = None
         self._deadline: float | None = None  # a sharded model's: its shards are ended past it
+        self._leaving: list[BaseProcess] = []  # children that sent their evaluation, not yet joined
         runtimes = {m for m in (runtime_module(model.type) for model in run.models()) if m is not None}
         self._preload = sorted(runtimes | engine_modules()) + list(LAZY_IMPORTS)
         self._context = fork_context(self._preload)
@@ -198,8 +206,11 @@ class ProcessExecutor:
         packed = pack(self.run_config, unit, self._config_json, self._shared())
         output_dir = str(self.output_dir) if self.output_dir is not None else None
         ensure_server(self._context, self._preload)
+        for child in self._leaving:  # those that have left since: reaped (a long loop leaves no zombies)
+            child.join(0)
+        self._leaving = [child for child in self._leaving if child.exitcode is None]
         conn, theirs = self._context.Pipe(duplex=self.shards > 1)
-        args = (theirs, packed, output_dir, dict(os.environ), os.getcwd(), self.shards)
+        args = (theirs, packed, output_dir, dict(os.environ), os.getcwd(), self.shards, self.progress is not silent)
         process = self._context.Process(target=_child, args=args, daemon=True)
         try:
             with main_not_imported():
@@ -209,25 +220,33 @@ class ProcessExecutor:
             return failed_evaluation(unit, f"the model's process could not be started: {exc}")
         finally:
             theirs.close()
+        leaving = False
         try:
-            return self._wait(unit, process, conn, shard_map or self._map_shards)
+            evaluation, leaving = self._wait(unit, process, conn, shard_map or self._map_shards)
+            return evaluation
         except (BrokenPipeError, ConnectionResetError, EOFError):
             process.join()
             return failed_evaluation(unit, exit_reason(process.exitcode))
         finally:
-            if process.is_alive():  # timed out, or the parent was interrupted
-                process.kill()
-            process.join()
+            if leaving:  # it sent its evaluation and is leaving: joined later (:meth:`close`), not waited for
+                self._leaving.append(process)
+            else:
+                if process.is_alive():  # timed out, or the parent was interrupted
+                    process.kill()
+                process.join()
             conn.close()
 
-    def _wait(self, unit: ModelUnit, process: BaseProcess, conn: Connection, shard_map: Mapper) -> ModelEvaluation:
+    def _wait(
+        self, unit: ModelUnit, process: BaseProcess, conn: Connection, shard_map: Mapper
+    ) -> tuple[ModelEvaluation, bool]:
+        """The unit's evaluation, and whether the child sent it (it is then leaving, not waited for)."""
         deadline = self._deadline
         while True:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 process.kill()
                 error = f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its process was ended"
-                return failed_evaluation(unit, error)
+                return failed_evaluation(unit, error), False
             ready = wait([conn, process.sentinel], left)
             if conn in ready or conn.poll():
                 kind, *rest = conn.recv()  # EOFError: it died after all (handled by run)
@@ -243,13 +262,13 @@ class ProcessExecutor:
                     if reply[0] == "error" and deadline is not None and time.monotonic() >= deadline:
                         deadline = time.monotonic() + REPORT_S  # the pass failed by the timeout: let it say so
                     continue
-                process.join()
                 if kind == "done":
-                    return rest[0]
-                return failed_evaluation(unit, f"the model's process could not evaluate it: {rest[0]}")
+                    return rest[0], True
+                process.join()
+                return failed_evaluation(unit, f"the model's process could not evaluate it: {rest[0]}"), False
             if process.sentinel in ready:
                 process.join()
-                return failed_evaluation(unit, exit_reason(process.exitcode))
+                return failed_evaluation(unit, exit_reason(process.exitcode)), False
 
     def _keep_prepared(self, prepared: dict[Any, Any]) -> None:
         """Data a child tokenized, held by the run's store where it holds none under that name."""
@@ -299,7 +318,15 @@ class ProcessExecutor:
             yield self.run(unit)
 
     def close(self) -> None:
-        """Nothing is held between models (the fork server is the interpreter's, reused by later runs)."""
+        """The children that sent their evaluations joined (one stuck on its way out, in a thread a model left
+        running, is ended after ``LEAVE_S``); nothing else is held (the fork server is the interpreter's, reused
+        by later runs)."""
+        for child in self._leaving:
+            child.join(LEAVE_S)
+            if child.exitcode is None:
+                child.kill()
+                child.join()
+        self._leaving = []
 
     def node(self) -> dict[str, str]:
         from olive_eval.engine.executors.node import node_info
@@ -309,6 +336,8 @@ class ProcessExecutor:
 
 #: Seconds a sharded model's process has, once its shards were ended at ``timeout_s``, to send what it measured.
 REPORT_S = 10.0
+#: Seconds a child that sent its evaluation has, at the run's end, to finish leaving (it is then ended).
+LEAVE_S = 10.0
 
 
 @executor_builders.decorator("process")

@@ -215,6 +215,9 @@ class RayExecutor:
         return node_info()
 
     def close(self) -> None:
+        units = getattr(self, "_units", None)  # not there when the cluster refused the run's resources
+        if units is not None:  # its children that are still leaving
+            units.close()
         if self._reporter is not None:
             with contextlib.suppress(Exception):  # Ray already down
                 self.ray.kill(self._reporter)

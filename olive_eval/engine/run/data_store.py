@@ -7,6 +7,8 @@ read again, chunk by chunk, for each model, so memory does not grow with the dat
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -17,6 +19,7 @@ from olive_eval.config.data import DataConfig
 from olive_eval.config.run import RunConfig
 from olive_eval.data.batch import Batch
 from olive_eval.data.components import build
+from olive_eval.data.json_files import BLOCK_BYTES
 from olive_eval.data.kept_chunks import KEPT, FilesKey, KeptChunks, files_key
 from olive_eval.data.prepared import PrepareContext, Prepared
 from olive_eval.data.sources import CHUNK_ROWS, DataContext, FileSource, Source, Subset
@@ -52,6 +55,10 @@ class DataView:
         return batch
 
 
+#: A json or csv source this small is read to its end with its first chunk (a reader's block is 16 MiB).
+PEEK_BYTES = BLOCK_BYTES
+
+
 class FirstChunkHeld(Source):
     """A file source whose first chunk (at most ``CHUNK_ROWS`` rows) is read once and held for the run.
 
@@ -61,6 +68,10 @@ class FirstChunkHeld(Source):
 
     ``kept``: where a plain file source of one chunk is also kept for the process's later runs
     (:mod:`olive_eval.data.kept_chunks`), found again while its files are unchanged.
+
+    A json or csv source of at most :data:`PEEK_BYTES` is read to its end with its first chunk (its reader is there
+    already, a block being larger), so it is known to be one chunk at once, not by the first pass reading the file
+    again: a process executor's children (each with a copy of this source) would each read it again.
     """
 
     def __init__(self, source: Source, kept: KeptChunks | None = None) -> None:
@@ -98,6 +109,10 @@ class FirstChunkHeld(Source):
                 return
             self._first = first
             self._whole = first.num_rows == self.source.num_rows  # known without reading for parquet
+            if not self._whole and self._small():
+                after = next(rest, None)  # the reader's end, read with the first block
+                self._whole = after is None
+                rest = rest if after is None else itertools.chain([after], rest)
             self._keep()
         yield self._first
         if self._whole:
@@ -111,6 +126,16 @@ class FirstChunkHeld(Source):
             yield chunk
         self._whole = not more
         self._keep()
+
+    def _small(self) -> bool:
+        """A json or csv file source (or the first rows of one) of at most :data:`PEEK_BYTES` in all."""
+        source = self.source.source if isinstance(self.source, Subset) else self.source
+        if type(source) is not FileSource or source.builder == "parquet":
+            return False
+        try:
+            return sum(os.path.getsize(path) for path in source.files) <= PEEK_BYTES
+        except OSError:  # gone since it was opened: the pass that reads it says so
+            return False
 
     def _keep(self) -> None:
         """A file now known to be one chunk: kept for the process's later runs (where ``kept`` is given)."""

@@ -23,7 +23,7 @@ ACCURACY = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy
 
 SCRIPT = r"""
 import fcntl, json, os, sys, threading
-from multiprocessing import forkserver
+from multiprocessing import forkserver, resource_tracker, shared_memory
 from olive_eval import evaluate
 
 config, folder, with_thread = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
@@ -41,6 +41,11 @@ with open(f"/proc/{pid}/stat") as stat:
 held = sorted(os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd"))
 with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
     command = cmdline.read().decode(errors="replace")
+tracker = resource_tracker._resource_tracker._pid
+tracked = sorted(os.readlink(f"/proc/{tracker}/fd/{n}") for n in os.listdir(f"/proc/{tracker}/fd"))
+with open(f"/proc/{tracker}/cmdline", "rb") as cmdline:
+    tracker_command = cmdline.read().decode(errors="replace")
+leaked = shared_memory.SharedMemory(create=True, size=16)  # never unlinked: the tracker does, once this exits
 fcntl.flock(lock, fcntl.LOCK_UN)
 lock.close()
 again = open(os.path.join(folder, "held.lock"), "w")
@@ -51,7 +56,8 @@ except BlockingIOError:
     relocked = False
 values = {name: {k: s.value for k, s in m.metrics.items()} for name, m in result.models.items()}
 print(json.dumps({"pid": pid, "parent": parent, "me": os.getpid(), "held": held, "pipe": pipe, "command": command,
-                  "relocked": relocked, "values": values, "status": {n: m.status for n, m in result.models.items()}}))
+                  "relocked": relocked, "values": values, "status": {n: m.status for n, m in result.models.items()},
+                  "tracker": tracker, "tracked": tracked, "tracker_command": tracker_command, "leaked": leaked.name}))
 """
 
 
@@ -67,7 +73,7 @@ def run_script(toy: Any, config: dict[str, Any], with_thread: bool) -> dict[str,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "stderr": done.stderr}
 
 
 def gone(pid: int, within_s: float = 60.0) -> bool:
@@ -106,6 +112,28 @@ def test_the_server_is_forked_from_the_run_holds_none_of_its_files_and_leaves_wi
     assert out["status"] == {"base": "ok", "cand": "ok"}
     assert out["values"] == runs["local"]
     assert gone(out["pid"])
+
+
+def unlinked(name: str, within_s: float = 60.0) -> bool:
+    """Whether the shared memory ``name`` is gone from ``/dev/shm`` within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        if not Path("/dev/shm", name.lstrip("/")).exists():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("kind", ["forked", "fresh"])
+def test_the_resource_tracker_holds_none_of_the_runs_files_and_unlinks_what_it_leaked(runs, kind):
+    """Forked from the run where the server is (no new interpreter), the stdlib's otherwise: either way it holds
+    neither the run's lock nor its pipe, and it unlinks the shared memory the run left once the run has exited."""
+    out, toy = runs[kind], runs["toy"]
+    forked = "resource_tracker import main" not in out["tracker_command"]
+    assert forked == (kind == "forked")
+    assert str(toy.root / "held.lock") not in out["tracked"] and out["pipe"] not in out["tracked"]
+    assert unlinked(out["leaked"]) and gone(out["tracker"])
+    assert "leaked shared_memory objects" in out["stderr"]  # its warning, shown as a fresh interpreter's is
 
 
 def test_with_a_second_thread_the_server_is_a_new_interpreter_and_the_values_are_the_same(runs):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
 from typing import Any
 
 import pytest
@@ -44,6 +46,13 @@ def load_over_limit(model_path):
 
 def load_hang(model_path):
     time.sleep(600)
+
+
+def load_lingering(model_path):
+    import threading
+
+    threading.Thread(target=time.sleep, args=(60,)).start()  # not a daemon: the process waits on it to exit
+    return predict
 """
 
 ACCURACY = [{"name": "acc", "type": "accuracy", "sub_types": [{"name": "accuracy_score", "priority": 1}]}]
@@ -166,3 +175,27 @@ def test_a_child_sees_the_environment_of_now_not_of_the_fork_servers_start(toy, 
     monkeypatch.setenv("OLIVE_EVAL_TEST_EXIT", "5")
     result = evaluate(config)
     assert result.models["exit"].error == "the model's process exited with status 5"
+
+
+def test_a_child_that_sent_its_evaluation_is_not_waited_for_and_one_that_lingers_is_ended_at_close(toy, monkeypatch):
+    from olive_eval.engine.executors import process
+
+    monkeypatch.setattr(process, "LEAVE_S", 0.5)
+    with Evaluation(toy.config({}, ACCURACY), executor="process") as session:
+        result = session.evaluate(bad_model(toy, "lingering"))
+        leaving = list(session._run.executor._leaving)
+        assert result.status == "ok" and leaving[-1].is_alive()  # its thread holds it: the run went on
+    assert leaving[-1].exitcode == -signal.SIGKILL  # still there LEAVE_S into the session's close
+    assert all(child.exitcode == 0 for child in leaving[:-1])
+
+
+def test_a_childs_progress_lines_reach_a_parent_that_shows_them(toy):
+    config = toy.config({"cand": 0.3}, ACCURACY)
+    lines: dict[str, list[tuple[str, str]]] = {}
+    for executor in ("local", "process"):
+        got: list[tuple[str, str]] = []
+        evaluate(
+            config, output_dir=toy.root / executor, executor=executor, progress=lambda m, s, got=got: got.append((m, s))
+        )
+        lines[executor] = [(model, re.sub(r"[\d.]+", "N", text)) for model, text in got]  # times differ
+    assert lines["process"] == lines["local"] and any(model == "cand" for model, _ in lines["process"])

@@ -50,3 +50,34 @@ def test_data_a_child_tokenized_comes_back_for_the_next_models(tmp_path, bert_pa
     # the parent never tokenized: it holds what the first child sent back (and sent it to the second)
     assert store.preparations == {}
     assert [key for key, prepared in store.snapshot().prepared.items() if prepared.processor_key] == [("d", str(bert))]
+
+
+def test_a_small_data_file_reaches_the_children_whole_they_read_nothing(tmp_path):
+    """What the parent opened (its checks read the file) is what a child gets: a small json file known to be one
+    chunk, so a child's pass reads nothing: the file may be gone by then."""
+    import pickle
+
+    from olive_eval.config.run import RunConfig
+    from olive_eval.engine.executors.worker import shared_data
+    from olive_eval.engine.run.data_store import DataStore
+
+    rows = [{"x": [float(i), 1.0], "label": i % 2} for i in range(7)]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    model = Path(__file__).resolve().parents[3] / "examples" / "quickstart" / "models" / "digits_fp32.onnx"
+    run = RunConfig.model_validate(
+        {
+            "input_model": {"type": "ONNXModel", "model_path": str(model)},
+            "data_configs": [{"name": "d", "load_dataset_config": {"data_name": "json", "data_files": str(path)}}],
+            "metrics": [
+                {"name": "acc", "type": "accuracy", "data_config": "d", "sub_types": [{"name": "accuracy_score"}]}
+            ],
+        }
+    )
+    store = DataStore(run)
+    store.preload(["d"])
+    packed = shared_data(store)
+    assert packed is not None
+    path.unlink()
+    child = pickle.loads(packed).sources["d"]  # as a child unpickles it
+    chunks = list(child.chunks())
+    assert [chunk.to_pylist() for chunk in chunks] == [rows]
