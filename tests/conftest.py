@@ -1,6 +1,15 @@
 import pytest
 
 from tests.helpers import ToyProblem
+from tests.xdist_groups import file_scheduler
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadfile`` by file, with the files of :data:`tests.xdist_groups.SHARED_UNITS` in shared units."""
+    if config.getoption("dist") == "loadfile":
+        return file_scheduler(config, log)
+    return None
 
 
 @pytest.fixture
