@@ -17,6 +17,7 @@ setup(
         Extension(
             "olive_eval.metrics.classification._curves",
             ["olive_eval/metrics/classification/_curves.c"],
+            depends=["olive_eval/metrics/run_jobs.h"],
             optional=True,
         ),
         Extension(
@@ -49,6 +50,7 @@ setup(
         Extension(
             "olive_eval.metrics.speech._edit_counts",
             ["olive_eval/metrics/speech/_edit_counts.c"],
+            depends=["olive_eval/metrics/run_jobs.h"],
             optional=True,
         ),
         Extension(

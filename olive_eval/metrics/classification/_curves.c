@@ -24,9 +24,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#ifndef _WIN32
-#include <pthread.h>
-#endif
+
+#include "../run_jobs.h"
 
 #define DIGIT_BITS 8
 #define DIGIT_BUCKETS (1 << DIGIT_BITS)
@@ -250,7 +249,6 @@ done:
 }
 
 #define BLOCK_KEYS (1 << 24) /* keys built at once: a block of columns from one pass over the rows */
-#define MAX_THREADS 16
 #define SIGN_BIT ((uint64_t)1 << 63)
 #define INF_BITS ((uint64_t)0x7FF0000000000000ULL) /* a pattern above it (sign clear) is a NaN */
 
@@ -305,21 +303,7 @@ static void *run_job(void *arg) {
     return NULL;
 }
 
-/* The jobs on their own threads, the last on the calling one (where a thread cannot start: on this one). */
-static void run_jobs(Job *jobs, int count) {
-#ifdef _WIN32
-    for (int t = 0; t < count; t++) run_job(&jobs[t]);
-#else
-    pthread_t ids[MAX_THREADS];
-    int started[MAX_THREADS];
-    for (int t = 0; t + 1 < count; t++) started[t] = pthread_create(&ids[t], NULL, run_job, &jobs[t]) == 0;
-    run_job(&jobs[count - 1]);
-    for (int t = 0; t + 1 < count; t++) {
-        if (started[t]) pthread_join(ids[t], NULL);
-        else run_job(&jobs[t]);
-    }
-#endif
-}
+static void run_jobs(Job *jobs, int count) { run_jobs_on_threads(jobs, sizeof *jobs, count, run_job); }
 
 /* Every block of columns: keys on `threads` threads by rows, then sums by columns. 0, or 1 when a score is negative
  * or NaN (the caller takes the per-column path). */

@@ -22,9 +22,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
-#ifndef _WIN32
-#include <pthread.h>
-#endif
+
+#include "../run_jobs.h"
 
 typedef struct {
     int kind;
@@ -279,7 +278,6 @@ typedef struct {
     Py_ssize_t *late;
 } Job;
 
-#define MAX_THREADS 16
 
 static void *run_job(void *arg) {
     Job *job = arg;
@@ -302,21 +300,7 @@ static void *run_job(void *arg) {
     return NULL;
 }
 
-/* The jobs on their own threads, the last on the calling one (where threads cannot start: all on this one). */
-static void run_jobs(Job *jobs, int count) {
-#ifdef _WIN32
-    for (int t = 0; t < count; t++) run_job(&jobs[t]);
-#else
-    pthread_t ids[MAX_THREADS];
-    int started[MAX_THREADS];
-    for (int t = 0; t + 1 < count; t++) started[t] = pthread_create(&ids[t], NULL, run_job, &jobs[t]) == 0;
-    run_job(&jobs[count - 1]);
-    for (int t = 0; t + 1 < count; t++) {
-        if (started[t]) pthread_join(ids[t], NULL);
-        else run_job(&jobs[t]);
-    }
-#endif
-}
+static void run_jobs(Job *jobs, int count) { run_jobs_on_threads(jobs, sizeof *jobs, count, run_job); }
 
 static PyObject *counts(PyObject *self, PyObject *args) {
     PyObject *ref_list, *hyp_list;
