@@ -33,7 +33,8 @@ from bench_call_mode import config as call_mode_config  # noqa: E402
 from transformers.utils import logging as transformers_logging  # noqa: E402
 
 from olive_eval import evaluate  # noqa: E402
-from olive_eval.runtimes.torch_threads import torch_threads, usable_cores  # noqa: E402
+from olive_eval.cores import usable_cores  # noqa: E402
+from olive_eval.runtimes.torch_threads import torch_threads  # noqa: E402
 
 
 def busy() -> None:

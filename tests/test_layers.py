@@ -88,6 +88,7 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "base",
         (
             "olive_eval.errors",
+            "olive_eval.cores",
             "olive_eval.strict_model",
             "olive_eval.lazy",
             "olive_eval.registry",

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from olive_eval.cores import usable_cores
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import downloads_allowed, offline, quiet_transformers
@@ -24,7 +25,7 @@ from olive_eval.runtimes.inputs import input_array
 from olive_eval.runtimes.memory import MemoryMeter, TorchDeviceMemory
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch import gpu_problem
-from olive_eval.runtimes.torch_threads import torch_threads, usable_cores
+from olive_eval.runtimes.torch_threads import torch_threads
 from olive_eval.strict_model import StrictModel
 from olive_eval.tasks.base import find_task, get_task
 from olive_eval.tasks.call_mode import CallMode

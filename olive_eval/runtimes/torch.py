@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from olive_eval.cores import usable_cores
 from olive_eval.data.batch import Batch, Outputs
 from olive_eval.errors import EvaluationError, first_line
 from olive_eval.lazy import LazyModule
@@ -21,7 +22,7 @@ from olive_eval.runtimes.memory import MemoryMeter, TorchDeviceMemory
 from olive_eval.runtimes.providers import ProviderSpec
 from olive_eval.runtimes.torch_config import IOConfig, PyTorchModelConfig
 from olive_eval.runtimes.torch_formats import CallPlan, load_file
-from olive_eval.runtimes.torch_threads import torch_threads, usable_cores
+from olive_eval.runtimes.torch_threads import torch_threads
 from olive_eval.strict_model import StrictModel
 from olive_eval.user_module import call_user, load_function
 

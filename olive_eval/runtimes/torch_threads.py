@@ -9,7 +9,6 @@ such setting: olive-eval cannot know whether its object runs torch; its loader m
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,14 +18,6 @@ from pydantic import Field
 from olive_eval.lazy import LazyModule
 
 torch = LazyModule("torch")
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity), the default thread count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform (macOS, Windows)
-        return os.cpu_count() or 1
 
 
 def threads_field() -> Any:

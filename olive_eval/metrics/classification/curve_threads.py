@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from olive_eval.cores import usable_cores
+
 __all__ = ["ENV_VAR", "KEYS_PER_THREAD", "MAX_THREADS", "curve_threads"]
 
 #: Keys (rows x columns) per thread: smaller inputs are sorted on the calling thread alone.
@@ -33,8 +35,4 @@ def curve_threads(rows: int, columns: int) -> int:
     forced = _forced()
     if forced is not None:
         return forced
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_THREADS, columns, rows * columns // KEYS_PER_THREAD))
+    return max(1, min(usable_cores(), MAX_THREADS, columns, rows * columns // KEYS_PER_THREAD))

@@ -6,8 +6,9 @@ Installed without a C compiler, the counts take the rapidfuzz path, which the te
 
 from __future__ import annotations
 
-import os
 from types import ModuleType
+
+from olive_eval.cores import usable_cores
 
 __all__ = ["MAX_THREADS", "PAIRS_PER_THREAD", "compiled_available", "counts_extension", "kernel_threads"]
 
@@ -30,8 +31,4 @@ def compiled_available() -> bool:
 
 def kernel_threads(n_pairs: int) -> int:
     """Threads for the C kernel: one per usable core, at most :data:`MAX_THREADS`, each with enough pairs."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_THREADS, n_pairs // PAIRS_PER_THREAD))
+    return max(1, min(usable_cores(), MAX_THREADS, n_pairs // PAIRS_PER_THREAD))

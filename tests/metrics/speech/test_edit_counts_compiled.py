@@ -4,6 +4,7 @@ width, pairs past 64 words (several bit blocks) and past rapidfuzz's Hirschberg 
 
 from __future__ import annotations
 
+import os
 import random
 
 import jiwer
@@ -135,7 +136,7 @@ def test_the_metric_names_a_non_string_example_across_batches():
 
 
 def test_kernel_threads_follow_the_batch_size_and_the_cores(monkeypatch):
-    monkeypatch.setattr(native.os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2, 3, 4, 5}, raising=False)
     assert [native.kernel_threads(n) for n in (0, 4_999, 10_000, 17_000, 10**6)] == [1, 1, 2, 3, native.MAX_THREADS]
-    monkeypatch.setattr(native.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     assert native.kernel_threads(10**6) == 2
