@@ -1,7 +1,18 @@
+import itertools
+import os
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.helpers import ToyProblem
-from tests.xdist_groups import file_scheduler
+from tests.xdist_groups import costliest_first, file_scheduler, unit_costs
+
+# The suite starts many fresh interpreters (the CLI's subprocesses, fork servers, the process executor's children,
+# the registry check): where PYTHONDONTWRITEBYTECODE is set, each compiled the whole package from source again.
+# The bytecode caches go to __pycache__ folders, which git ignores.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
@@ -12,13 +23,31 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
     return None
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On an xdist worker under ``--dist loadfile``, the tests in the order their units are handed out: the
+    costliest first (:func:`tests.xdist_groups.costliest_first`); a serial run keeps pytest's order."""
+    if not hasattr(config, "workerinput") or config.getoption("dist") != "loadfile":
+        return
+    by_id = {item.nodeid: item for item in items}
+    items[:] = [by_id[nodeid] for nodeid in costliest_first(list(by_id), unit_costs())]
+
+
 @pytest.fixture
 def toy(tmp_path):
     return ToyProblem(tmp_path)
 
 
+@pytest.fixture(scope="session")
+def _result_caches(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("caches")
+
+
+_cache_numbers = itertools.count()
+
+
 @pytest.fixture(autouse=True)
-def _own_result_cache(tmp_path_factory, monkeypatch):
+def _own_result_cache(_result_caches, monkeypatch):
     """Each test has its own result cache folder (the CLI caches by default): no test sees another's entries,
-    and none writes to the user's cache."""
-    monkeypatch.setenv("OLIVE_EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    and none writes to the user's cache. A fresh name, made by the cache when it first writes (a ``mktemp`` per
+    test scanned the ever-growing base folder each time)."""
+    monkeypatch.setenv("OLIVE_EVAL_CACHE_DIR", str(_result_caches / f"cache{next(_cache_numbers)}"))
