@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from olive_eval.records.plain import plain
+from olive_eval.records.results_text import results_text
 from olive_eval.records.sequential import SequentialPass
 
 RESULTS_FILE = "results.json"
@@ -231,7 +231,7 @@ class RunResult:
         :func:`atomic_write_text`)."""
         output_dir.mkdir(parents=True, exist_ok=True)
         target = output_dir / RESULTS_FILE
-        return atomic_write_text(target, compact_number_lists(json.dumps(self.to_dict(), indent=2)) + "\n", durable)
+        return atomic_write_text(target, results_text(self.to_dict()) + "\n", durable)
 
 
 #: Fields results.json leaves out (JSON has no NaN or infinity: :func:`plain` writes them as strings).
@@ -244,7 +244,8 @@ _NUMBER_LIST = re.compile(rf"\[\n\s*({_NUMBER}(?:,\n\s*{_NUMBER})*)\n\s*\]")
 
 
 def compact_number_lists(text: str) -> str:
-    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size."""
+    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size.
+    results.json is written so in one pass (:func:`olive_eval.records.results_text.results_text`)."""
     return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
