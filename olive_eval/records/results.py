@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from olive_eval.records.plain import plain
+from olive_eval.records.results_text import results_text
 from olive_eval.records.sequential import SequentialPass
 
 RESULTS_FILE = "results.json"
@@ -222,19 +223,19 @@ class RunResult:
         return [name for name, m in self.models.items() if m.status not in ("ok", "pending")]
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["write_errors"]
-        for model in data["models"].values():
-            del model["tracebacks"]
-        return _finite(data)
+        """What results.json holds: ``asdict`` less the write errors and tracebacks, NaN and infinity as strings."""
+        return plain(self, _NOT_WRITTEN)
 
     def write(self, output_dir: Path, durable: bool = True) -> Path:
         """Write results.json atomically: a reader never sees a half-written file (``durable``: see
         :func:`atomic_write_text`)."""
         output_dir.mkdir(parents=True, exist_ok=True)
         target = output_dir / RESULTS_FILE
-        return atomic_write_text(target, compact_number_lists(json.dumps(self.to_dict(), indent=2)) + "\n", durable)
+        return atomic_write_text(target, results_text(self.to_dict()) + "\n", durable)
 
+
+#: Fields results.json leaves out (JSON has no NaN or infinity: :func:`plain` writes them as strings).
+_NOT_WRITTEN = {RunResult: frozenset({"write_errors"}), ModelResult: frozenset({"tracebacks"})}
 
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
 #: A list of numbers laid out one per line by ``indent``: a raw newline is never inside a JSON string, so a match
@@ -243,7 +244,8 @@ _NUMBER_LIST = re.compile(rf"\[\n\s*({_NUMBER}(?:,\n\s*{_NUMBER})*)\n\s*\]")
 
 
 def compact_number_lists(text: str) -> str:
-    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size."""
+    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size.
+    results.json is written so in one pass (:func:`olive_eval.records.results_text.results_text`)."""
     return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
@@ -280,14 +282,3 @@ def atomic_write_text(target: Path, text: str, durable: bool = True) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return target
-
-
-def _finite(value: Any) -> Any:
-    """JSON has no NaN or infinity: write them as strings so strict parsers still read the file."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
