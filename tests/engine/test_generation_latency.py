@@ -5,6 +5,7 @@ lengths are fixed and recorded; a candidate's tokens-per-second ratio to the bas
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from olive_eval.engine.timing.generation_timing import fixed_prompts, quantities
 from olive_eval.errors import ConfigError
 from olive_eval.runtimes.genai_config import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace
+from tests.engine.frozen_heap import frozen_heap
 from tests.runtimes import llm_models
 
 SUB_TYPES = [
@@ -38,6 +40,13 @@ SUB_TYPES = [
 @pytest.fixture(scope="module")
 def llm() -> dict[str, Path]:
     return llm_models.built()
+
+
+@pytest.fixture(autouse=True)
+def heap_set_aside() -> Iterator[None]:
+    """The objects the test process made before out of the footprint's collections (tests/engine/frozen_heap)."""
+    with frozen_heap():
+        yield
 
 
 @pytest.fixture

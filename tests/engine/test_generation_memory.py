@@ -6,7 +6,7 @@ side by side in one run report their own, in their order, not the process's shar
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,6 +19,7 @@ from olive_eval.data.input_spec import InputSpec
 from olive_eval.runtimes import memory
 from olive_eval.runtimes.base import ModelConfig, Runtime, runtime_registry
 from olive_eval.runtimes.streaming import StreamingCall
+from tests.engine.frozen_heap import frozen_heap
 
 MB = 2**20
 TOLERANCE_MB = 15
@@ -88,6 +89,13 @@ def held_type():
     runtime_registry.register("MemoryHeld", HeldRuntime)
     yield
     runtime_registry.unregister("MemoryHeld")
+
+
+@pytest.fixture(autouse=True)
+def heap_set_aside() -> Iterator[None]:
+    """The objects the test process made before out of the footprint's collections (tests/engine/frozen_heap)."""
+    with frozen_heap():
+        yield
 
 
 def run(tmp_path: Path, sizes: dict[str, tuple[int, int]], keep_loaded: bool = True) -> tuple[Any, dict[str, Any]]:

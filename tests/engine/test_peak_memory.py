@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -24,6 +25,7 @@ from olive_eval.metrics.performance import TimingSample
 from olive_eval.runtimes import memory
 from olive_eval.runtimes.base import runtime_registry
 from olive_eval.runtimes.memory import MemoryMeter, ProcessMemory, TorchDeviceMemory
+from tests.engine.frozen_heap import frozen_heap
 from tests.helpers import ToyProblem, linear_onnx, write_jsonl
 from tests.runtimes import hf_models
 
@@ -89,6 +91,13 @@ def run(tmp_path: Path, models: list[dict[str, Any]], sub_types: list[dict[str, 
             **extra,
         }
     )
+
+
+@pytest.fixture(autouse=True)
+def heap_set_aside() -> Iterator[None]:
+    """The objects the test process made before out of the footprint's collections (tests/engine/frozen_heap)."""
+    with frozen_heap():
+        yield
 
 
 def peak(metric_config: dict[str, Any] | None = None, priority: int = 1) -> dict[str, Any]:
