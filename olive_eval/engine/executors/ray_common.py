@@ -34,44 +34,18 @@ def import_ray() -> Any:
     return ray
 
 
-#: The driver's progress actor, by name: started by its first run and kept for the next ones (an actor is a worker
-#: process of its own; one started and killed per run cost a worker's start, its interpreter importing Ray, each time).
-REPORTER_NAME = "olive_eval_progress"
-
-
 class Reporter:
-    """The actor workers send progress lines to, each under its run's key; each run's driver drains its own."""
+    """The actor workers send progress lines to; the driver drains it while it waits."""
 
     def __init__(self) -> None:
-        self.lines: dict[str, list[tuple[str, str, str]]] = {}
-
-    def put(self, run: str, node: str, model: str, message: str) -> None:
-        self.lines.setdefault(run, []).append((node, model, message))
-
-    def drain(self, run: str) -> list[tuple[str, str, str]]:
-        return self.lines.pop(run, [])
-
-
-class RunLines:
-    """One run's end of the progress actor, passed to its tasks: the actor's handle and the run's key."""
-
-    def __init__(self, actor: Any, run: str) -> None:
-        self.actor, self.run = actor, run
+        self.lines: list[tuple[str, str, str]] = []
 
     def put(self, node: str, model: str, message: str) -> None:
-        """A worker's line, sent without waiting."""
-        self.actor.put.remote(self.run, node, model, message)
+        self.lines.append((node, model, message))
 
-    def put_now(self, node: str, model: str, message: str) -> None:
-        """A worker's line, once the actor holds it: a task's "started" (its timeout clock, its retry's count) is
-        not lost with a worker that dies right after sending it."""
-        import ray
-
-        ray.get(self.actor.put.remote(self.run, node, model, message))
-
-    def drain(self, ray: Any) -> list[tuple[str, str, str]]:
-        """The run's lines so far (the first call waits for the actor to have started)."""
-        return ray.get(self.actor.drain.remote(self.run))
+    def drain(self) -> list[tuple[str, str, str]]:
+        lines, self.lines = self.lines, []
+        return lines
 
 
 class RayHost(Protocol):
@@ -87,8 +61,8 @@ class RayHost(Protocol):
         """The run's config as JSON, for its user scripts."""
         ...
 
-    def reporter(self) -> RunLines:
-        """The run's end of the progress actor, which the tasks send their lines to."""
+    def reporter(self) -> Any:
+        """The progress actor the tasks send their lines to."""
         ...
 
     def shared(self) -> Any:

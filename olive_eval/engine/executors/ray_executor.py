@@ -4,9 +4,8 @@ Why Ray: a sweep of tens of candidates is many independent per-model units, and 
 the CPUs and GPUs of one machine or many. Each unit is one Ray task (``resources_per_model``), at most
 ``num_workers`` at a time; the run's opened data goes into Ray's object store once and every task reads it
 from there. A task whose worker process dies is run again once (Ray's ``max_retries=1``); a second death, or
-``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor (one
-per driver, kept from run to run, each run reading its own lines), so the driver prints each worker's model
-and stage. With ``"shards": N`` each model's unit runs in a child process of
+``timeout_s`` passed, fails that model alone. Workers send their progress lines through a small actor, so the
+driver prints each worker's model and stage. With ``"shards": N`` each model's unit runs in a child process of
 the driver (as the ``process`` executor runs it) and each shard of its passes is a task (:mod:`.ray_shards`).
 Ray is imported only when the executor is built: the ``ray`` extra is optional. Latency and throughput rounds never run here: the run times every model in the driver.
 """
@@ -16,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from olive_eval.engine.executors.base import executor_builders, failed_evaluation
 from olive_eval.engine.executors.node import node_info
 from olive_eval.engine.executors.ray_cluster import check_resources, connect
-from olive_eval.engine.executors.ray_common import POLL_S, REPORTER_NAME, Reporter, RunLines, import_ray, worker_name
+from olive_eval.engine.executors.ray_common import POLL_S, Reporter, import_ray, worker_name
 from olive_eval.errors import first_line
 from olive_eval.progress import Progress
 
@@ -49,9 +47,9 @@ def _evaluate_remote(
     where = worker_name()
 
     def progress(model: str, message: str) -> None:
-        reporter.put(where, model, message)
+        reporter.put.remote(where, model, message)
 
-    reporter.put_now(where, name, "started")
+    progress(name, "started")
     if not Path(packed.base_dir).is_dir():  # another machine: the config's folder came as the working_dir
         packed = replace(packed, base_dir=os.getcwd())
     try:
@@ -91,7 +89,7 @@ class RayExecutor:
         self.ray = ray = import_ray()
         self.config, self.run_config, self.evaluator = config, run, evaluator
         self.output_dir, self.progress = output_dir, progress
-        self._reporter: RunLines | None = None
+        self._reporter: Any = None
         self._owns = connect(ray, config, run)
         try:
             check_resources(ray, config)
@@ -115,12 +113,10 @@ class RayExecutor:
             self._config_json = self.run_config.model_dump(mode="json", by_alias=True)
         return self._config_json
 
-    def reporter(self) -> RunLines:
-        """The run's end of the driver's progress actor (started by its first run, kept for the next ones), which
-        the tasks send their progress lines to; the run's own key keeps them apart from another run's."""
+    def reporter(self) -> Any:
+        """The actor the tasks send their progress lines to, started on first use."""
         if self._reporter is None:
-            actor = self.ray.remote(num_cpus=0)(Reporter).options(name=REPORTER_NAME, get_if_exists=True).remote()
-            self._reporter = RunLines(actor, uuid.uuid4().hex)
+            self._reporter = self.ray.remote(num_cpus=0)(Reporter).remote()
         return self._reporter
 
     def shared(self) -> Any:
@@ -208,7 +204,7 @@ class RayExecutor:
         """Print the workers' progress lines, and start a model's timeout clock when its task starts."""
         if self._reporter is None:
             return
-        for where, model, message in self._reporter.drain(self.ray):
+        for where, model, message in self.ray.get(self._reporter.drain.remote()):
             if message == "started":  # the timeout clock starts when the task does, again on a retry
                 attempts[model] = attempts.get(model, 0) + 1
                 started[model] = time.monotonic()
@@ -222,9 +218,9 @@ class RayExecutor:
         units = getattr(self, "_units", None)  # not there when the cluster refused the run's resources
         if units is not None:  # its children that are still leaving
             units.close()
-        if self._reporter is not None:  # the run's lines not read yet dropped; the actor kept for the next run
+        if self._reporter is not None:
             with contextlib.suppress(Exception):  # Ray already down
-                self._reporter.actor.drain.remote(self._reporter.run)
+                self.ray.kill(self._reporter)
             self._reporter = None
         if self._owns and self.ray.is_initialized():
             self.ray.shutdown()

@@ -31,7 +31,7 @@ def shard_remote(name: str, label: str, packed: Packed, data: bytes | None, repo
     from olive_eval.engine.executors.worker import store_with, unpack
     from olive_eval.engine.passes.shards import score_shard
 
-    reporter.put_now(worker_name(), name, f"{label} started")
+    reporter.put.remote(worker_name(), name, f"{label} started")
     if not Path(packed.base_dir).is_dir():  # another machine: the config's folder came as the working_dir
         packed = replace(packed, base_dir=os.getcwd())
     run, work, shared = unpack(replace(packed, data=data))
