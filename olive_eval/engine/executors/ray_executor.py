@@ -49,7 +49,11 @@ def _evaluate_remote(
     def progress(model: str, message: str) -> None:
         reporter.put.remote(where, model, message)
 
-    progress(name, "started")
+    import ray
+
+    # sent before it goes on: a "started" (its timeout clock, its retry's count) is not lost with a worker that
+    # dies right after sending it
+    ray.get(reporter.put.remote(where, name, "started"))
     if not Path(packed.base_dir).is_dir():  # another machine: the config's folder came as the working_dir
         packed = replace(packed, base_dir=os.getcwd())
     try:

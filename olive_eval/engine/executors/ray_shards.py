@@ -72,7 +72,10 @@ class RayShards:
         pending = list(refs)
         while pending:
             _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
-            self.executor.report(started, attempts)
+            self.executor.report(started, attempts)  # the first waits for the progress actor to have started
+            if pending and self.deadline is not None and time.monotonic() > self.deadline:
+                # those that finished while the lines were read are not late (as the unit tasks' timeout reads it)
+                _, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
             if pending and self.deadline is not None and time.monotonic() > self.deadline:
                 raise EvaluationError(
                     f"the model ran past its timeout of {self.timeout_s:g} s (timeout_s); its Ray shard tasks were "

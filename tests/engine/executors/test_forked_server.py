@@ -61,19 +61,22 @@ print(json.dumps({"pid": pid, "parent": parent, "me": os.getpid(), "held": held,
 """
 
 
-def run_script(toy: Any, config: dict[str, Any], with_thread: bool) -> dict[str, Any]:
+def start_script(folder: Path, config: dict[str, Any], with_thread: bool) -> subprocess.Popen[str]:
+    """The script on ``config`` in a fresh interpreter, its lock file and output in ``folder`` (its own: two run at
+    once)."""
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, json.dumps(config), str(toy.root), "1" if with_thread else "0"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "stderr": done.stderr}
+    folder.mkdir()
+    config = {**config, "output_dir": str(folder / "out")}
+    command = [sys.executable, "-c", SCRIPT, json.dumps(config), str(folder), "1" if with_thread else "0"]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def script_output(started: subprocess.Popen[str], folder: Path) -> dict[str, Any]:
+    """What the script printed, once it has exited."""
+    stdout, stderr = started.communicate(timeout=300)
+    assert started.returncode == 0, stderr[-3000:]
+    return {**json.loads(stdout.strip().splitlines()[-1]), "stderr": stderr, "folder": str(folder)}
 
 
 def gone(pid: int, within_s: float = 60.0) -> bool:
@@ -92,22 +95,23 @@ def gone(pid: int, within_s: float = 60.0) -> bool:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """The same run in two fresh interpreters, forking the server and, with a second thread, not; and locally."""
+    """The same run in two fresh interpreters at once, forking the server and, with a second thread, not; and
+    locally."""
     toy = ToyProblem(tmp_path_factory.mktemp("forked"))
     config = toy.config({"cand": 0.3}, ACCURACY)
+    folders = {kind: toy.root / kind for kind in ("forked", "fresh")}
+    started = {kind: start_script(folders[kind], config, with_thread=kind == "fresh") for kind in folders}
     local = evaluate({**config, "output_dir": str(toy.root / "local")})
     return {
-        "toy": toy,
-        "forked": run_script(toy, config, with_thread=False),
-        "fresh": run_script(toy, config, with_thread=True),
+        **{kind: script_output(started[kind], folders[kind]) for kind in folders},
         "local": {name: {k: s.value for k, s in m.metrics.items()} for name, m in local.models.items()},
     }
 
 
 def test_the_server_is_forked_from_the_run_holds_none_of_its_files_and_leaves_with_it(runs):
-    out, toy = runs["forked"], runs["toy"]
+    out = runs["forked"]
     assert out["parent"] == out["me"] and "forkserver import main" not in out["command"]
-    assert str(toy.root / "held.lock") not in out["held"] and out["pipe"] not in out["held"]
+    assert str(Path(out["folder"], "held.lock")) not in out["held"] and out["pipe"] not in out["held"]
     assert out["relocked"]  # the lock was the parent's alone: released when it let go
     assert out["status"] == {"base": "ok", "cand": "ok"}
     assert out["values"] == runs["local"]
@@ -128,10 +132,10 @@ def unlinked(name: str, within_s: float = 60.0) -> bool:
 def test_the_resource_tracker_holds_none_of_the_runs_files_and_unlinks_what_it_leaked(runs, kind):
     """Forked from the run where the server is (no new interpreter), the stdlib's otherwise: either way it holds
     neither the run's lock nor its pipe, and it unlinks the shared memory the run left once the run has exited."""
-    out, toy = runs[kind], runs["toy"]
+    out = runs[kind]
     forked = "resource_tracker import main" not in out["tracker_command"]
     assert forked == (kind == "forked")
-    assert str(toy.root / "held.lock") not in out["tracked"] and out["pipe"] not in out["tracked"]
+    assert str(Path(out["folder"], "held.lock")) not in out["tracked"] and out["pipe"] not in out["tracked"]
     assert unlinked(out["leaked"]) and gone(out["tracker"])
     assert "leaked shared_memory objects" in out["stderr"]  # its warning, shown as a fresh interpreter's is
 

@@ -13,6 +13,7 @@ from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.engine.session.session import Evaluation
 from olive_eval.errors import ConfigError, UsageError
+from tests.helpers import ToyProblem
 
 BAD_MODELS = """
 import ctypes, os, resource, signal, time
@@ -87,14 +88,22 @@ def test_a_crash_an_exit_a_kill_and_a_memory_limit_each_fail_only_their_model(to
     assert (toy.root / "out" / "instances" / "cand" / "acc.parquet").is_file()  # written by the child
 
 
-def test_a_model_that_hangs_is_ended_at_its_timeout(toy):
+@pytest.fixture(scope="module")
+def started_server(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The fork server running, forked with what a child imports: a run's first child waits for it to start (a new
+    interpreter importing the engine, where it cannot be forked), inside that model's timeout."""
+    toy = ToyProblem(tmp_path_factory.mktemp("started"))
+    evaluate({**toy.config({}, ACCURACY), "executor": {"type": "process"}})
+
+
+def test_a_model_that_hangs_is_ended_at_its_timeout(toy, started_server):
     config = toy.config({}, ACCURACY)
     config["candidates"] = [bad_model(toy, "hang")]
-    config["executor"] = {"type": "process", "timeout_s": 10}
+    config["executor"] = {"type": "process", "timeout_s": 3}  # the baseline's child takes a tenth of it at load 15
     result = evaluate(config)
     assert result.models["base"].status == "ok"
     assert result.models["hang"].status == "failed"
-    assert result.models["hang"].error == "the model ran past its timeout of 10 s (timeout_s); its process was ended"
+    assert result.models["hang"].error == "the model ran past its timeout of 3 s (timeout_s); its process was ended"
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,10 +13,19 @@ from tests.runtimes import hf_models
 
 
 @pytest.fixture(scope="module")
-def bert_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    built = tmp_path_factory.mktemp("bert")
-    bert = hf_models.build_bert(built / "bert")
-    return bert, hf_models.export_bert_onnx(bert, built / "onnx" / "model.onnx")
+def bert_pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """The model, built without tqdm's monitor thread (transformers' progress bars start it): with a second
+    Python thread the fork server is not forked from this process, which has transformers imported, but started
+    as a new interpreter, and the first child imports transformers again to tokenize."""
+    import tqdm
+
+    interval, tqdm.tqdm.monitor_interval = tqdm.tqdm.monitor_interval, 0
+    try:
+        built = tmp_path_factory.mktemp("bert")
+        bert = hf_models.build_bert(built / "bert")
+        yield bert, hf_models.export_bert_onnx(bert, built / "onnx" / "model.onnx")
+    finally:
+        tqdm.tqdm.monitor_interval = interval
 
 
 def test_data_a_child_tokenized_comes_back_for_the_next_models(tmp_path, bert_pair):

@@ -4,7 +4,6 @@ process's; more shards than examples is a one-line error."""
 from __future__ import annotations
 
 import json
-import multiprocessing
 from typing import Any
 
 import numpy as np
@@ -13,6 +12,13 @@ import pytest
 from olive_eval import evaluate
 from olive_eval.cli import main
 from olive_eval.config import load_run_config
+from olive_eval.engine.executors.fork_server import (
+    LAZY_IMPORTS,
+    engine_modules,
+    ensure_server,
+    fork_context,
+    runtime_module,
+)
 from olive_eval.engine.model.recorder import Recorder
 from olive_eval.engine.model.runner import ModelEvaluator
 from olive_eval.engine.passes.shards import RowRange, shard_ranges
@@ -76,7 +82,13 @@ def test_shards_in_this_process_give_one_process_values(toy, shards):
 def test_shards_in_two_processes_give_one_process_values(toy):
     run = load_run_config(toy.config({"cand": 0.5}, METRICS))
     model = run.models()[1]
-    with multiprocessing.get_context("forkserver").Pool(2) as pool:
+    # the process executor's fork server, started as it starts it (with what a child imports): a bare one started
+    # here would be the server of every later child of this interpreter, each then importing the engine itself
+    onnx = runtime_module("ONNXModel")
+    preload = sorted(engine_modules() | ({onnx} if onnx else set())) + list(LAZY_IMPORTS)
+    context = fork_context(preload)
+    ensure_server(context, preload)
+    with context.Pool(2) as pool:
         got = sharded(run, model, 2, pool.map)
     same(got, one_process(run, model))
 
