@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from olive_eval.runtimes.torch_threads import torch_threads
 from tests.runtimes import hf_models
 from tests.runtimes.test_hf_runtime import data_config, instances, lm_data, ok, run
 
@@ -20,6 +22,14 @@ def gpt2(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 SAMPLING = {"max_new_tokens": 4, "do_sample": True, "top_k": 0, "temperature": 1.5}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for the direct references: the runs' model has one too (``threads``);
+    nothing here tests threads, and a worker shares two cores with another."""
+    with torch_threads(1):
+        yield
 
 
 def direct_samples(folder: Path, texts: list[str], seeds: list[int]) -> list[list[str]]:
@@ -43,7 +53,7 @@ def sampled_run(tmp_path: Path, gpt2: Path, kwargs: dict[str, Any], seed: int):
     tmp_path.mkdir(parents=True, exist_ok=True)
     data_file, texts = lm_data(tmp_path, references=["x"] * 10)
     pre = {"type": "text_generation_huggingface_pre_process", "input_cols": ["text"], "label_col": "answer"}
-    model = {"type": "HfModel", "name": "gpt2", "model_path": str(gpt2), "task": "text-generation"}
+    model = {"type": "HfModel", "name": "gpt2", "model_path": str(gpt2), "task": "text-generation", "threads": 1}
     metric = {
         "name": "gen",
         "type": "accuracy",
@@ -63,17 +73,28 @@ def sampled_run(tmp_path: Path, gpt2: Path, kwargs: dict[str, Any], seed: int):
     return result, texts, [r["prediction"] for r in instances(tmp_path, "gpt2", "gen")]
 
 
-def test_each_repeat_is_generate_sampled_with_its_seed(tmp_path, gpt2):
-    seed = 50
-    result, texts, samples = sampled_run(tmp_path, gpt2, SAMPLING, seed)
-    assert samples == direct_samples(gpt2, texts, [seed, seed + 1, seed + 2])
+SEED = 50
+
+
+@pytest.fixture(scope="module")
+def seeded_run(tmp_path_factory: pytest.TempPathFactory, gpt2: Path):
+    """A sampling run with repeat seed :data:`SEED`: what one test checks against ``generate`` and another runs
+    again (a run is most of either test's time). A result cache of its own, as each test has."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OLIVE_EVAL_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        return sampled_run(tmp_path_factory.mktemp("seeded_run"), gpt2, SAMPLING, SEED)
+
+
+def test_each_repeat_is_generate_sampled_with_its_seed(gpt2, seeded_run):
+    result, texts, samples = seeded_run
+    assert samples == direct_samples(gpt2, texts, [SEED, SEED + 1, SEED + 2])
     assert any(len(set(s)) > 1 for s in samples)  # the repeats differ
     assert not any("identical" in w for w in result.models["gpt2"].warnings)
 
 
-def test_another_seed_gives_other_samples(tmp_path, gpt2):
-    _, _, first = sampled_run(tmp_path / "a", gpt2, SAMPLING, 0)
-    _, _, again = sampled_run(tmp_path / "b", gpt2, SAMPLING, 0)
+def test_another_seed_gives_other_samples(tmp_path, gpt2, seeded_run):
+    _, _, first = seeded_run
+    _, _, again = sampled_run(tmp_path / "b", gpt2, SAMPLING, SEED)  # a run of its own, with the same seed
     _, _, other = sampled_run(tmp_path / "c", gpt2, SAMPLING, 7)
     assert first == again
     assert first != other

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
 
 import bert_score
 import numpy as np
@@ -15,6 +16,7 @@ from transformers import BertTokenizer
 
 from olive_eval.metrics.base import metric_registry
 from olive_eval.metrics.embeddings import metrics as module
+from olive_eval.runtimes.torch_threads import torch_threads
 from tests.metrics.embedding_metrics.conftest import MODEL, minilm_sentence_transformer
 
 WORDS = [
@@ -47,6 +49,14 @@ def random_texts(rng: np.random.Generator, n: int, longest: int = 12) -> list[st
 
 def metric(name: str, **config):
     return metric_registry.get(name).from_config({"model_path": MODEL, **config})
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for the metrics and their references: nothing here tests threads,
+    and a worker shares two cores with another (many tiny encodes on two threads mostly wait on each other)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")

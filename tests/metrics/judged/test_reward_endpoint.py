@@ -57,7 +57,8 @@ class Stub(BaseHTTPRequestHandler):
 @pytest.fixture
 def server():
     httpd = HTTPServer(("127.0.0.1", 0), Stub)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: a short one, not the default half second per test
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     REQUESTS.clear()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
