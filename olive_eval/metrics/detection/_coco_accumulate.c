@@ -1,0 +1,287 @@
+/* COCOeval.accumulate in C: the optional compiled form of coco.accumulate's TP walk and precision envelope.
+ *
+ *   accumulate(det_category, det_score, det_rank, out_of_range, hit_det, hit_slice, hit_tp, hit_not_fp, npig,
+ *              rec_thresholds, max_dets, n_thr, n_area) -> (precision, recall): float64 bytearrays laid out
+ *              [T, R, K, A, M] and [T, K, A, M], -1 where a category has no ground truth in an area range
+ *
+ * det_category [N] int64 in [0, K) (K = len(npig) / A), det_score [N] float64 (no NaN; -0.0 ties with 0.0),
+ * det_rank [N] int64 (rank in its image and category),
+ * out_of_range [N, A] uint8; the matches that are a TP or no FP: hit_det [P] int64, hit_slice [P] int64
+ * (area range * T + IoU threshold), hit_tp and hit_not_fp [P] uint8, at most one per (detection, slice);
+ * npig [K, A] int64; rec_thresholds [R] float64 ascending; max_dets [M] int64.
+ *
+ * The detections are ranked as pycocotools concatenates and sorts them: by category, then score descending, ties
+ * in input order (an LSD radix sort of the scores' bits, then a stable counting sort by category: the order of
+ * np.lexsort((-score, category))). Per (area range, IoU threshold, category) segment the matches are walked in score order. A detection that is
+ * not matched counts as an FP when it is in range and within maxDet, so the FPs before a TP are the counted
+ * in-range detections before it in its category (one prefix count per area range and maxDet) less the matches
+ * before it that are no FP. At each TP, precision = tp / (fp + tp + eps) in pycocotools' operation order; only
+ * TPs can raise the envelope, so the value read at each recall threshold is the maximum over the TPs from the
+ * first one whose recall tp / npig reaches it (a running maximum from the right), 0 past the last. The same
+ * divisions and maxima as the numpy form, so the arrays are bit-identical.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    Py_buffer view;
+    Py_ssize_t n;
+} Array;
+
+static int get(PyObject *obj, Array *a, Py_ssize_t itemsize) {
+    if (PyObject_GetBuffer(obj, &a->view, PyBUF_C_CONTIGUOUS) < 0) return 0;
+    if (a->view.itemsize != itemsize) {
+        PyBuffer_Release(&a->view);
+        PyErr_Format(PyExc_TypeError, "accumulate: an array must hold %zd-byte items", itemsize);
+        return 0;
+    }
+    a->n = a->view.len / itemsize;
+    return 1;
+}
+
+typedef struct {
+    int64_t pos;  /* position in the ranked order */
+    int64_t rank; /* the detection's rank in its image and category */
+    unsigned char tp, not_fp;
+} Hit;
+
+#define DIGIT 11
+#define BUCKETS (1 << DIGIT)
+#define PASSES 6 /* 6 * 11 >= 64 */
+
+/* An unsigned key that sorts ascending as the score descends (0.0 and -0.0 one key: numpy's argsort ties them). */
+static uint64_t descending(double score) {
+    uint64_t u;
+    if (score == 0.0) score = 0.0;
+    memcpy(&u, &score, sizeof u);
+    return (u >> 63) ? u : ~(u | ((uint64_t)1 << 63));
+}
+
+/* order[0..n): the detections by (category, score descending), ties in input order. cat_start [K + 1] holds each
+ * category's first position; fill [K], idx/idx2 [n] and key/key2 [n] are scratch. */
+static void rank_detections(const double *score, const int64_t *cat, Py_ssize_t n, Py_ssize_t n_cat,
+                            const int64_t *cat_start, int64_t *fill, int64_t *order, int64_t *idx, int64_t *idx2,
+                            uint64_t *key, uint64_t *key2, size_t (*count)[BUCKETS]) {
+    memset(count, 0, sizeof(size_t) * PASSES * BUCKETS);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t k = descending(score[i]);
+        key[i] = k;
+        idx[i] = i;
+        for (int d = 0; d < PASSES; d++) count[d][(k >> (d * DIGIT)) & (BUCKETS - 1)]++;
+    }
+    for (int d = 0; d < PASSES; d++) {
+        size_t *c = count[d], total = 0;
+        if (n == 0 || c[(key[0] >> (d * DIGIT)) & (BUCKETS - 1)] == (size_t)n) continue; /* one digit for all */
+        for (int b = 0; b < BUCKETS; b++) {
+            size_t v = c[b];
+            c[b] = total;
+            total += v;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            size_t at = c[(key[i] >> (d * DIGIT)) & (BUCKETS - 1)]++;
+            key2[at] = key[i];
+            idx2[at] = idx[i];
+        }
+        uint64_t *kt = key;
+        key = key2;
+        key2 = kt;
+        int64_t *it = idx;
+        idx = idx2;
+        idx2 = it;
+    }
+    memcpy(fill, cat_start, (size_t)n_cat * sizeof *fill);
+    for (Py_ssize_t i = 0; i < n; i++) order[fill[cat[idx[i]]]++] = idx[i];
+}
+
+/* How many of the recalls j / n (j = 1..n) lie below `thr`: numpy's searchsorted(rc, thr, side="left"). */
+static int64_t below(int64_t n, double thr) {
+    int64_t lo = 0, hi = n; /* the answer is in [lo, hi] */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((double)(mid + 1) / (double)n < thr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static PyObject *accumulate(PyObject *self, PyObject *args) {
+    PyObject *o[11];
+    Py_ssize_t n_thr, n_area;
+    if (!PyArg_ParseTuple(args, "OOOOOOOOOOOnn", &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6], &o[7], &o[8],
+                          &o[9], &o[10], &n_thr, &n_area))
+        return NULL;
+    static const Py_ssize_t sizes[11] = {8, 8, 8, 1, 8, 8, 1, 1, 8, 8, 8};
+    Array a[11];
+    int got = 0;
+    PyObject *result = NULL, *p_out = NULL, *r_out = NULL;
+    int64_t *cat_start = NULL, *det_start = NULL, *det_hits = NULL, *seg_start = NULL, *before = NULL, *steps = NULL;
+    int64_t *order = NULL, *idx = NULL, *s_rank = NULL, *fill = NULL;
+    uint64_t *key = NULL;
+    unsigned char *s_in = NULL;
+    size_t(*count)[BUCKETS] = NULL;
+    Hit *hits = NULL;
+    double *suf = NULL;
+    for (; got < 11; got++)
+        if (!get(o[got], &a[got], sizes[got])) goto done;
+    const int64_t *cat = a[0].view.buf, *rank = a[2].view.buf;
+    const double *score = a[1].view.buf, *rec = a[9].view.buf;
+    const unsigned char *oor = a[3].view.buf, *h_tp = a[6].view.buf, *h_nf = a[7].view.buf;
+    const int64_t *h_det = a[4].view.buf, *h_slice = a[5].view.buf, *npig = a[8].view.buf, *max_dets = a[10].view.buf;
+    Py_ssize_t n = a[0].n, p = a[4].n, n_rec = a[9].n, n_md = a[10].n;
+    if (n_thr < 1 || n_area < 1 || n_md < 1 || n_rec < 1 || a[1].n != n || a[2].n != n || a[3].n != n * n_area ||
+        a[5].n != p || a[6].n != p || a[7].n != p || a[8].n % n_area) {
+        PyErr_SetString(PyExc_ValueError, "accumulate: inconsistent array lengths");
+        goto done;
+    }
+    Py_ssize_t n_cat = a[8].n / n_area, n_slice = n_area * n_thr, n_seg = n_slice * n_cat;
+    Py_ssize_t p_len = n_thr * n_rec * n_cat * n_area * n_md, r_len = n_thr * n_cat * n_area * n_md;
+    size_t n1 = (size_t)n + 1;
+    cat_start = calloc((size_t)n_cat + 1, sizeof *cat_start);
+    det_start = calloc(n1, sizeof *det_start);
+    det_hits = malloc(((size_t)p + 1) * sizeof *det_hits);
+    seg_start = calloc((size_t)n_seg + 1, sizeof *seg_start);
+    hits = malloc(((size_t)p + 1) * sizeof *hits);
+    before = malloc(n1 * sizeof *before);
+    steps = malloc(((size_t)n_cat * n_area * n_rec + 1) * sizeof *steps);
+    suf = malloc(((size_t)p + 1) * sizeof *suf);
+    order = malloc(n1 * sizeof *order);
+    idx = malloc(2 * n1 * sizeof *idx);
+    key = malloc(2 * n1 * sizeof *key);
+    s_rank = malloc(n1 * sizeof *s_rank);
+    s_in = malloc(n1 * (size_t)n_area);
+    count = malloc(sizeof(size_t) * PASSES * BUCKETS);
+    fill = malloc(((size_t)n_cat + 1) * sizeof *fill);
+    if (!cat_start || !det_start || !det_hits || !seg_start || !hits || !before || !steps || !suf || !order || !idx ||
+        !key || !s_rank || !s_in || !count || !fill) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (cat[i] < 0 || cat[i] >= n_cat || score[i] != score[i]) {
+            PyErr_SetString(PyExc_ValueError, "accumulate: a category is out of range, or a score is NaN");
+            goto done;
+        }
+        cat_start[cat[i] + 1]++;
+    }
+    for (Py_ssize_t k = 0; k < n_cat; k++) cat_start[k + 1] += cat_start[k];
+    for (Py_ssize_t h = 0; h < p; h++) {
+        if (h_det[h] < 0 || h_det[h] >= n || h_slice[h] < 0 || h_slice[h] >= n_slice) {
+            PyErr_SetString(PyExc_ValueError, "accumulate: a match's detection or slice is out of range");
+            goto done;
+        }
+        det_start[h_det[h] + 1]++;
+        seg_start[h_slice[h] * n_cat + cat[h_det[h]] + 1]++;
+    }
+    for (Py_ssize_t k = 0; k < n_cat * n_area; k++)
+        if (npig[k] < 0) {
+            PyErr_SetString(PyExc_ValueError, "accumulate: npig must not be negative");
+            goto done;
+        }
+    if ((p_out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)8 * p_len)) == NULL ||
+        (r_out = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)8 * r_len)) == NULL)
+        goto done;
+    double *prec = (double *)PyByteArray_AS_STRING(p_out), *recall = (double *)PyByteArray_AS_STRING(r_out);
+
+    Py_BEGIN_ALLOW_THREADS
+    rank_detections(score, cat, n, n_cat, cat_start, fill, order, idx, idx + n1, key, key + n1, count);
+    /* rank and in-range flags in ranked order, read in sequence by the prefix counts below */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t d = order[i];
+        s_rank[i] = rank[d];
+        for (Py_ssize_t ar = 0; ar < n_area; ar++) s_in[ar * n1 + i] = !oor[d * n_area + ar];
+    }
+    /* matches grouped by detection, then laid out per segment in ranked order (segments fill as positions rise) */
+    for (Py_ssize_t d = 0; d < n; d++) det_start[d + 1] += det_start[d];
+    for (Py_ssize_t h = 0; h < p; h++) det_hits[det_start[h_det[h]]++] = h; /* det_start[d]: where d ends */
+    for (Py_ssize_t s = 0; s < n_seg; s++) seg_start[s + 1] += seg_start[s];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t d = order[i];
+        for (int64_t j = d ? det_start[d - 1] : 0; j < det_start[d]; j++) {
+            int64_t h = det_hits[j];
+            Hit *at = &hits[seg_start[h_slice[h] * n_cat + cat[d]]++]; /* seg_start[s]: where s ends */
+            at->pos = i;
+            at->rank = s_rank[i];
+            at->tp = h_tp[h] != 0;
+            at->not_fp = h_nf[h] != 0;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_cat * n_area; k++)
+        for (Py_ssize_t r = 0; r < n_rec; r++) steps[k * n_rec + r] = npig[k] ? below(npig[k], rec[r]) : 0;
+    const double eps = DBL_EPSILON; /* np.spacing(1) */
+    for (Py_ssize_t mi = 0; mi < n_md; mi++)
+        for (Py_ssize_t ar = 0; ar < n_area; ar++) {
+            /* before[i]: detections at ranked positions < i that are in range and within maxDet */
+            const unsigned char *in = s_in + ar * n1;
+            int64_t cap = max_dets[mi], run = 0;
+            for (Py_ssize_t i = 0; i < n; i++) {
+                before[i] = run;
+                run += in[i] & (s_rank[i] < cap);
+            }
+            before[n] = run;
+            for (Py_ssize_t t = 0; t < n_thr; t++)
+                for (Py_ssize_t k = 0; k < n_cat; k++) {
+                    Py_ssize_t s = (ar * n_thr + t) * n_cat + k, r_at = ((t * n_cat + k) * n_area + ar) * n_md + mi;
+                    int64_t g = npig[k * n_area + ar], base = before[cat_start[k]], nf = 0, tp = 0;
+                    double *q = prec + (t * n_rec * n_cat + k) * n_area * n_md + ar * n_md + mi;
+                    Py_ssize_t q_step = n_cat * n_area * n_md; /* from one recall threshold to the next */
+                    if (!g) {
+                        recall[r_at] = -1.0;
+                        for (Py_ssize_t r = 0; r < n_rec; r++) q[r * q_step] = -1.0;
+                        continue;
+                    }
+                    for (int64_t j = s ? seg_start[s - 1] : 0; j < seg_start[s]; j++) {
+                        const Hit *hit = &hits[j];
+                        if (hit->rank >= cap) continue;
+                        if (hit->tp) {
+                            int64_t fp = before[hit->pos] - base - nf;
+                            tp++;
+                            double tpf = (double)tp;
+                            suf[tp - 1] = tpf / ((double)fp + tpf + eps);
+                        }
+                        nf += hit->not_fp;
+                    }
+                    suf[tp] = 0.0; /* past the last TP */
+                    for (int64_t j = tp - 1; j > 0; j--)
+                        if (suf[j] > suf[j - 1]) suf[j - 1] = suf[j];
+                    const int64_t *st = steps + (k * n_area + ar) * n_rec;
+                    for (Py_ssize_t r = 0; r < n_rec; r++) q[r * q_step] = suf[st[r] < tp ? st[r] : tp];
+                    recall[r_at] = (double)tp / (double)g;
+                }
+        }
+    Py_END_ALLOW_THREADS
+    result = PyTuple_Pack(2, p_out, r_out);
+done:
+    for (int k = 0; k < got; k++) PyBuffer_Release(&a[k].view);
+    Py_XDECREF(p_out);
+    Py_XDECREF(r_out);
+    free(cat_start);
+    free(det_start);
+    free(det_hits);
+    free(seg_start);
+    free(hits);
+    free(before);
+    free(steps);
+    free(suf);
+    free(order);
+    free(idx);
+    free(key);
+    free(s_rank);
+    free(s_in);
+    free(count);
+    free(fill);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"accumulate", accumulate, METH_VARARGS, "COCOeval.accumulate: precision [T, R, K, A, M] and recall [T, K, A, M]."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_coco_accumulate", "COCOeval.accumulate in C.", -1,
+                                    methods};
+
+PyMODINIT_FUNC PyInit__coco_accumulate(void) { return PyModule_Create(&module); }
