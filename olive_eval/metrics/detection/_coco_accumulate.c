@@ -11,8 +11,8 @@
  * npig [K, A] int64; rec_thresholds [R] float64 ascending; max_dets [M] int64.
  *
  * The detections are ranked as pycocotools concatenates and sorts them: by category, then score descending, ties
- * in input order (an LSD radix sort of the scores' bits, then a stable counting sort by category: the order of
- * np.lexsort((-score, category))). Per (area range, IoU threshold, category) segment the matches are walked in score order. A detection that is
+ * in input order (a stable counting sort by category, then each category's score keys sorted in cache: the order
+ * of np.lexsort((-score, category))). Per (area range, IoU threshold, category) segment the matches are walked in score order. A detection that is
  * not matched counts as an FP when it is in range and within maxDet, so the FPs before a TP are the counted
  * in-range detections before it in its category (one prefix count per area range and maxDet) less the matches
  * before it that are no FP. At each TP, precision = tp / (fp + tp + eps) in pycocotools' operation order; only
@@ -61,40 +61,90 @@ static uint64_t descending(double score) {
     return (u >> 63) ? u : ~(u | ((uint64_t)1 << 63));
 }
 
-/* order[0..n): the detections by (category, score descending), ties in input order. cat_start [K + 1] holds each
- * category's first position; fill [K], idx/idx2 [n] and key/key2 [n] are scratch. */
-static void rank_detections(const double *score, const int64_t *cat, Py_ssize_t n, Py_ssize_t n_cat,
-                            const int64_t *cat_start, int64_t *fill, int64_t *order, int64_t *idx, int64_t *idx2,
-                            uint64_t *key, uint64_t *key2, size_t (*count)[BUCKETS]) {
-    memset(count, 0, sizeof(size_t) * PASSES * BUCKETS);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        uint64_t k = descending(score[i]);
-        key[i] = k;
-        idx[i] = i;
-        for (int d = 0; d < PASSES; d++) count[d][(k >> (d * DIGIT)) & (BUCKETS - 1)]++;
+/* Keys k[0..n) and their rows v[0..n) by key, stable, in place; tk/tv [n / 2] scratch: a top-down merge sort,
+ * insertion for a few rows. */
+static void merge_sort(uint64_t *k, int64_t *v, uint64_t *tk, int64_t *tv, size_t n) {
+    if (n <= 16) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t key = k[i];
+            int64_t row = v[i];
+            size_t j = i;
+            for (; j > 0 && k[j - 1] > key; j--) {
+                k[j] = k[j - 1];
+                v[j] = v[j - 1];
+            }
+            k[j] = key;
+            v[j] = row;
+        }
+        return;
     }
+    size_t half = n / 2, i = 0, j = half, o = 0;
+    merge_sort(k, v, tk, tv, half);
+    merge_sort(k + half, v + half, tk, tv, n - half);
+    if (k[half - 1] <= k[half]) return; /* already in order */
+    memcpy(tk, k, half * sizeof *k);
+    memcpy(tv, v, half * sizeof *v);
+    while (i < half && j < n) {
+        int right = k[j] < tk[i]; /* equal keys: the left (earlier) row first */
+        k[o] = right ? k[j] : tk[i];
+        v[o++] = right ? v[j++] : tv[i++];
+    }
+    for (; i < half; i++, o++) {
+        k[o] = tk[i];
+        v[o] = tv[i];
+    }
+}
+
+/* The same for many rows: an LSD radix sort (a pass skipped where every key shares its digit); k2/v2 [n]. */
+static void radix_sort(uint64_t *k, int64_t *v, uint64_t *k2, int64_t *v2, size_t n, size_t (*count)[BUCKETS]) {
+    uint64_t *k0 = k;
+    int64_t *v0 = v;
+    memset(count, 0, sizeof(size_t) * PASSES * BUCKETS);
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < PASSES; d++) count[d][(k[i] >> (d * DIGIT)) & (BUCKETS - 1)]++;
     for (int d = 0; d < PASSES; d++) {
         size_t *c = count[d], total = 0;
-        if (n == 0 || c[(key[0] >> (d * DIGIT)) & (BUCKETS - 1)] == (size_t)n) continue; /* one digit for all */
+        if (c[(k[0] >> (d * DIGIT)) & (BUCKETS - 1)] == n) continue; /* one digit for all */
         for (int b = 0; b < BUCKETS; b++) {
-            size_t v = c[b];
+            size_t here = c[b];
             c[b] = total;
-            total += v;
+            total += here;
         }
-        for (Py_ssize_t i = 0; i < n; i++) {
-            size_t at = c[(key[i] >> (d * DIGIT)) & (BUCKETS - 1)]++;
-            key2[at] = key[i];
-            idx2[at] = idx[i];
+        for (size_t i = 0; i < n; i++) {
+            size_t at = c[(k[i] >> (d * DIGIT)) & (BUCKETS - 1)]++;
+            k2[at] = k[i];
+            v2[at] = v[i];
         }
-        uint64_t *kt = key;
-        key = key2;
-        key2 = kt;
-        int64_t *it = idx;
-        idx = idx2;
-        idx2 = it;
+        uint64_t *kt = k;
+        k = k2;
+        k2 = kt;
+        int64_t *vt = v;
+        v = v2;
+        v2 = vt;
     }
+    if (k != k0) {
+        memcpy(k0, k, n * sizeof *k);
+        memcpy(v0, v, n * sizeof *v);
+    }
+}
+
+/* order[0..n): the detections by (category, score descending), ties in input order: a stable counting sort by
+ * category, then each category's rows sorted by key while they are in cache. cat_start [K + 1] holds each
+ * category's first position; fill [K], key/key2 [n] and idx2 [n] are scratch. */
+static void rank_detections(const double *score, const int64_t *cat, Py_ssize_t n, Py_ssize_t n_cat,
+                            const int64_t *cat_start, int64_t *fill, int64_t *order, int64_t *idx2, uint64_t *key,
+                            uint64_t *key2, size_t (*count)[BUCKETS]) {
     memcpy(fill, cat_start, (size_t)n_cat * sizeof *fill);
-    for (Py_ssize_t i = 0; i < n; i++) order[fill[cat[idx[i]]]++] = idx[i];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t at = fill[cat[i]]++;
+        key[at] = descending(score[i]);
+        order[at] = i;
+    }
+    for (Py_ssize_t c = 0; c < n_cat; c++) {
+        size_t lo = (size_t)cat_start[c], rows = (size_t)(cat_start[c + 1] - cat_start[c]);
+        if (rows >= 2048) radix_sort(key + lo, order + lo, key2 + lo, idx2 + lo, rows, count);
+        else merge_sort(key + lo, order + lo, key2 + lo, idx2 + lo, rows);
+    }
 }
 
 /* How many of the recalls j / n (j = 1..n) lie below `thr`: numpy's searchsorted(rc, thr, side="left"). */
@@ -149,7 +199,7 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     steps = malloc(((size_t)n_cat * n_area * n_rec + 1) * sizeof *steps);
     suf = malloc(((size_t)p + 1) * sizeof *suf);
     order = malloc(n1 * sizeof *order);
-    idx = malloc(2 * n1 * sizeof *idx);
+    idx = malloc(n1 * sizeof *idx);
     key = malloc(2 * n1 * sizeof *key);
     s_rank = malloc(n1 * sizeof *s_rank);
     s_in = malloc(n1 * (size_t)n_area);
@@ -187,7 +237,7 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     double *prec = (double *)PyByteArray_AS_STRING(p_out), *recall = (double *)PyByteArray_AS_STRING(r_out);
 
     Py_BEGIN_ALLOW_THREADS
-    rank_detections(score, cat, n, n_cat, cat_start, fill, order, idx, idx + n1, key, key + n1, count);
+    rank_detections(score, cat, n, n_cat, cat_start, fill, order, idx, key, key + n1, count);
     /* rank and in-range flags in ranked order, read in sequence by the prefix counts below */
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t d = order[i];
