@@ -3,8 +3,9 @@
 :func:`.inputs.from_per_image` checks and converts each image's arrays in turn: about twenty small numpy calls per
 image, which at COCO scale (5k images) cost as much as the matching. Here each image's arrays are only read:
 where every value is already an ndarray of its key's shape, one dtype per key (a model's outputs), a key at a
-time (one list, one ``concatenate``, one cast); else image by image (``np.asarray``, lengths compared). The checks (integer labels, scores, boxes, one ``iscrowd``/``area`` per box)
-and the ``xyxy`` conversion then run once on the concatenation. Any problem returns None, and the per-image loop
+time (one list, one ``concatenate``, one cast); else image by image (``np.asarray``, lengths compared). The
+checks (integer labels, scores, boxes, one ``iscrowd``/``area`` per box) and the ``xyxy`` conversion then run
+once on the concatenation. Any problem returns None, and the per-image loop
 runs instead, so every error names its image and box exactly as before. Values are the same elementwise
 operations on the same numbers, so the columns are identical to the loop's.
 """
