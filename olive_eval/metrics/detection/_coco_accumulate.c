@@ -12,10 +12,10 @@
  *
  * The detections are ranked as pycocotools concatenates and sorts them: by category, then score descending, ties
  * in input order (a stable counting sort by category, then each category's score keys sorted in cache: the order
- * of np.lexsort((-score, category))). Per (area range, IoU threshold, category) segment the matches are walked in score order. A detection that is
- * not matched counts as an FP when it is in range and within maxDet, so the FPs before a TP are the counted
- * in-range detections before it in its category (one prefix count per area range and maxDet) less the matches
- * before it that are no FP. At each TP, precision = tp / (fp + tp + eps) in pycocotools' operation order; only
+ * of np.lexsort((-score, category))). Per (area range, IoU threshold, category) segment the matches are walked
+ * in that order. A detection that is not matched counts as an FP when it is in range and within maxDet, so the
+ * FPs before a TP are the counted in-range detections before it in its category (one prefix count per area range
+ * and maxDet) less the matches before it that are no FP. At each TP, precision = tp / (fp + tp + eps) in pycocotools' operation order; only
  * TPs can raise the envelope, so the value read at each recall threshold is the maximum over the TPs from the
  * first one whose recall tp / npig reaches it (a running maximum from the right), 0 past the last. The same
  * divisions and maxima as the numpy form, so the arrays are bit-identical.
@@ -128,17 +128,17 @@ static void radix_sort(uint64_t *k, int64_t *v, uint64_t *k2, int64_t *v2, size_
     }
 }
 
-/* order[0..n): the detections by (category, score descending), ties in input order: a stable counting sort by
- * category, then each category's rows sorted by key while they are in cache. cat_start [K + 1] holds each
- * category's first position; fill [K], key/key2 [n] and idx2 [n] are scratch. */
+/* The detections by (category, score descending), ties in input order: a stable counting sort by category into
+ * slots (slot_of [n]: each detection's), then each category's score keys sorted in cache; order [n] gets the slots
+ * in that order. cat_start [K + 1] holds each category's first slot; fill [K], key/key2 [n], idx2 [n] scratch. */
 static void rank_detections(const double *score, const int64_t *cat, Py_ssize_t n, Py_ssize_t n_cat,
-                            const int64_t *cat_start, int64_t *fill, int64_t *order, int64_t *idx2, uint64_t *key,
-                            uint64_t *key2, size_t (*count)[BUCKETS]) {
+                            const int64_t *cat_start, int64_t *fill, int64_t *slot_of, int64_t *order, int64_t *idx2,
+                            uint64_t *key, uint64_t *key2, size_t (*count)[BUCKETS]) {
     memcpy(fill, cat_start, (size_t)n_cat * sizeof *fill);
     for (Py_ssize_t i = 0; i < n; i++) {
         int64_t at = fill[cat[i]]++;
         key[at] = descending(score[i]);
-        order[at] = i;
+        order[at] = slot_of[i] = at;
     }
     for (Py_ssize_t c = 0; c < n_cat; c++) {
         size_t lo = (size_t)cat_start[c], rows = (size_t)(cat_start[c + 1] - cat_start[c]);
@@ -168,10 +168,10 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     Array a[11];
     int got = 0;
     PyObject *result = NULL, *p_out = NULL, *r_out = NULL;
-    int64_t *cat_start = NULL, *det_start = NULL, *det_hits = NULL, *seg_start = NULL, *before = NULL, *steps = NULL;
-    int64_t *order = NULL, *idx = NULL, *s_rank = NULL, *fill = NULL;
+    int64_t *cat_start = NULL, *det_hits = NULL, *seg_start = NULL, *before = NULL, *steps = NULL;
+    int64_t *order = NULL, *idx = NULL, *fill = NULL, *slot_of = NULL;
     uint64_t *key = NULL;
-    unsigned char *s_in = NULL;
+    unsigned char *s_in = NULL, *in_c = NULL;
     size_t(*count)[BUCKETS] = NULL;
     Hit *hits = NULL;
     double *suf = NULL;
@@ -191,7 +191,6 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     Py_ssize_t p_len = n_thr * n_rec * n_cat * n_area * n_md, r_len = n_thr * n_cat * n_area * n_md;
     size_t n1 = (size_t)n + 1;
     cat_start = calloc((size_t)n_cat + 1, sizeof *cat_start);
-    det_start = calloc(n1, sizeof *det_start);
     det_hits = malloc(((size_t)p + 1) * sizeof *det_hits);
     seg_start = calloc((size_t)n_seg + 1, sizeof *seg_start);
     hits = malloc(((size_t)p + 1) * sizeof *hits);
@@ -201,12 +200,13 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     order = malloc(n1 * sizeof *order);
     idx = malloc(n1 * sizeof *idx);
     key = malloc(2 * n1 * sizeof *key);
-    s_rank = malloc(n1 * sizeof *s_rank);
     s_in = malloc(n1 * (size_t)n_area);
+    in_c = malloc(n1 * (size_t)n_area);
+    slot_of = malloc(n1 * sizeof *slot_of);
     count = malloc(sizeof(size_t) * PASSES * BUCKETS);
     fill = malloc(((size_t)n_cat + 1) * sizeof *fill);
-    if (!cat_start || !det_start || !det_hits || !seg_start || !hits || !before || !steps || !suf || !order || !idx ||
-        !key || !s_rank || !s_in || !count || !fill) {
+    if (!cat_start || !det_hits || !seg_start || !hits || !before || !steps || !suf || !order || !idx ||
+        !key || !s_in || !count || !fill || !in_c || !slot_of) {
         PyErr_NoMemory();
         goto done;
     }
@@ -223,7 +223,6 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "accumulate: a match's detection or slice is out of range");
             goto done;
         }
-        det_start[h_det[h] + 1]++;
         seg_start[h_slice[h] * n_cat + cat[h_det[h]] + 1]++;
     }
     for (Py_ssize_t k = 0; k < n_cat * n_area; k++)
@@ -237,28 +236,40 @@ static PyObject *accumulate(PyObject *self, PyObject *args) {
     double *prec = (double *)PyByteArray_AS_STRING(p_out), *recall = (double *)PyByteArray_AS_STRING(r_out);
 
     Py_BEGIN_ALLOW_THREADS
-    rank_detections(score, cat, n, n_cat, cat_start, fill, order, idx, key, key + n1, count);
-    /* rank and in-range flags in ranked order, read in sequence by the prefix counts below */
+    rank_detections(score, cat, n, n_cat, cat_start, fill, slot_of, order, idx, key, key + n1, count);
+    /* the sort's keys are spent: their room holds the ranks in ranked order and the matches' offsets per slot */
+    int64_t *s_rank = (int64_t *)key, *det_start = (int64_t *)(key + n1), *rank_c = before;
+    memset(det_start, 0, n1 * sizeof *det_start);
+    /* rank and in-range flags per slot (read in input order), then in ranked order (gathered within a category) */
     for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t d = order[i];
-        s_rank[i] = rank[d];
-        for (Py_ssize_t ar = 0; ar < n_area; ar++) s_in[ar * n1 + i] = !oor[d * n_area + ar];
+        int64_t at = slot_of[i];
+        rank_c[at] = rank[i];
+        for (Py_ssize_t ar = 0; ar < n_area; ar++) in_c[ar * n1 + at] = !oor[i * n_area + ar];
     }
-    /* matches grouped by detection, then laid out per segment in ranked order (segments fill as positions rise) */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t at = order[i];
+        s_rank[i] = rank_c[at];
+        for (Py_ssize_t ar = 0; ar < n_area; ar++) s_in[ar * n1 + i] = in_c[ar * n1 + at];
+    }
+    /* matches grouped by slot (slice, TP and no-FP packed), then laid out per segment in ranked order: a segment
+     * fills as the positions of its category rise */
+    for (Py_ssize_t h = 0; h < p; h++) det_start[slot_of[h_det[h]] + 1]++;
     for (Py_ssize_t d = 0; d < n; d++) det_start[d + 1] += det_start[d];
-    for (Py_ssize_t h = 0; h < p; h++) det_hits[det_start[h_det[h]]++] = h; /* det_start[d]: where d ends */
+    for (Py_ssize_t h = 0; h < p; h++)
+        det_hits[det_start[slot_of[h_det[h]]]++] = h_slice[h] * 4 + (h_tp[h] != 0) * 2 + (h_nf[h] != 0);
     for (Py_ssize_t s = 0; s < n_seg; s++) seg_start[s + 1] += seg_start[s];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int64_t d = order[i];
-        for (int64_t j = d ? det_start[d - 1] : 0; j < det_start[d]; j++) {
-            int64_t h = det_hits[j];
-            Hit *at = &hits[seg_start[h_slice[h] * n_cat + cat[d]]++]; /* seg_start[s]: where s ends */
-            at->pos = i;
-            at->rank = s_rank[i];
-            at->tp = h_tp[h] != 0;
-            at->not_fp = h_nf[h] != 0;
+    for (Py_ssize_t c = 0; c < n_cat; c++)
+        for (int64_t i = cat_start[c]; i < cat_start[c + 1]; i++) {
+            int64_t at = order[i]; /* det_start[at]: where slot at's matches end */
+            for (int64_t j = at ? det_start[at - 1] : 0; j < det_start[at]; j++) {
+                int64_t packed = det_hits[j];
+                Hit *hit = &hits[seg_start[(packed >> 2) * n_cat + c]++]; /* seg_start[s]: where s ends */
+                hit->pos = i;
+                hit->rank = s_rank[i];
+                hit->tp = (packed >> 1) & 1;
+                hit->not_fp = packed & 1;
+            }
         }
-    }
     for (Py_ssize_t k = 0; k < n_cat * n_area; k++)
         for (Py_ssize_t r = 0; r < n_rec; r++) steps[k * n_rec + r] = npig[k] ? below(npig[k], rec[r]) : 0;
     const double eps = DBL_EPSILON; /* np.spacing(1) */
@@ -309,7 +320,6 @@ done:
     Py_XDECREF(p_out);
     Py_XDECREF(r_out);
     free(cat_start);
-    free(det_start);
     free(det_hits);
     free(seg_start);
     free(hits);
@@ -319,8 +329,9 @@ done:
     free(order);
     free(idx);
     free(key);
-    free(s_rank);
     free(s_in);
+    free(in_c);
+    free(slot_of);
     free(count);
     free(fill);
     return result;
