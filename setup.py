@@ -1,8 +1,8 @@
 """The optional C extension; everything else is in pyproject.toml.
 
 ``optional=True``: without a C compiler the install still succeeds, and exact_match, the rank statistics, the
-speech edit counts, BLEU's statistics, the ranking curves, the violation reader, the violation matching and
-COCO's bbox matching run their numpy (or Python) forms.
+speech edit counts, BLEU's statistics, the ranking curves, the violation reader, the violation matching,
+COCO's bbox matching and COCO's accumulation run their numpy (or Python) forms.
 """
 
 from setuptools import Extension, setup
@@ -33,6 +33,11 @@ setup(
         Extension(
             "olive_eval.metrics.detection._coco_match",
             ["olive_eval/metrics/detection/_coco_match.c"],
+            optional=True,
+        ),
+        Extension(
+            "olive_eval.metrics.detection._coco_accumulate",
+            ["olive_eval/metrics/detection/_coco_accumulate.c"],
             optional=True,
         ),
         Extension(

@@ -23,7 +23,7 @@ median of ``--repeat`` interleaved runs, wall time (and, apart, CPU seconds, whi
 less); the mAP must equal pycocotools' ``summarize`` of faster-coco-eval's precision array to 1e-15 (the
 sub-type averages per resampling list, so its last bit can differ).
 
-``--numpy``: without the optional C extension (what an install without a compiler runs).
+``--numpy``: without the optional C extensions (what an install without a compiler runs).
 
 Run: ``python bench/bench_coco.py`` (about 2 minutes on 2 cores), ``--images 1000`` or ``--quick`` to
 shrink it.
@@ -214,7 +214,7 @@ def main() -> None:
     parser.add_argument("--repeat-pycocotools", type=int, default=1, help="runs of pycocotools (median)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--compute-metric", action="store_true", help="compute_metric on per-image dicts")
-    parser.add_argument("--numpy", action="store_true", help="without the C extension (_coco_match): the numpy form")
+    parser.add_argument("--numpy", action="store_true", help="without the C extensions: the numpy forms")
     args = parser.parse_args()
     n_images = 1000 if args.quick else args.images
 
@@ -230,6 +230,7 @@ def main() -> None:
         from olive_eval.metrics.detection import native
 
         native.coco_match_extension = None
+        native.coco_accumulate_extension = None
     if args.compute_metric:
         compute_metric_row(gt, dets, args.repeat)
         return

@@ -13,7 +13,9 @@ Only true positives can raise that envelope, so it is computed on them alone: th
 TP comes from one prefix count per (area range, maxDet); the envelope at the 101 read points is a
 segmented ``maximum.reduceat`` over the TPs between consecutive read points followed by a running
 maximum from the right over those 101 chunk maxima. Everything is a max, a count or pycocotools' own
-division, so the values are bit-identical.
+division, so the values are bit-identical. The optional C extension (``_coco_accumulate``, see :mod:`.native`)
+walks each segment's matches in score order with the same counts, divisions and maxima; this numpy form is
+the fallback.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from olive_eval.metrics.detection import native
 from olive_eval.metrics.detection.inputs import DetectionSet
 from olive_eval.metrics.detection.matching import CocoMatches, group_order, match_coco
 
@@ -161,6 +164,8 @@ def accumulate(m: CocoOutcomes, params: CocoParams, n_cat: int) -> tuple[np.ndar
     eps = np.spacing(1)
 
     # one global order: category, then score descending; ties keep (image, rank) order as pycocotools' concat
+    if native.coco_accumulate_extension is not None:
+        return _accumulate_native(m, params)
     g_order = group_order(m.det_category, m.det_score, n_cat)
     g_pos = np.empty(n_det, np.int64)
     g_pos[g_order] = np.arange(n_det)
@@ -219,6 +224,34 @@ def accumulate(m: CocoOutcomes, params: CocoParams, n_cat: int) -> tuple[np.ndar
     precision[np.broadcast_to(absent[..., None, None], precision.shape)] = -1.0
     recall[np.broadcast_to(absent[..., None], recall.shape)] = -1.0
     return precision.transpose(1, 3, 2, 0, 4).copy(), recall.transpose(1, 2, 0, 3).copy()
+
+
+def _accumulate_native(m: CocoOutcomes, params: CocoParams) -> tuple[np.ndarray, np.ndarray]:
+    """The C form (``_coco_accumulate``): the same global order (a radix sort of the scores there), then each
+    segment's matches walked in that order with the same counts, divisions and maxima."""
+    n_thr, n_rec, n_area = len(params.iou_thresholds), len(params.rec_thresholds), len(params.area_ranges)
+
+    def flags(x: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(x, bool).view(np.uint8)
+
+    p, r = native.coco_accumulate_extension.accumulate(  # type: ignore[union-attr]
+        np.ascontiguousarray(m.det_category, np.int64),
+        np.ascontiguousarray(m.det_score, np.float64),
+        np.ascontiguousarray(m.det_rank, np.int64),
+        flags(m.det_out_of_range),
+        np.ascontiguousarray(m.hit_det, np.int64),
+        np.ascontiguousarray(m.hit_slice, np.int64),
+        flags(m.hit_tp),
+        flags(m.hit_not_fp),
+        np.ascontiguousarray(m.npig, np.int64),
+        np.ascontiguousarray(params.rec_thresholds, np.float64),
+        np.asarray(params.max_dets, np.int64),
+        n_thr,
+        n_area,
+    )
+    n_cat, n_md = m.npig.shape[0], len(params.max_dets)
+    precision = np.frombuffer(p, np.float64).reshape(n_thr, n_rec, n_cat, n_area, n_md)
+    return precision, np.frombuffer(r, np.float64).reshape(n_thr, n_cat, n_area, n_md)
 
 
 def _argsort_unique(keys: np.ndarray, bound: int) -> np.ndarray:

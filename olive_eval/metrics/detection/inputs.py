@@ -25,7 +25,7 @@ import numpy as np
 from olive_eval.metrics.detection.boxes import as_xywh, check_scores
 from olive_eval.metrics.detection.coco_geometry import coco_boxes, coco_masks
 from olive_eval.metrics.detection.flat_boxes import flat_boxes
-from olive_eval.metrics.detection.labels import Names, parse_labels
+from olive_eval.metrics.detection.labels import Names, category_indices, parse_labels
 from olive_eval.metrics.detection.masks import RLEs, check_size, to_rles
 from olive_eval.metrics.detection.polygons import Shape, as_polygon
 from olive_eval.metrics.detection.rasterize import polygon_masks
@@ -192,30 +192,38 @@ def from_per_image(
         cols["d" + slot].append(d_geo)
 
     def cat(key: str, dtype: type) -> np.ndarray:
+        if flat is not None:  # one fresh column each
+            return cols[key][0].astype(dtype, copy=False)
         return np.concatenate(cols[key]).astype(dtype) if cols[key] else np.zeros(0, dtype)
 
     gl, dl = cat("gl", np.int64), cat("dl", np.int64)
-    categories = np.unique(np.concatenate([gl, dl]))
+    categories, gt_category, dt_category = category_indices(gl, dl)
     boxes = iou_type == "bbox"
     return DetectionSet(
         image_ids=np.arange(len(references), dtype=np.int64),
         category_ids=categories,
         gt_image=cat("gi", np.int64),
-        gt_category=np.searchsorted(categories, gl).astype(np.int64),
+        gt_category=gt_category.astype(np.int64, copy=False),
         gt_area=cat("ga", np.float64),
         gt_crowd=cat("gc", bool),
         dt_image=cat("di", np.int64),
-        dt_category=np.searchsorted(categories, dl).astype(np.int64),
+        dt_category=dt_category.astype(np.int64, copy=False),
         dt_scores=cat("ds", np.float64),
         dt_area=cat("da", np.float64),
-        gt_boxes=(np.concatenate(cols["gb"]) if cols["gb"] else np.zeros((0, 4))) if boxes else None,
-        dt_boxes=(np.concatenate(cols["db"]) if cols["db"] else np.zeros((0, 4))) if boxes else None,
+        gt_boxes=_boxes(cols["gb"], flat is not None) if boxes else None,
+        dt_boxes=_boxes(cols["db"], flat is not None) if boxes else None,
         gt_masks=RLEs.concat(cols["gm"]) if slot == "m" else None,
         dt_masks=RLEs.concat(cols["dm"]) if slot == "m" else None,
         gt_polygons=tuple(r for rings in cols["gp"] for r in rings) if slot == "p" else None,
         dt_polygons=tuple(r for rings in cols["dp"] for r in rings) if slot == "p" else None,
         category_names=names,
     )
+
+
+def _boxes(parts: list[np.ndarray], flat: bool) -> np.ndarray:
+    if flat:  # flat_boxes' one fresh column
+        return parts[0]
+    return np.concatenate(parts) if parts else np.zeros((0, 4))
 
 
 def _segm_masks(item: Mapping[str, Any], where: str) -> RLEs:

@@ -102,3 +102,17 @@ def mean_of_keys(per_key: np.ndarray) -> np.ndarray:
     count = defined.sum(axis=1)
     total = np.where(defined, per_key, 0.0).sum(axis=1)
     return np.divide(total, count, out=np.full(len(total), np.nan), where=count > 0)
+
+
+def category_indices(gt: np.ndarray, dt: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every label either side names, ascending, and each side's labels as indices into it: ``np.unique`` and
+    ``np.searchsorted``, or, for labels in a range not much wider than their number (class ids), one count per
+    id and a lookup table, the same integers without a sort or a binary search per label."""
+    both = np.concatenate([gt, dt])
+    lo, hi = (int(both.min()), int(both.max())) if len(both) else (0, -1)
+    if hi - lo > 4 * len(both) + 4096:  # wide ids (text labels' hashes): sort
+        categories = np.unique(both)
+        return categories, np.searchsorted(categories, gt).astype(np.int64), np.searchsorted(categories, dt)
+    seen = np.bincount(both - lo, minlength=hi - lo + 1) > 0
+    index = np.cumsum(seen) - 1
+    return np.flatnonzero(seen) + lo, index[gt - lo], index[dt - lo]

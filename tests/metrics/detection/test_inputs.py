@@ -9,6 +9,7 @@ import pytest
 
 from olive_eval.metrics.detection.coco import evaluate_coco
 from olive_eval.metrics.detection.inputs import from_coco, from_per_image
+from olive_eval.metrics.detection.labels import category_indices
 
 from .scenes import encode, random_scene, run_pycocotools, scene_to_coco
 
@@ -149,3 +150,23 @@ def test_coco_files_are_read_like_the_parsed_json(tmp_path) -> None:
     np.testing.assert_allclose(from_files.recall, ev.eval["recall"], rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match=r"detection 1 has no 'score'"):
         from_coco(gt, [dets[0], {k: v for k, v in dets[1].items() if k != "score"}])
+
+
+@pytest.mark.parametrize(
+    ("gt", "dt"),
+    [
+        ([3, 1, 1, 90], [90, 7, 3]),  # class ids: the lookup table
+        ([-5, 0, 2], [-5, -1]),  # negative ids
+        ([], [4, 4]),  # one side empty
+        ([], []),
+        ([2**62, 5], [1, 2**62 + 7]),  # wide ids (text labels' hashes): the sort
+        ([0], [9000]),  # a range much wider than the labels
+    ],
+)
+def test_category_indices_are_unique_and_searchsorted(gt: list[int], dt: list[int]) -> None:
+    g, d = np.array(gt, np.int64), np.array(dt, np.int64)
+    categories, g_idx, d_idx = category_indices(g, d)
+    expected = np.unique(np.concatenate([g, d]))
+    assert categories.dtype == np.int64 and np.array_equal(categories, expected)
+    for got, labels in ((g_idx, g), (d_idx, d)):
+        assert got.dtype == np.int64 and np.array_equal(got, np.searchsorted(expected, labels))
