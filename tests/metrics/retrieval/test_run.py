@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from ranx import Qrels, Run, evaluate
+from ranx import evaluate
 
 from olive_eval import evaluate as run_config
 from tests.helpers import python_model_run, write_jsonl
@@ -62,13 +62,14 @@ def ranked(docs: list[str], values: list[float]) -> dict[str, float]:
 
 def ranx_values(grades: list[list[int]], metric: str, sort_docs: bool = False) -> float:
     """ranx on the same ranking the model gave: candidates ``d0, d1, ...`` scored in order, or (``sort_docs``) the
-    doc ids in sorted order, as the model orders a dict (``d10`` before ``d2``)."""
+    doc ids in sorted order, as the model orders a dict (``d10`` before ``d2``). Plain dicts, not ``Qrels``/``Run``:
+    their numba typed dicts compile in every process, uncached (see test_references.py); the values are the same."""
     run, qrels = {}, {}
     for q, g in enumerate(grades):
         docs = sorted(f"d{j}" for j in range(len(g))) if sort_docs else [f"d{j}" for j in range(len(g))]
         run[f"q{q:03d}"] = ranked(docs, scores(q, [g[int(d[1:])] for d in docs]))
         qrels[f"q{q:03d}"] = {f"d{j}": grade for j, grade in enumerate(g)}
-    return float(evaluate(Qrels(qrels), Run(run), metric))
+    return float(evaluate(qrels, run, metric))
 
 
 SUB_TYPES = [
