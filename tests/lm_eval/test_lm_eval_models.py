@@ -17,6 +17,7 @@ from olive_eval import evaluate
 from tests.lm_eval import lm_tasks
 from tests.lm_eval.conftest import lm_config
 from tests.runtimes import llm_models
+from tests.shared_builds import tiny_llama
 
 SCRIPT = '''
 import json
@@ -120,8 +121,20 @@ def test_a_python_model_returning_the_wrong_count_is_named(tasks_folder, tmp_pat
     assert "returned 1 items for 4 requests" in error
 
 
+def _same_files(first: Path, second: Path) -> bool:
+    names = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    if names != sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file()):
+        return False
+    return all((first / name).read_bytes() == (second / name).read_bytes() for name in names)
+
+
 @pytest.fixture(scope="module")
 def genai_fp32(llama: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fp32 GenAI export of the session's Llama: the run's shared export (built once for this module and the
+    GenAI runtime's tests) when the Llama is the shared one file for file, else its own."""
+    shared = tiny_llama(tmp_path_factory)
+    if _same_files(llama, shared["hf"]):
+        return shared["fp32"]
     return llm_models.export_genai(llama, tmp_path_factory.mktemp("lm_eval_genai") / "fp32", "fp32")
 
 

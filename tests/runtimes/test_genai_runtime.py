@@ -20,11 +20,13 @@ from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.genai_config import GenAIModelConfig
 from tests.runtimes import llm_models
+from tests.shared_builds import tiny_llama
 
 
 @pytest.fixture(scope="module")
-def llm() -> dict[str, Path]:
-    return llm_models.built()
+def llm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The tiny Llama (``hf``) and its fp32 and int4 GenAI exports, built once per run (read-only)."""
+    return tiny_llama(tmp_path_factory)
 
 
 PROMPTS = llm_models.sentences(7, seed=5)
