@@ -8,7 +8,11 @@ import contextlib
 import io
 import json
 import re
+import runpy
+import sys
+import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,7 +20,6 @@ import pytest
 from olive_eval import evaluate
 from tests.lm_eval import lm_tasks
 from tests.lm_eval.conftest import lm_config
-from tests.runtimes import llm_models
 
 SCRIPT = '''
 import json
@@ -120,9 +123,22 @@ def test_a_python_model_returning_the_wrong_count_is_named(tasks_folder, tmp_pat
     assert "returned 1 items for 4 requests" in error
 
 
+def export_genai_here(hf_folder: Path, out: Path) -> Path:
+    """The fp32 GenAI export by the builder's own command line (``-p fp32 -e cpu``, as
+    ``llm_models.export_genai``), run in this process: in a fresh interpreter its imports of torch, transformers
+    and onnx were nearly all of its cost (issue 34)."""
+    argv = ["builder", "-i", str(hf_folder), "-o", str(out), "-p", "fp32", "-e", "cpu"]
+    argv += ["-c", str(out.parent / "cache-fp32")]
+    with mock.patch.object(sys, "argv", argv), warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.filterwarnings("ignore", "'onnxruntime_genai.models.builder' found in sys.modules", RuntimeWarning)
+        runpy.run_module("onnxruntime_genai.models.builder", run_name="__main__")
+    assert (out / "genai_config.json").is_file(), f"the GenAI builder wrote no genai_config.json in {out}"
+    return out
+
+
 @pytest.fixture(scope="module")
 def genai_fp32(llama: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return llm_models.export_genai(llama, tmp_path_factory.mktemp("lm_eval_genai") / "fp32", "fp32")
+    return export_genai_here(llama, tmp_path_factory.mktemp("lm_eval_genai") / "fp32")
 
 
 def test_a_genai_model_equals_lm_evals_own_genai_backend(genai_fp32, tasks_folder, tmp_path):
