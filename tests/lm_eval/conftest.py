@@ -1,6 +1,11 @@
 """The tiny Llama and the three local tasks, built once per test session. ``words_gen``'s answers come from the
 model's own greedy text (read back from one lm-eval run with placeholder answers), so its two filters score
-differently and neither is zero."""
+differently and neither is zero.
+
+lm-eval runs the transformers model with torch's process-wide thread count (a model's ``threads`` is not entered
+around ``simple_evaluate``); these tests time nothing, and on a 2-core machine shared with another pytest worker
+two threads per model mostly wait for each other, so every lm-eval run here, ours and the references, uses one
+(issue 34)."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import contextlib
 import copy
 import hashlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +27,26 @@ N = 24
 
 #: ``reference``'s results in this process, by model folder, task files' contents, tasks and options.
 REFERENCES: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+
+@contextlib.contextmanager
+def one_torch_thread() -> Iterator[None]:
+    """torch's intra-op threads at one for the block, the count before restored afterwards."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="package", autouse=True)
+def lm_eval_on_one_thread() -> Iterator[None]:
+    """The package's tests on one torch thread; the other packages' tests keep the count they had."""
+    with one_torch_thread():
+        yield
 
 
 def _contents(folder: Path) -> str:
@@ -53,7 +79,7 @@ def _simple_evaluate(model_folder: Path, tasks_folder: Path, tasks: list[str], *
 
     model = AutoModelForCausalLM.from_pretrained(model_folder).eval()
     tokenizer = AutoTokenizer.from_pretrained(model_folder)
-    with contextlib.redirect_stderr(io.StringIO()):
+    with contextlib.redirect_stderr(io.StringIO()), one_torch_thread():
         lm = HFLM(pretrained=model, tokenizer=tokenizer, batch_size=kwargs.pop("batch_size", 1), device="cpu")
         return lm_eval.simple_evaluate(
             model=lm,
