@@ -1,3 +1,4 @@
+import compileall
 import itertools
 import os
 import sys
@@ -13,6 +14,16 @@ from tests.xdist_groups import costliest_first, file_scheduler, unit_costs
 # The bytecode caches go to __pycache__ folders, which git ignores.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+PACKAGE = Path(__file__).resolve().parents[1] / "olive_eval"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The package compiled once, before any worker starts (on xdist's controller, or the serial run): in a fresh
+    checkout each worker, Ray worker, fork server and subprocess otherwise compiled its modules again, the first
+    ones at the same time."""
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(PACKAGE, quiet=1)
 
 
 @pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent without it
