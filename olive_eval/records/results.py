@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import re
 import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -236,17 +235,6 @@ class RunResult:
 
 #: Fields results.json leaves out (JSON has no NaN or infinity: :func:`plain` writes them as strings).
 _NOT_WRITTEN = {RunResult: frozenset({"write_errors"}), ModelResult: frozenset({"tracebacks"})}
-
-_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
-#: A list of numbers laid out one per line by ``indent``: a raw newline is never inside a JSON string, so a match
-#: is always the file's own layout.
-_NUMBER_LIST = re.compile(rf"\[\n\s*({_NUMBER}(?:,\n\s*{_NUMBER})*)\n\s*\]")
-
-
-def compact_number_lists(text: str) -> str:
-    """Indented JSON with each list of numbers on one line (timed runs, per-class values): a quarter the size.
-    results.json is written so in one pass (:func:`olive_eval.records.results_text.results_text`)."""
-    return _NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
 @functools.cache

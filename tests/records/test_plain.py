@@ -135,25 +135,28 @@ def test_the_converter_copies_what_it_is_given() -> None:
     assert plain([awkward().models["pending"]]) == [asdict(ModelResult("pending"))]
 
 
+#: A real run's metrics: a goal, a per-class list and a timing sub-type (the shapes results.json writes).
+REAL_RUN_METRICS: list[dict[str, Any]] = [
+    {
+        "name": "acc",
+        "type": "accuracy",
+        "data_config": "toy",
+        "sub_types": [
+            {"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": 0.05}},
+            {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "none"}},
+        ],
+    },
+    {"name": "latency", "type": "latency", "sub_types": [{"name": "avg", "priority": 2}]},
+]
+
+
 @pytest.mark.parametrize("build", ["failed_and_untimed_run", "curves_run", "trade_off_run"])
 def test_the_report_tests_runs_convert_as_asdict_did(build: str, tmp_path: Path) -> None:
     assert_same(getattr(helpers, build)(tmp_path))
 
 
 def test_a_real_run_converts_as_asdict_did(toy) -> None:
-    metrics = [
-        {
-            "name": "acc",
-            "type": "accuracy",
-            "data_config": "toy",
-            "sub_types": [
-                {"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": 0.05}},
-                {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "none"}},
-            ],
-        },
-        {"name": "latency", "type": "latency", "sub_types": [{"name": "avg", "priority": 2}]},
-    ]
-    result = evaluate(toy.config({"noisy": 0.5, "exact": 0.0}, metrics))
+    result = evaluate(toy.config({"noisy": 0.5, "exact": 0.0}, REAL_RUN_METRICS))
     assert_same(result)
     written = json.loads((Path(result.output_dir) / "results.json").read_text())
     assert written == json.loads(json.dumps(reference(result)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,10 +13,18 @@ import numpy as np
 import pytest
 
 from olive_eval import evaluate
-from olive_eval.records.results import compact_number_lists
 from olive_eval.records.results_text import results_text
-from tests.records.test_plain import Pair, awkward
+from tests.records.test_plain import REAL_RUN_METRICS, Pair, awkward
 from tests.report import helpers
+
+#: The writer results.json had before: ``json.dumps(indent=2)``, then each list of numbers joined onto one line by
+#: a regular expression (a raw newline is never inside a JSON string, so a match is always the layout's own).
+NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+NUMBER_LIST = re.compile(rf"\[\n\s*({NUMBER}(?:,\n\s*{NUMBER})*)\n\s*\]")
+
+
+def compact_number_lists(text: str) -> str:
+    return NUMBER_LIST.sub(lambda m: "[" + re.sub(r",\n\s*", ", ", m.group(1)) + "]", text)
 
 
 def expected(data: Any) -> str:
@@ -62,19 +71,7 @@ def test_the_report_tests_runs_are_written_the_same(build: str, tmp_path: Path) 
 
 
 def test_a_real_runs_results_json_is_the_same(toy) -> None:
-    metrics = [
-        {
-            "name": "acc",
-            "type": "accuracy",
-            "data_config": "toy",
-            "sub_types": [
-                {"name": "accuracy_score", "priority": 1, "goal": {"type": "max-degradation", "value": 0.05}},
-                {"name": "f1_score", "metric_config": {"task": "multiclass", "num_classes": 3, "average": "none"}},
-            ],
-        },
-        {"name": "latency", "type": "latency", "sub_types": [{"name": "avg", "priority": 2}]},
-    ]
-    result = evaluate(toy.config({"noisy": 0.5}, metrics))
+    result = evaluate(toy.config({"noisy": 0.5}, REAL_RUN_METRICS))
     written = (Path(result.output_dir) / "results.json").read_text()
     assert written == expected(result.to_dict()) + "\n"
 

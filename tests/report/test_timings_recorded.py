@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns, compact_number_lists
+from olive_eval.records.results import ModelResult, RunResult, SubMetricResult, TimedRuns
 from olive_eval.records.results_load import read_results
+from olive_eval.records.results_text import results_text
 
 
 def test_a_run_records_every_timed_run_by_round(quickstart_run: Path) -> None:
@@ -47,8 +48,9 @@ def test_an_older_results_json_without_timings_still_loads(tmp_path: Path) -> No
 
 
 def test_only_lists_of_numbers_are_put_on_one_line() -> None:
-    text = json.dumps({"a": [1, 2.5, -3e-05], "b": ["x", "y"], "c": "[\n 1,\n 2\n]", "d": []}, indent=2)
-    out = compact_number_lists(text)
+    data = {"a": [1, 2.5, -3e-05], "b": ["x", "y"], "c": "[\n 1,\n 2\n]", "d": []}
+    text = json.dumps(data, indent=2)
+    out = results_text(data)
     assert '"a": [1, 2.5, -3e-05]' in out
     assert json.loads(out) == json.loads(text)
     assert '"b": [\n' in out
