@@ -2,8 +2,7 @@
 
 Python's JSON encoder writes indented text in pure Python, a generator yielding every token (the C encoder only
 writes unindented text before Python 3.13), and the number lists were then joined by a regular expression over
-the whole text: about 0.7 ms of each results.json write of
-a small run, written twice per ``evaluate()``. This writes the same text (tested against the two, character for
+the whole text: about 0.7 ms of each results.json write of a small run, written twice per ``evaluate()``. This writes the same text (tested against the two, character for
 character) with the strings and numbers still encoded by the json module's own functions.
 """
 
