@@ -80,7 +80,8 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
     options = job.options
     served = served_by(runtime)
     check_serves(model_name, served, job.needed_requests(), f"{runtime.model_type}")
-    with offline(allow_download), quiet_lm_eval():
+    # the model's own call settings (an HfModel's torch threads), as its prediction pass and timing run under
+    with offline(allow_download), quiet_lm_eval(), runtime.call_scope():
         lm = adapter_for(runtime, AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
         results = lm_eval.simple_evaluate(
             model=lm,

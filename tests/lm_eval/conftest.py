@@ -113,4 +113,5 @@ def lm_config(model: dict[str, Any], tasks_folder: Path, out: Path, **metric: An
 
 
 def hf_model(folder: Path, name: str = "base") -> dict[str, Any]:
-    return {"type": "HfModel", "name": name, "model_path": str(folder), "task": "text-generation"}
+    """On one torch thread, as the package's references run (``lm_eval_on_one_thread``)."""
+    return {"type": "HfModel", "name": name, "model_path": str(folder), "task": "text-generation", "threads": 1}

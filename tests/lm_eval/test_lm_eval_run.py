@@ -142,3 +142,31 @@ def test_an_aggregation_other_than_a_mean_or_ratio_is_recomputed_by_lm_eval(llam
     expected = [get_aggregation("f1")([items[i] for i in row]) for row in idx]
     assert np.allclose(evidence.values_on(idx), expected)
     assert len(resampling.distribution(evidence, 20, seed=1)) == 20
+
+
+def test_an_hf_models_threads_hold_inside_lm_eval_and_are_restored(llama, tasks_folder, tmp_path, monkeypatch):
+    """lm-eval calls the transformers model itself (HFLM), not the runtime's predict: the run enters the model's
+    call scope around it, so the ``threads`` setting holds there as in a prediction pass."""
+    import torch
+
+    import olive_eval.lm_eval.hf_lm as hf_lm_module
+
+    seen: list[int] = []
+    real = hf_lm_module.hf_lm
+
+    def spied(model, *args, **kwargs):
+        model.register_forward_pre_hook(lambda *_: seen.append(torch.get_num_threads()))
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(hf_lm_module, "hf_lm", spied)
+    outside = torch.get_num_threads()  # one: the package's fixture
+    for threads in (2, 1):
+        seen.clear()
+        model = {**hf_model(llama), "threads": threads}
+        config = lm_config(
+            model, tasks_folder, tmp_path / str(threads), metric_config={"tasks": ["words_mc"], "limit": 2}
+        )
+        result = evaluate(config).models["base"]
+        assert result.metrics["lm-words_mc/acc,none"].error is None
+        assert seen and set(seen) == {threads}
+        assert torch.get_num_threads() == outside
