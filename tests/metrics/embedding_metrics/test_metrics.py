@@ -148,7 +148,9 @@ def test_several_references_take_each_score_at_its_best_as_bert_score():
     refs = [["the cat sat on the mat and then ran under the big table", "a cat"]]
     each = [m.statistics(preds, [[r]])[0] for r in refs[0]]
     both = m.statistics(preds, refs)[0]
-    np.testing.assert_allclose(both[:3], np.maximum(each[0], each[1])[:3])
+    # float32 scores: the two references encoded as one padded batch differ from each encoded alone in the last
+    # bits, by how much depends on the CPU (1.5e-7 relative, 2 ulps, on an AMD EPYC here), so a few ulps
+    np.testing.assert_allclose(both[:3], np.maximum(each[0], each[1])[:3], rtol=1e-6)
     assert np.argmax([e[0] for e in each]) != np.argmax([e[1] for e in each])  # P and R from different references
 
 
