@@ -30,7 +30,7 @@ GROUP_SEP = ":"
 
 
 def num_rows(columns: Mapping[str, Column]) -> int:
-    lengths = {len(c) for c in columns.values()}
+    lengths = set(map(len, columns.values()))  # no comprehension: a batch's size is asked once per batch
     if len(lengths) > 1:
         raise ValueError(f"columns differ in length: {sorted(lengths)}")
     return lengths.pop() if lengths else 0

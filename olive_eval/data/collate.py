@@ -56,11 +56,12 @@ class DefaultDataloader(Component):
 
     def _batch(self, columns: Columns, data: Prepared, start: int) -> Batch:
         check_labels(columns, data, start)
-        multiple = getattr(self.params, "pad_to_multiple_of", None)
-        for name, value in data.pad.items():
-            if name in columns:
-                columns[name] = pad(columns[name], value, data.padding_side, multiple)
-        return Batch(columns, [c for c in data.inputs if c in columns], start)
+        if data.pad:
+            multiple = getattr(self.params, "pad_to_multiple_of", None)
+            for name, value in data.pad.items():
+                if name in columns:
+                    columns[name] = pad(columns[name], value, data.padding_side, multiple)
+        return Batch(columns, list(filter(columns.__contains__, data.inputs)), start)
 
 
 class IgnoredFieldsParams(DataloaderParams):
@@ -190,7 +191,11 @@ def _cut(chunks: list[tuple[Columns, int]], offset: int, size: int) -> tuple[Col
     chunk, n = chunks[0]
     if offset + size < n:  # the common case: the batch lies inside the first chunk, which has rows left after it
         cut = slice(offset, offset + size)
-        return {k: _rows(take(v, cut)) for k, v in chunk.items()}, chunks, offset + size
+        columns: Columns = {}
+        for k, v in chunk.items():  # a loop, not a comprehension with a helper: this runs once per batch
+            part = v[cut]  # ``take`` of a slice
+            columns[k] = part if isinstance(part, (np.ndarray, list)) else list(part)  # as the joined parts below
+        return columns, chunks, offset + size
     out: dict[str, list[Any]] = {}
     taken, used = 0, 0
     while taken < size:
@@ -209,11 +214,6 @@ def _cut(chunks: list[tuple[Columns, int]], offset: int, size: int) -> tuple[Col
         else:
             joined[k] = [row for p in parts for row in p]
     return joined, chunks[used:], offset
-
-
-def _rows(part: Any) -> Any:
-    """A column cut from one chunk as :func:`_cut` joins parts: an array or a list stays, anything else a list."""
-    return part if isinstance(part, (np.ndarray, list)) else list(part)
 
 
 def pad(column: Any, value: int | float, side: str, multiple: int | None = None) -> np.ndarray:
