@@ -199,16 +199,17 @@ class OnnxRuntime(Runtime):
     def output_names(self) -> list[str]:
         return list(self._outputs)
 
-    def _feed(self, inputs: Columns, start: int = 0) -> dict[str, np.ndarray]:
-        """The graph's inputs from a batch's model inputs (``start``: the batch's first example), cast to their dtypes.
+    def _feed(self, batch: Batch) -> dict[str, np.ndarray]:
+        """The graph's inputs from a batch's model inputs, cast to their dtypes.
 
         Columns named like the graph's inputs feed them (a tokenizer's ``input_ids``, ``attention_mask``,
         ``token_type_ids``); extra columns are left out. A single column feeds a single-input graph
         whatever its name. Anything else is an error listing what the graph expects.
         """
-        fast = self._fed_as_is(inputs)
+        fast = self._fed_as_is(batch.columns, batch.inputs)
         if fast is not None:
             return fast
+        inputs, start = batch.model_inputs(), batch.start
         wanted = list(self._input_types)
         if not all(name in inputs for name in wanted):
             if len(wanted) == 1 and len(inputs) == 1:
@@ -228,17 +229,18 @@ class OnnxRuntime(Runtime):
         self._dtypes = {name: value.dtype for name, value in feed.items()}
         return feed
 
-    def _fed_as_is(self, inputs: Columns) -> dict[str, np.ndarray] | None:
-        """The feed when every input is already what :meth:`_feed` would make of it (a C-contiguous array of the
-        input's dtype, of a shape already checked), as an ordinary batch after the first is: the same arrays,
-        without the casts' and checks' few microseconds per batch. None: the full path decides."""
+    def _fed_as_is(self, columns: Columns, inputs: list[str]) -> dict[str, np.ndarray] | None:
+        """The feed when every model input (``inputs``, of ``columns``) is already what :meth:`_feed` would make of
+        it (a C-contiguous array of the input's dtype, of a shape already checked), as an ordinary batch after the
+        first is: the same arrays, without building the model inputs, the casts' and checks' few microseconds per
+        batch. None: the full path decides."""
         dtypes = self._dtypes
         if not dtypes:
             return None
         only = len(dtypes) == 1 and len(inputs) == 1  # a single column feeds a single input, whatever its name
         feed = {}
         for name, dtype in dtypes.items():
-            value = next(iter(inputs.values())) if only else inputs.get(name)
+            value = columns.get(inputs[0]) if only else columns.get(name) if name in inputs else None
             if (
                 type(value) is not np.ndarray
                 or value.dtype != dtype
@@ -250,7 +252,7 @@ class OnnxRuntime(Runtime):
         return feed
 
     def bind(self, batch: Batch) -> BoundCall:
-        feed = self._feed(batch.model_inputs(), batch.start)
+        feed = self._feed(batch)
         if self.settings.io_bind:
             return IOBindingCall(self.session, feed, self._io_device())
         return PlainCall(self.session, feed)
@@ -260,7 +262,9 @@ class OnnxRuntime(Runtime):
             call = self.bind(batch)
             call()
             return call.outputs()
-        outputs = self.session.run(None, self._feed(batch.model_inputs(), batch.start))
+        outputs = self.session.run(None, self._feed(batch))
+        if len(outputs) == 1 == len(self._outputs):  # a classifier's logits: cheaper than zip's strict check
+            return {self._outputs[0]: outputs[0]}
         return dict(zip(self._outputs, outputs, strict=True))
 
     def describe(self) -> dict[str, Any]:

@@ -49,3 +49,15 @@ def test_a_later_batch_of_two_inputs_is_still_checked(tmp_path: Path) -> None:
         runtime.predict(Batch({"ids": ids + 0.5, "scale": scale}, ["ids", "scale"]))
     with pytest.raises(EvaluationError, match="expects input"):
         runtime.predict(Batch({"ids": ids, "other": scale}, ["ids", "other"]))
+
+
+def test_a_later_batch_with_other_columns_feeds_only_its_inputs(tmp_path: Path, rng: np.random.Generator) -> None:
+    """A batch's labels and metadata beside its model inputs: the input still feeds the graph, batch after batch,
+    under its own name or, being the only input, under another; a batch naming no input is still an error."""
+    runtime = _runtime(linear_onnx(tmp_path / "linear.onnx"))
+    for name in ("x", "x", "pixels", "pixels", "x"):
+        x = rng.standard_normal((5, 4)).astype(np.float32)
+        batch = Batch({"label": np.arange(5), name: x, "text": list("abcde")}, [name])
+        np.testing.assert_allclose(runtime.predict(batch)["y"], linear_numpy(x), 1e-6)
+    with pytest.raises(EvaluationError, match="expects input"):
+        runtime.predict(Batch({"label": np.arange(5), "x": x}, []))
