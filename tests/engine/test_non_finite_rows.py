@@ -62,3 +62,22 @@ def test_an_output_past_the_small_size_is_checked_whole():
     expected[-1] = True
     np.testing.assert_array_equal(non_finite_rows(raw), expected)
     np.testing.assert_array_equal(non_finite_rows(raw), reference(raw))
+
+
+VIEWS = {"transposed": lambda a: a.T, "strided": lambda a: a[:, ::2], "reversed": lambda a: a[::-1]}
+
+
+@pytest.mark.parametrize("view", sorted(VIEWS))
+def test_an_output_not_contiguous_is_checked_as_numpy_finds(view):
+    """The small output's check reads the bytes of its ``isfinite`` array: a view of the model's output (another
+    order, every other column) is checked as numpy finds, a NaN in a column the view leaves out included."""
+    rng = np.random.default_rng(1)
+    for i, j in [(0, 0), (11, 9), (3, 1), (5, 4)]:
+        whole = rng.standard_normal((12, 10)).astype(np.float32)
+        raw = VIEWS[view](whole)
+        assert not raw.flags.c_contiguous and non_finite_rows(raw) is None
+        whole[i, j] = np.nan
+        found, expected = non_finite_rows(raw), reference(raw)
+        assert (found is None) == (expected is None)
+        if expected is not None:
+            np.testing.assert_array_equal(found, expected)
