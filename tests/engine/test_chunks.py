@@ -45,6 +45,35 @@ def test_a_batch_of_another_width_dtype_or_kind_does_not_join(other):
     assert not chunker.joins(other)
 
 
+def kind(column) -> tuple:
+    """What must agree for two batches' columns to join (the reference): a dense array's dtype and trailing
+    shape; anything else (a list, an array of objects) joins rows."""
+    if isinstance(column, np.ndarray) and column.dtype != object:
+        return ("array", column.dtype, column.shape[1:])
+    return ("rows",)
+
+
+COLUMNS = [
+    np.zeros(2, np.int64),
+    np.zeros(2, np.float32),
+    np.zeros((2, 3), np.float32),
+    np.zeros((2, 3, 1), np.float32),
+    np.array(["a", "bc"], dtype=object),
+    np.array([None, [1, 2]], dtype=object),
+    ["a", "b"],
+    [np.zeros(3), np.zeros(4)],
+]
+
+
+@pytest.mark.parametrize("first", range(len(COLUMNS)))
+def test_a_column_joins_the_buffered_one_when_their_kinds_agree(first):
+    """Every pair of column kinds (arrays of each dtype and width, arrays of objects, lists), in either role."""
+    for other in COLUMNS:
+        chunker = Chunker(["prediction"])
+        chunker.add({"prediction": COLUMNS[first]}, 0, 2)
+        assert chunker.joins({"prediction": other}) is (kind(COLUMNS[first]) == kind(other))
+
+
 def test_full_by_examples_and_by_bytes(monkeypatch):
     chunker = Chunker(["prediction"])
     chunker.add(fields(chunks.CHUNK_EXAMPLES - 1), 0, chunks.CHUNK_EXAMPLES - 1)

@@ -28,10 +28,6 @@ def _kind(column: Column) -> tuple[Any, ...]:
     return ("rows",)
 
 
-def _nbytes(column: Column) -> int:
-    return column.nbytes if isinstance(column, np.ndarray) else 64 * len(column)
-
-
 class Chunker:
     """Buffers the columns ``names`` of consecutive batches (each a dict of per-example columns)."""
 
@@ -49,10 +45,10 @@ class Chunker:
             return True
         for name, kind in self._kinds.items():  # ``_kind`` inlined: this runs for every batch of every metric
             column = fields[name]
-            if isinstance(column, np.ndarray) and column.dtype != object:
-                if kind[0] != "array" or column.dtype != kind[1] or column.shape[1:] != kind[2]:
+            if kind[0] == "array":  # an array of the buffered dtype (never object: ``_kind``) and trailing shape
+                if not isinstance(column, np.ndarray) or column.dtype != kind[1] or column.shape[1:] != kind[2]:
                     return False
-            elif kind[0] != "rows":
+            elif isinstance(column, np.ndarray) and column.dtype != object:  # rows, and a dense array is not
                 return False
         return True
 
@@ -61,9 +57,10 @@ class Chunker:
             self.start = start
             self._parts = {name: [] for name in self.names if name in fields}
             self._kinds = {name: _kind(fields[name]) for name in self._parts}
-        for name, parts in self._parts.items():
-            parts.append(fields[name])
-            self._bytes += _nbytes(fields[name])
+        for name, parts in self._parts.items():  # this runs for every batch of every metric: no helper call
+            column = fields[name]
+            parts.append(column)
+            self._bytes += column.nbytes if isinstance(column, np.ndarray) else 64 * len(column)
         self.size += size
 
     @property

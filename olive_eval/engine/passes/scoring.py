@@ -113,14 +113,16 @@ class MetricScorer:
 
     def update(self, fields: Fields, start: int, cache: dict[Any, Any]) -> None:
         """Buffer the batch; score the chunk when it is full (see :mod:`olive_eval.engine.passes.chunks`)."""
+        size = len(fields["prediction"])
         if self._baseline is not None:
-            fields = {**fields, **self._baseline(fields, start, len(fields["prediction"]))}
+            fields = {**fields, **self._baseline(fields, start, size)}
+        chunk = self._chunk
         if self._rows:
-            self._chunk.names = sorted({*self._chunk.names, *row_columns(fields)})
-        if not self._chunk.joins(fields):
+            chunk.names = sorted({*chunk.names, *row_columns(fields)})
+        if not chunk.joins(fields):
             self._score(cache)
-        self._chunk.add(fields, start, len(fields["prediction"]))
-        if self._chunk.full:
+        chunk.add(fields, start, size)
+        if chunk.full:
             self._score(cache)
 
     def _score(self, cache: dict[Any, Any]) -> None:
