@@ -48,7 +48,7 @@ def concat(parts: Sequence[Column]) -> Column:
     """Join columns of consecutive batches (arrays stay arrays when their shapes allow it)."""
     if not parts:
         return []
-    if all(isinstance(p, np.ndarray) for p in parts):
+    if all(issubclass(kind, np.ndarray) for kind in set(map(type, parts))):  # each type once, not each part
         try:
             return np.concatenate(parts, axis=0)
         except ValueError:  # shapes differ past the first axis (e.g. sequence lengths): keep per example
@@ -121,6 +121,8 @@ def batches(columns: Columns, inputs: list[str], batch_size: int, *, drop_last: 
 def select_output(outputs: Outputs, which: str | int) -> Column:
     """One of a model's outputs, by name or position."""
     names = list(outputs)
+    if type(which) is int and 0 <= which < len(names):  # the common case (the first output): one test
+        return outputs[names[which]]
     if isinstance(which, int):
         if not -len(names) <= which < len(names):
             from olive_eval.errors import EvaluationError
