@@ -22,9 +22,10 @@ Fields = dict[str, Column]
 
 
 def _kind(column: Column) -> tuple[Any, ...]:
-    """What must agree for columns of two batches to join as one: an array's dtype and trailing shape."""
+    """What must agree for columns of two batches to join as one: an array's dtype and trailing shape (and its
+    number of axes, which a batch's 1-D column is compared by alone)."""
     if isinstance(column, np.ndarray) and column.dtype != object:
-        return ("array", column.dtype, column.shape[1:])
+        return ("array", column.dtype, column.shape[1:], column.ndim)
     return ("rows",)
 
 
@@ -46,7 +47,9 @@ class Chunker:
         for name, kind in self._kinds.items():  # ``_kind`` inlined: this runs for every batch of every metric
             column = fields[name]
             if kind[0] == "array":  # an array of the buffered dtype (never object: ``_kind``) and trailing shape
-                if not isinstance(column, np.ndarray) or column.dtype != kind[1] or column.shape[1:] != kind[2]:
+                if not isinstance(column, np.ndarray) or column.dtype != kind[1] or column.ndim != kind[3]:
+                    return False
+                if kind[3] > 1 and column.shape[1:] != kind[2]:
                     return False
             elif isinstance(column, np.ndarray) and column.dtype != object:  # rows, and a dense array is not
                 return False
