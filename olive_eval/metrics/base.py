@@ -161,7 +161,7 @@ class Metric:
         rows = np.asarray(statistics)
         if len(rows) == 0:
             return np.empty(0)
-        unique, inverse = _grouping()(rows)  # once for the sub-types sharing these statistics
+        unique, inverse = statistics_grouping()(rows)  # once for the sub-types sharing these statistics
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
         return values[inverse]
 
@@ -200,9 +200,9 @@ metric_registry: Registry[type[Metric]] = Registry(
 _GROUPING: list[Any] = []
 
 
-def _grouping() -> Any:
-    """The process's :class:`~olive_eval.metrics.stats.LastGrouping` (stats imports nothing of ours; it loads
-    on first use to keep this module light)."""
+def statistics_grouping() -> Any:
+    """The process's :class:`~olive_eval.metrics.stats.LastGrouping`, which :meth:`Metric.instance_scores` asks (it
+    loads on first use to keep this module light)."""
     if not _GROUPING:
         from olive_eval.metrics.stats import LastGrouping
 

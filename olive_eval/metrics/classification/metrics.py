@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.base import Kind, Metric, Score, statistics_grouping
 from olive_eval.metrics.classification import label_lists as L
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.classification.auroc import auroc
@@ -125,7 +125,7 @@ class _StatScoresMetric(Metric):
         task = resolve_task(predictions, references, task, c.ignore_index)
         if c.task is None and task == "binary" and self._inferred_task == "multiclass":
             task = "multiclass"  # a pass streams in batches: once a label above 1 was seen, stay multiclass
-        stats = K.stat_scores(
+        stats, codes = K.coded_stat_scores(
             predictions,
             references,
             task=task,
@@ -136,6 +136,8 @@ class _StatScoresMetric(Metric):
             ignore_index=c.ignore_index,
             start=start,
         )
+        if codes is not None:  # the per-example scores group the rows by their label pairs
+            statistics_grouping().remember(stats, codes)
         self._inferred_task = task
         self._seen += len(stats)
         return stats
