@@ -129,6 +129,11 @@ class Metric:
         and recall over the same stat scores) compute it once per batch and share it. None: not shared."""
         return None
 
+    def statistics_key(self, *fields: Any) -> Any:
+        """:meth:`shared_key` for the batch of ``fields`` about to be scored: a metric whose settings the data can
+        make irrelevant (a number of classes the score columns fix) shares its statistics more widely."""
+        return self.shared_key()
+
     def adopt(self, producer: Metric) -> None:
         """Statistics ``producer`` computed (same ``shared_key``) are about to be reused by this metric: take
         over whatever ``statistics`` learnt on the way (e.g. the inferred classification task)."""

@@ -2,7 +2,7 @@
 
 Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.passes.chunks`). Decomposable metrics
 (instance, map/reduce) keep only their per-example statistics; sub-types whose statistics are the same work
-(``Metric.shared_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
+(``Metric.statistics_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
 records go to the instance file as each chunk is scored.
 """
 
@@ -159,7 +159,7 @@ class MetricScorer:
         if not s.metric.decomposes:
             s.fields.append(columns)
             return
-        key = s.metric.shared_key()
+        key = s.metric.statistics_key(*columns)
         filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
         cache_key = (start, n, filtered, s.reads, key)
         cached = cache.get(cache_key) if key is not None else None

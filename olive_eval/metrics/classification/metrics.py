@@ -74,6 +74,15 @@ def logits_width(predictions: Any, logits: Any) -> int | None:
     return None
 
 
+def _fixed_width(predictions: Any, references: Any, logits: Any) -> int | None:
+    """The number of classes the inputs fix, whatever ``num_classes`` says (or an error when it says another): the
+    width of the logits the predicted labels came from, or of score columns for one reference per example."""
+    width = logits_width(predictions, logits)
+    if width is None and isinstance(predictions, np.ndarray) and predictions.ndim == 2 and np.ndim(references) == 1:
+        return int(predictions.shape[1])
+    return width
+
+
 class _StatScoresMetric(Metric):
     """Map/reduce over per-example ``[N, C, 4]`` (tp, fp, fn, tn) counts (see :mod:`.stat_scores`).
 
@@ -145,6 +154,17 @@ class _StatScoresMetric(Metric):
     def shared_key(self) -> Any:
         """Accuracy, F1, precision and recall with the same task settings share one stat-scores pass."""
         return ("stat_scores", self.config.model_dump_json(exclude={"average", "labels"}))
+
+    def statistics_key(self, predictions: Any, references: Any, logits: Any = None) -> Any:
+        """The shared key, where a ``num_classes`` that the data fix (the predictions' score columns, the logits the
+        predicted labels came from) counts as left out: accuracy without it shares F1's statistics with it."""
+        c = self.config
+        if c.num_classes is not None and c.num_classes == _fixed_width(predictions, references, logits):
+            return (
+                "stat_scores",
+                c.model_copy(update={"num_classes": None}).model_dump_json(exclude={"average", "labels"}),
+            )
+        return self.shared_key()
 
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
