@@ -11,8 +11,11 @@ import pytest
 from sklearn.metrics import accuracy_score, f1_score, precision_score
 
 from olive_eval import evaluate
+from olive_eval.config.metric import MetricConfig
+from olive_eval.engine.passes.scoring import MetricScorer
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.registry import get_metric
+from olive_eval.metrics.stats import LastSums
 
 RNG = np.random.default_rng(0)
 SCORES = RNG.normal(size=(200, 4))
@@ -53,12 +56,7 @@ def test_a_num_classes_the_data_fix_is_shared(fields, shared):
 def test_an_evaluation_computes_the_shared_stat_scores_once_per_chunk(toy, monkeypatch):
     calls = []
     computed = K.coded_stat_scores
-
-    def counted(*args, **kwargs):
-        calls.append(1)
-        return computed(*args, **kwargs)
-
-    monkeypatch.setattr(K, "coded_stat_scores", counted)
+    monkeypatch.setattr(K, "coded_stat_scores", lambda *a, **k: calls.append(1) or computed(*a, **k))
     macro = {"task": "multiclass", "num_classes": 3, "average": "macro"}
     metrics = [
         {
@@ -84,3 +82,53 @@ def test_an_evaluation_computes_the_shared_stat_scores_once_per_chunk(toy, monke
         metric = get_metric(name, macro)
         stats = metric.statistics(np.eye(3)[pred], toy.labels)
         np.testing.assert_array_equal(records[name], metric.finalize_totals(stats))
+
+
+def test_sub_types_sharing_every_chunk_finish_on_one_joined_array():
+    macro = {"task": "multiclass", "num_classes": 4, "average": "macro"}
+    sub_types = [
+        {"name": "accuracy_score", "metric_config": {"task": "multiclass"}},
+        {"name": "f1_score", "metric_config": macro},
+        {"name": "precision", "metric_config": {**macro, "num_classes": None, "top_k": 2}},  # other statistics
+    ]
+    config = MetricConfig.model_validate({"name": "acc", "type": "accuracy", "sub_types": sub_types})
+    scorer = MetricScorer(config, None, None, "m")
+    for start in range(0, 200, 50):
+        part = slice(start, start + 50)
+        fields = {"prediction": SCORES[part], "references": LABELS[part], "logits": SCORES[part]}
+        scorer.update(fields, start, {})
+        scorer.statistics_so_far()  # a chunk scored at each batch
+    accuracy, f1, precision = (s.evidence.sample.statistics for s in scorer.finish())
+    assert accuracy is f1 and precision is not f1
+    np.testing.assert_array_equal(accuracy, K.stat_scores(SCORES, LABELS, task="multiclass"))
+    np.testing.assert_array_equal(precision, K.stat_scores(SCORES, LABELS, task="multiclass", top_k=2))
+
+
+def test_the_sums_of_the_last_array_are_taken_once():
+    sums = LastSums()
+    stats = K.stat_scores(SCORES, LABELS)
+    totals = sums(stats)
+    assert totals.dtype == np.int64
+    np.testing.assert_array_equal(totals, stats.sum(axis=0, dtype=np.int64))
+    assert sums(stats) is totals
+    other = stats.copy()  # equal content, another array: summed anew
+    again = sums(other)
+    assert again is not totals
+    np.testing.assert_array_equal(again, totals)
+    del stats, other
+    assert sums(K.stat_scores(SCORES[:10], LABELS[:10])).sum() == 10 * 4  # a freed array's sums are not reused
+
+
+@pytest.mark.parametrize("average", ["micro", "macro", "weighted", "none"])
+@pytest.mark.parametrize("labels", ["observed", "references"])
+def test_sub_types_reducing_one_array_give_their_own_values(average, labels):
+    stats = K.stat_scores(SCORES, LABELS, task="multiclass")
+    for name in ("accuracy_score", "f1_score", "precision", "recall"):
+        metric = get_metric(name, {"task": "multiclass", "average": average, "labels": labels})
+        score = metric.reduce(stats)
+        stat = {"accuracy_score": "accuracy", "f1_score": "f1"}.get(name, name)
+        options = {"task": "multiclass", "labels": labels}
+        expected = K.reduce_stat_scores(stats, stat, "macro" if average == "none" else average, **options)
+        assert score.value == expected
+        if average == "none":
+            np.testing.assert_array_equal(score.per_class, K.reduce_stat_scores(stats, stat, "none", **options))

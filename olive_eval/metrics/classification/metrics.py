@@ -32,6 +32,7 @@ from olive_eval.metrics.classification.inputs import (
     valid_mask,
 )
 from olive_eval.metrics.registry import register_metric
+from olive_eval.metrics.stats import LastSums
 from olive_eval.strict_model import StrictModel
 
 __all__ = [
@@ -43,6 +44,10 @@ __all__ = [
     "Precision",
     "Recall",
 ]
+
+
+#: The sums of the joined statistics the sub-types of one metric reduce in turn.
+_TOTALS = LastSums()
 
 
 def _score(value: float | np.ndarray, per_class: np.ndarray | None, task: str) -> Score:
@@ -236,13 +241,15 @@ class _StatScoresMetric(Metric):
             return L.reduce_name_lists(statistics, self.stat, self.config.average, self._class_order, self.config)
         task, average = self._task(statistics), self.config.average
         options = {"task": task, "top_k": self.config.top_k, "labels": self.config.labels}
+        # summed once for the sub-types reducing the same array (any other shape: the kernel's error)
+        totals = _TOTALS(statistics) if statistics.ndim == 3 and statistics.shape[2] == 4 else statistics
         if average != "none":
-            return _score(K.reduce_stat_scores(statistics, self.stat, average, **options), None, task)
+            return _score(K.reduce_stat_scores(totals, self.stat, average, **options), None, task)
         if task == "binary":
-            value = K.reduce_stat_scores(statistics, self.stat, "micro", task=task)
+            value = K.reduce_stat_scores(totals, self.stat, "micro", task=task)
             return _score(value, np.array([value]), task)
-        per_class = K.reduce_stat_scores(statistics, self.stat, "none", **options)
-        macro = K.reduce_stat_scores(statistics, self.stat, "macro", **options)
+        per_class = K.reduce_stat_scores(totals, self.stat, "none", **options)
+        macro = K.reduce_stat_scores(totals, self.stat, "macro", **options)
         return _score(macro, per_class, task)
 
 
