@@ -90,8 +90,8 @@ class LastGrouping:
 
 class LastSums:
     """The int64 sums over the examples (axis 0) of the last statistics array asked about, by identity: the
-    sub-types that finish on one joined array (accuracy, F1 and precision of one metric) sum it once. Held weakly,
-    as :class:`LastGrouping` holds its array."""
+    sub-types that finish on one joined array (accuracy, F1 and precision of one metric) sum it once. As for
+    :class:`LastGrouping`, a statistics array is never changed in place once made; the last one is held weakly."""
 
     def __init__(self) -> None:
         self._last: tuple[weakref.ReferenceType[np.ndarray], np.ndarray] | None = None

@@ -40,6 +40,7 @@ def key_and_stats(name: str, config: dict, *fields) -> tuple[object, np.ndarray 
         ((SCORES.argmax(axis=1), LABELS, None), False),  # labels alone: the largest label tells
         ((SCORES.argmax(axis=1) % 3, LABELS % 3, None), False),  # ... 3 classes, not 4
         ((TOKENS, TOKENS[::-1], None), False),  # a label per token: not fixed
+        ((SCORES, list(LABELS), None), False),  # references not an array: not looked into
     ],
 )
 def test_a_num_classes_the_data_fix_is_shared(fields, shared):
@@ -132,3 +133,12 @@ def test_sub_types_reducing_one_array_give_their_own_values(average, labels):
         assert score.value == expected
         if average == "none":
             np.testing.assert_array_equal(score.per_class, K.reduce_stat_scores(stats, stat, "none", **options))
+
+
+def test_lists_of_class_names_have_their_own_key_and_their_error():
+    names = [["cat"], ["dog", "cat"], []]  # ragged: no array shape to read
+    metric = get_metric("f1_score", {"num_classes": 2})
+    key = metric.statistics_key(names, names)
+    assert key == metric.shared_key()
+    with pytest.raises(ValueError, match="lists of class names take class_names"):
+        metric.statistics(names, names)

@@ -83,8 +83,8 @@ def _fixed_width(predictions: Any, references: Any, logits: Any) -> int | None:
     """The number of classes the inputs fix, whatever ``num_classes`` says (or an error when it says another): the
     width of the logits the predicted labels came from, or of score columns for one reference per example."""
     width = logits_width(predictions, logits)
-    if width is None and isinstance(predictions, np.ndarray) and predictions.ndim == 2 and np.ndim(references) == 1:
-        return int(predictions.shape[1])
+    if width is None and all(isinstance(a, np.ndarray) and a.dtype.kind in "biuf" for a in (predictions, references)):
+        return int(predictions.shape[1]) if predictions.ndim == 2 and references.ndim == 1 else None
     return width
 
 
