@@ -129,6 +129,11 @@ class Metric:
         and recall over the same stat scores) compute it once per batch and share it. None: not shared."""
         return None
 
+    def statistics_key(self, *fields: Any) -> Any:
+        """:meth:`shared_key` for the batch of ``fields`` about to be scored: a metric whose settings the data can
+        make irrelevant (a number of classes the score columns fix) shares its statistics more widely."""
+        return self.shared_key()
+
     def adopt(self, producer: Metric) -> None:
         """Statistics ``producer`` computed (same ``shared_key``) are about to be reused by this metric: take
         over whatever ``statistics`` learnt on the way (e.g. the inferred classification task)."""
@@ -161,7 +166,7 @@ class Metric:
         rows = np.asarray(statistics)
         if len(rows) == 0:
             return np.empty(0)
-        unique, inverse = _grouping()(rows)  # once for the sub-types sharing these statistics
+        unique, inverse = statistics_grouping()(rows)  # once for the sub-types sharing these statistics
         values = self.finalize_totals(unique.reshape(len(unique), *rows.shape[1:]))
         return values[inverse]
 
@@ -200,9 +205,9 @@ metric_registry: Registry[type[Metric]] = Registry(
 _GROUPING: list[Any] = []
 
 
-def _grouping() -> Any:
-    """The process's :class:`~olive_eval.metrics.stats.LastGrouping` (stats imports nothing of ours; it loads
-    on first use to keep this module light)."""
+def statistics_grouping() -> Any:
+    """The process's :class:`~olive_eval.metrics.stats.LastGrouping`, which :meth:`Metric.instance_scores` asks (it
+    loads on first use to keep this module light)."""
     if not _GROUPING:
         from olive_eval.metrics.stats import LastGrouping
 

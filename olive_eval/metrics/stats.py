@@ -24,7 +24,7 @@ from typing import Literal, Protocol, get_args, runtime_checkable
 
 import numpy as np
 
-from olive_eval.metrics.row_groups import unique_rows
+from olive_eval.metrics.row_groups import coded_groups, unique_rows
 
 Method = Literal["percentile", "basic", "bca"]
 METHODS: tuple[str, ...] = get_args(Method)
@@ -63,19 +63,46 @@ class LastGrouping:
     """:func:`unique_rows` of the last statistics array asked about, by identity: the sub-types that share one
     chunk's statistics (accuracy, F1 and precision of one metric) group its rows once, not once each. A
     statistics array is never changed in place once made; the last one is held weakly, with its groups, in one
-    attribute (a thread reads a consistent pair)."""
+    attribute (a thread reads a consistent pair). The producer of an array may tell its rows' codes first
+    (:meth:`remember`): the array is then grouped by them (:func:`coded_groups`, the same groups)."""
 
     def __init__(self) -> None:
         self._last: tuple[weakref.ReferenceType[np.ndarray], np.ndarray, np.ndarray] | None = None
+        self._coded: tuple[weakref.ReferenceType[np.ndarray], np.ndarray] | None = None
+
+    def remember(self, statistics: np.ndarray, codes: np.ndarray) -> None:
+        """``codes`` (non-negative integers, one per row) are equal exactly where the rows of ``statistics`` are."""
+        self._coded = (weakref.ref(statistics), codes)
 
     def __call__(self, statistics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(distinct rows, each row's index into them) of ``statistics`` viewed as ``[n, -1]``."""
-        last = self._last
+        last, coded = self._last, self._coded
         if last is not None and last[0]() is statistics:
             return last[1], last[2]
-        unique, inverse, _ = unique_rows(statistics.reshape(len(statistics), -1))
+        rows = statistics.reshape(len(statistics), -1)
+        if coded is not None and coded[0]() is statistics:
+            unique, inverse, _ = coded_groups(rows, coded[1])
+        else:
+            unique, inverse, _ = unique_rows(rows)
         self._last = (weakref.ref(statistics), unique, inverse)
         return unique, inverse
+
+
+class LastSums:
+    """The int64 sums over the examples (axis 0) of the last statistics array asked about, by identity: the
+    sub-types that finish on one joined array (accuracy, F1 and precision of one metric) sum it once. As for
+    :class:`LastGrouping`, a statistics array is never changed in place once made; the last one is held weakly."""
+
+    def __init__(self) -> None:
+        self._last: tuple[weakref.ReferenceType[np.ndarray], np.ndarray] | None = None
+
+    def __call__(self, statistics: np.ndarray) -> np.ndarray:
+        last = self._last
+        if last is not None and last[0]() is statistics:
+            return last[1]
+        totals = statistics.sum(axis=0, dtype=np.int64)
+        self._last = (weakref.ref(statistics), totals)
+        return totals
 
 
 def _distinct_rows(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

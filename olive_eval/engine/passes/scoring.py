@@ -2,7 +2,7 @@
 
 Batches are scored in chunks of consecutive batches (:mod:`olive_eval.engine.passes.chunks`). Decomposable metrics
 (instance, map/reduce) keep only their per-example statistics; sub-types whose statistics are the same work
-(``Metric.shared_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
+(``Metric.statistics_key``) compute them once per chunk. Global metrics keep the fields they read. Per-example
 records go to the instance file as each chunk is scored.
 """
 
@@ -161,7 +161,7 @@ class MetricScorer:
         if not s.metric.decomposes:
             s.fields.append(columns)
             return
-        key = s.metric.shared_key()
+        key = s.metric.statistics_key(*columns)
         filtered = repr((self.config.filters, self.config.repeats, self.config.reduction))
         cache_key = (start, n, filtered, s.reads, key)
         cached = cache.get(cache_key) if key is not None else None
@@ -246,11 +246,12 @@ class MetricScorer:
             self.discard()
             raise
         out, late = [], {}
+        joined: dict[tuple[Any, ...], np.ndarray] = {}
         for s in self._subs:
             if s.error is not None:
                 out.append(Scored(s.sub, Score(float("nan")), error=s.error))
             elif s.metric.decomposes:
-                stats = s.metric.concat_statistics(s.rows)
+                stats = self._joined(s, joined)
                 score = s.metric.reduce(stats)
                 out.append(Scored(s.sub, score, Evidence(sample=ExampleStats(s.metric, statistics=stats))))
             else:
@@ -267,6 +268,15 @@ class MetricScorer:
         self._release(late)
         self.close()
         return out
+
+    @staticmethod
+    def _joined(s: _Sub, joined: dict[tuple[Any, ...], np.ndarray]) -> np.ndarray:
+        """The sub-type's statistics of every chunk in one array: joined once for the sub-types that shared every
+        chunk's statistics (the same arrays, joined by the same method: the same work, joined alike)."""
+        key = (type(s.metric).concat_statistics, *(id(part) for part in s.rows))
+        if key not in joined:
+            joined[key] = s.metric.concat_statistics(s.rows)
+        return joined[key]
 
     def _release(self, late: dict[str, np.ndarray]) -> None:
         """The held records into their file, with the global sub-types' per-example columns (one whose length is

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from olive_eval.metrics.classification.confusion_rows import one_hot
 from olive_eval.metrics.classification.curves import class_sums, curve_sums
 from olive_eval.metrics.classification.inputs import Task, check_binary, check_labels, prepare, resolve_num_classes
 from olive_eval.metrics.classification.stat_scores import (
     AVERAGES,
     Average,
-    one_hot,
     safe_divide,
     softmax_if_logits,
 )

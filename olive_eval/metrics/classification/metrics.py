@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from olive_eval.metrics.base import Kind, Metric, Score
+from olive_eval.metrics.base import Kind, Metric, Score, statistics_grouping
 from olive_eval.metrics.classification import label_lists as L
 from olive_eval.metrics.classification import stat_scores as K
 from olive_eval.metrics.classification.auroc import auroc
@@ -32,6 +32,7 @@ from olive_eval.metrics.classification.inputs import (
     valid_mask,
 )
 from olive_eval.metrics.registry import register_metric
+from olive_eval.metrics.stats import LastSums
 from olive_eval.strict_model import StrictModel
 
 __all__ = [
@@ -43,6 +44,10 @@ __all__ = [
     "Precision",
     "Recall",
 ]
+
+
+#: The sums of the joined statistics the sub-types of one metric reduce in turn.
+_TOTALS = LastSums()
 
 
 def _score(value: float | np.ndarray, per_class: np.ndarray | None, task: str) -> Score:
@@ -72,6 +77,15 @@ def logits_width(predictions: Any, logits: Any) -> int | None:
         if np.delete(logits.shape, axis).tolist() == list(predictions.shape) and logits.shape[axis] >= 2:
             return int(logits.shape[axis])
     return None
+
+
+def _fixed_width(predictions: Any, references: Any, logits: Any) -> int | None:
+    """The number of classes the inputs fix, whatever ``num_classes`` says (or an error when it says another): the
+    width of the logits the predicted labels came from, or of score columns for one reference per example."""
+    width = logits_width(predictions, logits)
+    if width is None and all(isinstance(a, np.ndarray) and a.dtype.kind in "biuf" for a in (predictions, references)):
+        return int(predictions.shape[1]) if predictions.ndim == 2 and references.ndim == 1 else None
+    return width
 
 
 class _StatScoresMetric(Metric):
@@ -125,7 +139,7 @@ class _StatScoresMetric(Metric):
         task = resolve_task(predictions, references, task, c.ignore_index)
         if c.task is None and task == "binary" and self._inferred_task == "multiclass":
             task = "multiclass"  # a pass streams in batches: once a label above 1 was seen, stay multiclass
-        stats = K.stat_scores(
+        stats, codes = K.coded_stat_scores(
             predictions,
             references,
             task=task,
@@ -136,6 +150,8 @@ class _StatScoresMetric(Metric):
             ignore_index=c.ignore_index,
             start=start,
         )
+        if codes is not None:  # the per-example scores group the rows by their label pairs
+            statistics_grouping().remember(stats, codes)
         self._inferred_task = task
         self._seen += len(stats)
         return stats
@@ -143,6 +159,17 @@ class _StatScoresMetric(Metric):
     def shared_key(self) -> Any:
         """Accuracy, F1, precision and recall with the same task settings share one stat-scores pass."""
         return ("stat_scores", self.config.model_dump_json(exclude={"average", "labels"}))
+
+    def statistics_key(self, predictions: Any, references: Any, logits: Any = None) -> Any:
+        """The shared key, where a ``num_classes`` that the data fix (the predictions' score columns, the logits the
+        predicted labels came from) counts as left out: accuracy without it shares F1's statistics with it."""
+        c = self.config
+        if c.num_classes is not None and c.num_classes == _fixed_width(predictions, references, logits):
+            return (
+                "stat_scores",
+                c.model_copy(update={"num_classes": None}).model_dump_json(exclude={"average", "labels"}),
+            )
+        return self.shared_key()
 
     def adopt(self, producer: Metric) -> None:
         self._inferred_task = getattr(producer, "_inferred_task", None) or self._inferred_task
@@ -214,13 +241,15 @@ class _StatScoresMetric(Metric):
             return L.reduce_name_lists(statistics, self.stat, self.config.average, self._class_order, self.config)
         task, average = self._task(statistics), self.config.average
         options = {"task": task, "top_k": self.config.top_k, "labels": self.config.labels}
+        # summed once for the sub-types reducing the same array (any other shape: the kernel's error)
+        totals = _TOTALS(statistics) if statistics.ndim == 3 and statistics.shape[2] == 4 else statistics
         if average != "none":
-            return _score(K.reduce_stat_scores(statistics, self.stat, average, **options), None, task)
+            return _score(K.reduce_stat_scores(totals, self.stat, average, **options), None, task)
         if task == "binary":
-            value = K.reduce_stat_scores(statistics, self.stat, "micro", task=task)
+            value = K.reduce_stat_scores(totals, self.stat, "micro", task=task)
             return _score(value, np.array([value]), task)
-        per_class = K.reduce_stat_scores(statistics, self.stat, "none", **options)
-        macro = K.reduce_stat_scores(statistics, self.stat, "macro", **options)
+        per_class = K.reduce_stat_scores(totals, self.stat, "none", **options)
+        macro = K.reduce_stat_scores(totals, self.stat, "macro", **options)
         return _score(macro, per_class, task)
 
 

@@ -36,6 +36,12 @@ from typing import Literal
 
 import numpy as np
 
+from olive_eval.metrics.classification.confusion_rows import (
+    binary_confusion,
+    confusion,
+    multiclass_confusion,
+    pair_rows,
+)
 from olive_eval.metrics.classification.inputs import (
     Task,
     check_binary,
@@ -93,19 +99,6 @@ def _binary_scores(preds: np.ndarray) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ map/reduce stats
-def _confusion(pred: np.ndarray, tgt: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """``[N, C]`` booleans → ``[N, C, 4]`` int8 (tp, fp, fn, tn), zero where not valid."""
-    pred, tgt = pred & valid, tgt & valid
-    npred, ntgt = ~pred & valid, ~tgt & valid
-    return np.stack([pred & tgt, pred & ntgt, npred & tgt, npred & ntgt], axis=-1).view(np.int8)
-
-
-def one_hot(labels: np.ndarray, num_classes: int) -> np.ndarray:
-    out = np.zeros((len(labels), num_classes), bool)
-    out[np.arange(len(labels)), labels] = True
-    return out
-
-
 def _positive(scores: np.ndarray, threshold: float, why: str, start: int) -> np.ndarray:
     """Binary/multilabel predictions: scores (logits get a sigmoid) above ``threshold``, or 0/1 labels."""
     if is_float(scores):
@@ -131,12 +124,39 @@ def stat_scores(
     ``task=None`` infers the task (:func:`resolve_task` tells which one, to pass on to the reduce).
     ``start`` numbers the examples in errors (a batch's first example in a pass).
     """
+    return coded_stat_scores(
+        preds,
+        targets,
+        task=task,
+        num_classes=num_classes,
+        num_labels=num_labels,
+        threshold=threshold,
+        top_k=top_k,
+        ignore_index=ignore_index,
+        start=start,
+    )[0]
+
+
+def coded_stat_scores(
+    preds: object,
+    targets: object,
+    *,
+    task: Task | None = None,
+    num_classes: int | None = None,
+    num_labels: int | None = None,
+    threshold: float = 0.5,
+    top_k: int = 1,
+    ignore_index: int | None = None,
+    start: int = 0,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """:func:`stat_scores` and, where one label per example fixes its row (binary, multiclass without extra
+    dimensions), each example's :func:`~.confusion_rows.pair_codes` (else None), for the row grouping."""
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must lie in [0, 1], got {threshold}")
     if top_k < 1:
         raise ValueError(f"top_k must be >= 1, got {top_k}")
     if resolve_task(preds, targets, task, ignore_index) == "multiclass" and np.ndim(targets) >= 2:
-        return _multidim_stat_scores(preds, targets, num_classes, top_k, ignore_index, start)
+        return _multidim_stat_scores(preds, targets, num_classes, top_k, ignore_index, start), None
     p, t, task, valid = prepare(preds, targets, task, ignore_index)
     if top_k > 1 and task != "multiclass":
         raise ValueError(f"top_k applies to multiclass inputs only, but the task is {task}")
@@ -146,14 +166,14 @@ def stat_scores(
         check_binary(t, "references", why=why, start=start, valid=valid)
         pred = _positive(_binary_scores(p), threshold, why, start)
         tgt = np.where(valid, t, 0) == 1
-        return _confusion(pred[:, None], tgt[:, None], valid[:, None])
+        return pair_rows(pred, tgt, valid, 2, binary_confusion)
 
     if task == "multilabel":
         if num_labels is not None and num_labels != p.shape[1]:
             raise ValueError(f"num_labels is {num_labels} but preds have {p.shape[1]} columns")
         why = "multilabel labels are 0 or 1"
         check_binary(t, "references", why=why, start=start, valid=valid)
-        return _confusion(_positive(p, threshold, why, start), np.where(valid, t, 0) == 1, valid)
+        return confusion(_positive(p, threshold, why, start), np.where(valid, t, 0) == 1, valid), None
 
     # multiclass
     if p.ndim not in (1, 2):
@@ -167,14 +187,14 @@ def stat_scores(
     if p.ndim == 1:
         if top_k > 1:
             raise ValueError("top_k > 1 needs per-class scores [N, C], not predicted labels [N]")
-        pred = one_hot(check_labels(p, n_cls, "predictions", why=why, start=start), n_cls)
+        pred = check_labels(p, n_cls, "predictions", why=why, start=start)
     elif top_k == 1:
-        pred = one_hot(np.argmax(p, axis=1), n_cls)
+        pred = np.argmax(p, axis=1)
     else:  # the target when it ranks among the k best (ties: lower index first), else the top-1 class
         own = p[np.arange(len(p)), tgt_labels][:, None]
         rank = (p > own).sum(axis=1) + ((p == own) & (np.arange(n_cls) < tgt_labels[:, None])).sum(axis=1)
-        pred = one_hot(np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1)), n_cls)
-    return _confusion(pred, one_hot(tgt_labels, n_cls), valid[:, None])
+        pred = np.where(rank < top_k, tgt_labels, np.argmax(p, axis=1))
+    return pair_rows(pred, tgt_labels, valid, n_cls, multiclass_confusion(n_cls))
 
 
 def _multidim_stat_scores(
