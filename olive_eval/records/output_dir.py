@@ -82,7 +82,7 @@ class OutputDir:
         """Check and lock the folder, then (``claim``) make it the run's; UsageError, leaving it as it was, if it
         cannot be used. ``claim=False`` leaves :meth:`claim` to the caller, once the run is known to go ahead."""
         path = self.path
-        blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+        made, blocker = _missing_ancestors(path)
         if blocker is not None and not blocker.is_dir():
             where = "is a file" if blocker == path else f"is below {blocker}, which is a file"
             raise UsageError(f"output directory {path} {where}; choose a folder (--output-dir)")
@@ -92,7 +92,6 @@ class OutputDir:
                 f"output directory {path}: {link} is a link, and olive-eval does not write through links; "
                 "remove it or choose another --output-dir"
             )
-        made = [p for p in (path, *path.parents) if not p.exists()]  # what mkdir creates, deepest first
         lock_existed = os.path.lexists(path / LOCK_FILE)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -196,6 +195,18 @@ class OutputDir:
             self._lock = None
 
 
+def _missing_ancestors(path: Path) -> tuple[list[Path], Path | None]:
+    """What ``mkdir(parents=True)`` would create (``path`` and its missing parents, deepest first), and the first
+    of them that exists (None: not even the root): the folders above one that exists exist too, so they are not
+    asked for."""
+    made: list[Path] = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            return made, folder
+        made.append(folder)
+    return made, None
+
+
 def _remove_empty(folders: list[Path]) -> None:
     """Remove the folders a refused run created (deepest first), if still empty."""
     for folder in folders:
@@ -220,9 +231,12 @@ def _clear_previous_run(path: Path, keep_folders: Collection[str] = ()) -> Clear
     """Only the files olive-eval itself wrote: results.json (and its leftover temporary files), its report and the
     per-example files its mark lists; links in the run folders are removed, never followed. Returns the listed
     files kept because the user changed them, and those of ``keep_folders``."""
-    for item in path.glob(f".{RESULTS_FILE}.*"):
-        if item.is_file() and not item.is_symlink():
-            item.unlink()
+    with os.scandir(path) as entries:  # the temporary files ``.results.json.*`` (a glob costs more than a listing)
+        leftovers = [
+            e.path for e in entries if e.name.startswith(f".{RESULTS_FILE}.") and e.is_file(follow_symlinks=False)
+        ]
+    for leftover in leftovers:
+        os.unlink(leftover)
     (path / RESULTS_FILE).unlink(missing_ok=True)
     (path / LOG_FILE).unlink(missing_ok=True)  # the earlier run's; a link there was refused
     if _is_our_report(path / REPORT_FILE):
