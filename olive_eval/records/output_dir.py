@@ -29,6 +29,7 @@ from olive_eval.records.output_manifest import (
     listed_lines,
     mark_text,
     read_mark,
+    remove_emptied,
 )
 from olive_eval.records.results import RESULTS_FILE, atomic_write_text
 from olive_eval.records.run_log import LOG_FILE, RunLog
@@ -60,6 +61,8 @@ class OutputDir:
         self.notes: list[str] = []
         #: Third-party libraries' log lines and warnings, kept off the terminal while the run works (``routed()``).
         self.log = RunLog(path / LOG_FILE)
+        #: The earlier run's files the claim removed: the folders they leave empty go when the folder is closed.
+        self._removed: list[Path] = []
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -167,6 +170,7 @@ class OutputDir:
         if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
             cleared = _clear_previous_run(path, keep_folders)
+            self._removed = cleared.removed
             kept = cleared.kept
             self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in cleared.changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
@@ -187,8 +191,11 @@ class OutputDir:
                 )
 
     def close(self) -> None:
+        """Release the folder; the folders the claim's clearing left empty, and the run wrote nothing into, go."""
         self.log.close()
         if self._lock is not None:
+            remove_emptied(self.path, self._removed)
+            self._removed = []
             os.ftruncate(self._lock, 0)  # closed properly: no pid is left behind
             _unlock(self._lock)
             os.close(self._lock)

@@ -101,8 +101,10 @@ def listed_lines(files: dict[str, dict[str, int]]) -> str:
 
 
 def clear_written(out_dir: Path, keep_folders: Collection[str] = ()) -> Cleared:
-    """Remove the files the mark lists whose identity is unchanged, temporary files left by a run that died, and
-    the folders that leaves empty; keep everything else. Files of a model folder in ``keep_folders`` (models whose
+    """Remove the files the mark lists whose identity is unchanged and temporary files left by a run that died;
+    keep everything else. The folders that leaves empty are the caller's to remove (:func:`remove_emptied`) once the
+    run is done with them: a rerun writes into most of them again, and a folder removed and made again costs two
+    journaled changes of the file system. Files of a model folder in ``keep_folders`` (models whose
     results ``--resume`` keeps) stay, listed in :attr:`Cleared.kept`. A mark from an earlier version (no list) had
     its per-example files found by name (``.parquet``, ``.jsonl``), as that version did."""
     lines = _mark_lines(out_dir / MARKER_FILE)
@@ -136,7 +138,6 @@ def clear_written(out_dir: Path, keep_folders: Collection[str] = ()) -> Cleared:
         if rel not in listing.files and path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
             done.removed.append(path)
-    _remove_emptied(out_dir, done.removed)
     return done
 
 
@@ -210,8 +211,9 @@ def _unsafe(rel: str) -> bool:
     return Path(rel).is_absolute() or ".." in parts or len(parts) < 2 or parts[0] not in RUN_FOLDERS
 
 
-def _remove_emptied(out_dir: Path, removed: list[Path]) -> None:
-    """Remove the folders that removing ``removed`` left empty, up to (not including) ``out_dir``."""
+def remove_emptied(out_dir: Path, removed: list[Path]) -> None:
+    """Remove the folders above ``removed`` (files :func:`clear_written` removed) that are empty, up to (not
+    including) ``out_dir``."""
     folders = {parent for path in removed for parent in path.parents if parent != out_dir and out_dir in parent.parents}
     for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
         try:
@@ -230,7 +232,6 @@ def _clear_by_name(out_dir: Path) -> Cleared:
                 if not path.is_symlink() and _is_record(file):
                     path.unlink()
                     done.removed.append(path)
-    _remove_emptied(out_dir, done.removed)
     return done
 
 

@@ -178,7 +178,6 @@ def test_a_mark_that_is_a_link_or_not_ours_clears_by_name(tmp_path):
     (tmp_path / "elsewhere").write_text('{"tool": "olive-eval", "version": "1", "files": "listed"}\n')
     (out / MARKER_FILE).symlink_to(tmp_path / "elsewhere")
     assert clear_written(out).removed == [record]  # the link is not read: found by name, as an old version's
-    record.parent.mkdir(parents=True)
     record.write_bytes(b"PAR1")
     (out / MARKER_FILE).unlink()
     (out / MARKER_FILE).write_text('{"tool": "other"}\n{"file": "instances/m/acc.parquet"}\n')
@@ -202,3 +201,36 @@ def test_clearing_looks_at_each_listed_file_once(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "lstat", lambda p, *a, **k: looks.append(str(p)) or real_lstat(p, *a, **k))
     assert len(manifest.clear_written(out).removed) == 20
     assert len([p for p in looks if p.endswith(".parquet")]) == 20
+
+
+def test_a_rerun_writes_into_the_folders_it_cleared_and_those_it_left_empty_go_when_it_ends(
+    toy, tmp_path, capsys, monkeypatch
+):
+    """The clear leaves emptied folders in place while the run works (a folder removed and made again costs the
+    file system two journaled changes): those the run writes into again are the same folders, the others go
+    when the run ends; a user's own empty folder stays."""
+    from olive_eval.records.output_manifest import clear_written, remove_emptied
+
+    out = tmp_path / "out"
+    assert run_cli(toy, out, capsys, {"old": 0.1})[0] == 0
+    (out / "instances" / "mine").mkdir()
+    removed: list[str] = []
+    real_rmdir = Path.rmdir
+
+    def rmdir(self: Path) -> None:
+        real_rmdir(self)  # an OSError (not empty) is not a removal
+        removed.append(self.relative_to(out).as_posix())
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    assert run_cli(toy, out, capsys, {"new": 0.1}) == (0, "")
+    assert sorted(removed) == ["instances/old", "samples/old"]  # base's folders written into again, never removed
+    monkeypatch.undo()
+    assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "mine", "new"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["base", "new"]
+
+    cleared = clear_written(out)
+    assert cleared.removed and all(path.parent.is_dir() for path in cleared.removed)  # left for the caller
+    (out / "samples" / "new" / "notes.txt").write_text("n")
+    remove_emptied(out, cleared.removed)
+    assert sorted(p.name for p in (out / "instances").iterdir()) == ["mine"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["new"]
