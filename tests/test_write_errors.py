@@ -193,3 +193,32 @@ def test_a_durable_write_is_fsynced_and_an_intermediate_one_is_not(tmp_path, mon
     assert synced == [] and (tmp_path / "a.json").read_text() == "{}\n"
     olive_eval.records.results.atomic_write_text(tmp_path / "a.json", "[]\n")
     assert len(synced) == 1 and (tmp_path / "a.json").read_text() == "[]\n"
+
+
+def test_the_written_bytes_are_a_text_files_even_when_the_kernel_takes_them_a_few_at_a_time(tmp_path, monkeypatch):
+    """results.json goes to the descriptor itself, not through a text file: the same bytes as ``open(path, "w",
+    encoding="utf-8")`` writes, on random text (new lines, non-ASCII, a carriage return) and when each write
+    takes only some of the bytes."""
+    import random
+
+    rng = random.Random(0)
+    alphabet = ["a", "\n", "\r", "\r\n", "é", "€", "𝄞", '"', "\\", " ", "\t", "\x00"]
+    texts = ["", "\n", *("".join(rng.choice(alphabet) for _ in range(rng.randrange(200))) for _ in range(100))]
+    real_write = os.write
+    pieces: list[int] = []
+
+    def write_a_few(fd: int, data: memoryview) -> int:
+        pieces.append(real_write(fd, data[:7]))
+        return pieces[-1]
+
+    for few in (False, True):
+        if few:
+            monkeypatch.setattr(olive_eval.records.results.os, "write", write_a_few)
+        for i, text in enumerate(texts):
+            reference = tmp_path / f"reference-{i}"
+            with open(reference, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            written = olive_eval.records.results.atomic_write_text(tmp_path / f"written-{i}", text, durable=few)
+            assert written.read_bytes() == reference.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
+    assert sum(pieces) == sum(len(text.replace("\n", os.linesep).encode()) for text in texts)  # all, 7 bytes a time

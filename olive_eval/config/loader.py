@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -126,11 +126,27 @@ def json_nodes(data: Any, path: str = "") -> Iterator[tuple[str, Any]]:
 
 def find_non_finite(data: Any) -> tuple[str, float] | None:
     """The JSON path and value of the first NaN or infinity in ``data`` (Python's json reads ``NaN``,
-    ``Infinity`` and ``-Infinity`` literals, which JSON itself does not allow)."""
+    ``Infinity`` and ``-Infinity`` literals, which JSON itself does not allow). Only a config that holds one has
+    the paths built (:func:`json_nodes`, a generator per node: the most of a warm ``evaluate()``'s check)."""
+    if not _holds_non_finite(data):
+        return None
     return next(
         ((where, value) for where, value in json_nodes(data) if isinstance(value, float) and not math.isfinite(value)),
         None,
     )
+
+
+def _holds_non_finite(data: Any) -> bool:
+    """Whether a NaN or infinity lies anywhere in ``data`` (the values :func:`json_nodes` goes over)."""
+    if isinstance(data, float):
+        return not math.isfinite(data)
+    if isinstance(data, dict):
+        values: Iterable[Any] = data.values()
+    elif isinstance(data, (list, tuple)):
+        values = data
+    else:
+        return False
+    return any(_holds_non_finite(value) for value in values)
 
 
 def load_run_config(

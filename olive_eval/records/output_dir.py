@@ -29,6 +29,7 @@ from olive_eval.records.output_manifest import (
     listed_lines,
     mark_text,
     read_mark,
+    remove_emptied,
 )
 from olive_eval.records.results import RESULTS_FILE, atomic_write_text
 from olive_eval.records.run_log import LOG_FILE, RunLog
@@ -60,6 +61,8 @@ class OutputDir:
         self.notes: list[str] = []
         #: Third-party libraries' log lines and warnings, kept off the terminal while the run works (``routed()``).
         self.log = RunLog(path / LOG_FILE)
+        #: The earlier run's files the claim removed: the folders they leave empty go when the folder is closed.
+        self._removed: list[Path] = []
 
     def __enter__(self) -> OutputDir:
         self.open()
@@ -82,7 +85,7 @@ class OutputDir:
         """Check and lock the folder, then (``claim``) make it the run's; UsageError, leaving it as it was, if it
         cannot be used. ``claim=False`` leaves :meth:`claim` to the caller, once the run is known to go ahead."""
         path = self.path
-        blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+        made, blocker = _missing_ancestors(path)
         if blocker is not None and not blocker.is_dir():
             where = "is a file" if blocker == path else f"is below {blocker}, which is a file"
             raise UsageError(f"output directory {path} {where}; choose a folder (--output-dir)")
@@ -92,7 +95,6 @@ class OutputDir:
                 f"output directory {path}: {link} is a link, and olive-eval does not write through links; "
                 "remove it or choose another --output-dir"
             )
-        made = [p for p in (path, *path.parents) if not p.exists()]  # what mkdir creates, deepest first
         lock_existed = os.path.lexists(path / LOCK_FILE)
         try:
             path.mkdir(parents=True, exist_ok=True)
@@ -168,6 +170,7 @@ class OutputDir:
         if marked:
             self.died_during = _running_model(path / RESULTS_FILE) if died else None
             cleared = _clear_previous_run(path, keep_folders)
+            self._removed = cleared.removed
             kept = cleared.kept
             self.notes += [f"kept {file}: changed since olive-eval wrote it" for file in cleared.changed]
         from olive_eval import __version__  # here: the package imports this module while it initializes
@@ -188,12 +191,27 @@ class OutputDir:
                 )
 
     def close(self) -> None:
+        """Release the folder; the folders the claim's clearing left empty, and the run wrote nothing into, go."""
         self.log.close()
         if self._lock is not None:
+            remove_emptied(self.path, self._removed)
+            self._removed = []
             os.ftruncate(self._lock, 0)  # closed properly: no pid is left behind
             _unlock(self._lock)
             os.close(self._lock)
             self._lock = None
+
+
+def _missing_ancestors(path: Path) -> tuple[list[Path], Path | None]:
+    """What ``mkdir(parents=True)`` would create (``path`` and its missing parents, deepest first), and the first
+    of them that exists (None: not even the root): the folders above one that exists exist too, so they are not
+    asked for."""
+    made: list[Path] = []
+    for folder in (path, *path.parents):
+        if folder.exists():
+            return made, folder
+        made.append(folder)
+    return made, None
 
 
 def _remove_empty(folders: list[Path]) -> None:
@@ -220,9 +238,12 @@ def _clear_previous_run(path: Path, keep_folders: Collection[str] = ()) -> Clear
     """Only the files olive-eval itself wrote: results.json (and its leftover temporary files), its report and the
     per-example files its mark lists; links in the run folders are removed, never followed. Returns the listed
     files kept because the user changed them, and those of ``keep_folders``."""
-    for item in path.glob(f".{RESULTS_FILE}.*"):
-        if item.is_file() and not item.is_symlink():
-            item.unlink()
+    with os.scandir(path) as entries:  # the temporary files ``.results.json.*`` (a glob costs more than a listing)
+        leftovers = [
+            e.path for e in entries if e.name.startswith(f".{RESULTS_FILE}.") and e.is_file(follow_symlinks=False)
+        ]
+    for leftover in leftovers:
+        os.unlink(leftover)
     (path / RESULTS_FILE).unlink(missing_ok=True)
     (path / LOG_FILE).unlink(missing_ok=True)  # the earlier run's; a link there was refused
     if _is_our_report(path / REPORT_FILE):

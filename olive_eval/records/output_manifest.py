@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,29 +101,34 @@ def listed_lines(files: dict[str, dict[str, int]]) -> str:
 
 
 def clear_written(out_dir: Path, keep_folders: Collection[str] = ()) -> Cleared:
-    """Remove the files the mark lists whose identity is unchanged, temporary files left by a run that died, and
-    the folders that leaves empty; keep everything else. Files of a model folder in ``keep_folders`` (models whose
+    """Remove the files the mark lists whose identity is unchanged and temporary files left by a run that died;
+    keep everything else. The folders that leaves empty are the caller's to remove (:func:`remove_emptied`) once the
+    run is done with them: a rerun writes into most of them again, and a folder removed and made again costs two
+    journaled changes of the file system. Files of a model folder in ``keep_folders`` (models whose
     results ``--resume`` keeps) stay, listed in :attr:`Cleared.kept`. A mark from an earlier version (no list) had
     its per-example files found by name (``.parquet``, ``.jsonl``), as that version did."""
-    marker = out_dir / MARKER_FILE
-    head = read_mark(marker) or {}
-    if head.get("files") != LISTED:
+    lines = _mark_lines(out_dir / MARKER_FILE)
+    if lines is None or lines[0].get("files") != LISTED:
         return _clear_by_name(out_dir)
-    listing = _listed(marker)
+    listing = _listing(lines[1])
     done = Cleared()
     for rel, identity in listing.files.items():
         path = out_dir / rel
+        try:
+            found = path.lstat()
+        except OSError:
+            continue
+        if not stat.S_ISREG(found.st_mode):  # a link (never followed) or a folder: not a file we wrote
+            continue
         parts = rel.split("/")
         ours = len(parts) > 2 and parts[0] in RUN_FOLDERS and parts[1] in keep_folders
-        if ours and path.is_file() and not path.is_symlink() and identity == _identity(path):
+        if identity != _identity_of(found):
+            done.changed.append(path)
+            continue
+        if ours:
             done.kept[rel] = identity
             continue
         try:
-            if path.is_symlink() or not path.is_file():
-                continue
-            if identity != _identity(path):
-                done.changed.append(path)
-                continue
             path.unlink()
         except OSError:
             continue
@@ -132,7 +138,6 @@ def clear_written(out_dir: Path, keep_folders: Collection[str] = ()) -> Cleared:
         if rel not in listing.files and path.is_file() and not path.is_symlink():
             path.unlink(missing_ok=True)
             done.removed.append(path)
-    _remove_emptied(out_dir, done.removed)
     return done
 
 
@@ -142,13 +147,31 @@ class _Listing:
     partial: set[str] = field(default_factory=set)
 
 
+def _mark_lines(marker: Path) -> tuple[dict[str, Any], list[str]] | None:
+    """The mark's first line, as :func:`read_mark` reads it, and its later lines, from one read of the file; None
+    where :func:`read_mark` says None."""
+    if marker.is_symlink() or not marker.is_file():
+        return None
+    try:
+        text = marker.read_text(encoding="utf-8")
+        head = json.loads(text.partition("\n")[0])
+    except (OSError, ValueError):
+        return None
+    return (head, text.splitlines()[1:]) if isinstance(head, dict) and head.get("tool") == TOOL else None
+
+
 def _listed(marker: Path) -> _Listing:
     """The mark's list (a damaged line is skipped: its file is kept, never removed by guess)."""
-    listing = _Listing()
     try:
         lines = marker.read_text(encoding="utf-8").splitlines()[1:]
     except OSError:
-        return listing
+        return _Listing()
+    return _listing(lines)
+
+
+def _listing(lines: list[str]) -> _Listing:
+    """The list the mark's lines after its first give."""
+    listing = _Listing()
     for line in lines:
         try:
             entry = json.loads(line)
@@ -166,8 +189,11 @@ def _listed(marker: Path) -> _Listing:
 
 def _identity(path: Path) -> dict[str, int]:
     """Size, modification time (ns) and inode: an edit, a copy over it or a new file in its place changes one."""
-    stat = path.lstat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ino": stat.st_ino}
+    return _identity_of(path.lstat())
+
+
+def _identity_of(found: os.stat_result) -> dict[str, int]:
+    return {"size": found.st_size, "mtime_ns": found.st_mtime_ns, "ino": found.st_ino}
 
 
 def _relative(out_dir: Path, path: Path) -> str | None:
@@ -185,8 +211,9 @@ def _unsafe(rel: str) -> bool:
     return Path(rel).is_absolute() or ".." in parts or len(parts) < 2 or parts[0] not in RUN_FOLDERS
 
 
-def _remove_emptied(out_dir: Path, removed: list[Path]) -> None:
-    """Remove the folders that removing ``removed`` left empty, up to (not including) ``out_dir``."""
+def remove_emptied(out_dir: Path, removed: list[Path]) -> None:
+    """Remove the folders above ``removed`` (files :func:`clear_written` removed) that are empty, up to (not
+    including) ``out_dir``."""
     folders = {parent for path in removed for parent in path.parents if parent != out_dir and out_dir in parent.parents}
     for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
         try:
@@ -205,7 +232,6 @@ def _clear_by_name(out_dir: Path) -> Cleared:
                 if not path.is_symlink() and _is_record(file):
                     path.unlink()
                     done.removed.append(path)
-    _remove_emptied(out_dir, done.removed)
     return done
 
 

@@ -235,3 +235,37 @@ def test_an_unbuilt_olive_component_is_refused_not_ignored(base):
         "have it (Olive 0.13 registers it but leaves it unimplemented"
     )
     assert "huggingface_dataset" in message and "local_dataset" not in message.split("available: ")[1]
+
+
+def test_the_non_finite_check_finds_what_a_walk_over_every_node_finds():
+    """:func:`find_non_finite` builds paths only for a config that holds a NaN or infinity: on random nested
+    configs (and the edge cases) it gives what a walk over every node gives."""
+    import math
+    import random
+
+    from olive_eval.config.loader import find_non_finite, json_nodes
+
+    def walked(data):
+        return next(((w, v) for w, v in json_nodes(data) if isinstance(v, float) and not math.isfinite(v)), None)
+
+    leaves = [0.5, -0.0, 1e308, 7, True, None, "nan", float("nan"), float("inf"), -float("inf")]
+
+    def random_value(rng: random.Random, depth: int):
+        if depth == 0 or rng.random() < 0.3:
+            return rng.choice(leaves[:6] if rng.random() < 0.9 else leaves)
+        if rng.random() < 0.5:
+            return {f"k{i}": random_value(rng, depth - 1) for i in range(rng.randrange(4))}
+        return (list if rng.random() < 0.8 else tuple)(random_value(rng, depth - 1) for _ in range(rng.randrange(4)))
+
+    rng = random.Random(0)
+    configs = [random_value(rng, 5) for _ in range(2000)]
+    edge = [{}, [], float("nan"), {"a": [{"b": (1, float("-inf"))}]}, {"x": {"nan": 1.0}}, [[[[float("inf")]]]]]
+    found = 0
+    for config in [*configs, *edge]:
+        expected = walked(config)
+        got = find_non_finite(config)
+        assert (got is None) == (expected is None)
+        if expected is not None:
+            found += 1
+            assert got[0] == expected[0] and repr(got[1]) == repr(expected[1])
+    assert 100 < found < len(configs)  # both kinds were tried

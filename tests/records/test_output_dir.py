@@ -235,3 +235,22 @@ def test_a_run_fsyncs_results_json_once_and_the_mark_never(toy, monkeypatch):
     out = toy.root / "out"
     assert [os.path.basename(p).split(".")[1] for p in synced] == ["results"]  # the temporary .results.json.*
     assert (out / MARKER_FILE).is_file() and json.loads((out / MARKER_FILE).read_text().splitlines()[0])["tool"]
+
+
+def test_a_rerun_removes_the_temporary_results_files_a_run_left_and_nothing_else(toy, tmp_path, capsys):
+    """``.results.json.*`` regular files go; a link or a folder of that name, and a file that only looks alike,
+    stay."""
+    out = tmp_path / "p"
+    assert run_cli(toy, out, capsys)[0] == 0
+    left = [out / ".results.json.k2j4abcd", out / ".results.json."]
+    for path in left:
+        path.write_text("{")
+    (tmp_path / "theirs").write_text("theirs")
+    kept = [out / ".results.json.link", out / ".results.json.folder", out / ".results.jsonx", out / "results.json.bak"]
+    kept[0].symlink_to(tmp_path / "theirs")
+    kept[1].mkdir()
+    kept[2].write_text("x")
+    kept[3].write_text("x")
+    assert run_cli(toy, out, capsys)[0] == 0
+    assert not any(os.path.lexists(path) for path in left)
+    assert all(os.path.lexists(path) for path in kept) and (tmp_path / "theirs").read_text() == "theirs"

@@ -4,6 +4,7 @@ identity; a user's own files, and ours the user changed, are kept (issue 29, ite
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from olive_eval.cli import main
@@ -127,3 +128,109 @@ def test_a_folder_marked_by_an_earlier_version_loses_its_records_by_name_as_that
         for model in ("base", "new")
         for kind, name in (("instances", "acc.parquet"), ("samples", "acc_samples.jsonl"))
     )
+
+
+def test_clearing_removes_each_listed_file_only_while_it_is_the_one_written(tmp_path):
+    """One look (``lstat``) per listed file decides: unchanged, removed; changed, kept and said; a link or a folder
+    in its place, or nothing, left alone; a kept model's unchanged file stays, listed as kept."""
+    from olive_eval.records.output_manifest import clear_written, mark_text
+
+    out = tmp_path / "out"
+    (out / "instances" / "m").mkdir(parents=True)
+    (out / "instances" / "kept").mkdir()
+    (out / MARKER_FILE).write_text(mark_text("0.0.0"))
+    names = ["same", "changed", "link", "folder", "gone", "kept_same", "kept_changed"]
+    files = {
+        name: out / "instances" / ("kept" if name.startswith("kept") else "m") / f"{name}.parquet" for name in names
+    }
+    for path in files.values():
+        path.write_bytes(b"PAR1")
+        record_written(out, path)
+    with (out / MARKER_FILE).open("a") as mark:
+        mark.write("not json\n")  # a damaged line: skipped
+    files["changed"].write_bytes(b"PAR1 edited")
+    files["kept_changed"].write_bytes(b"PAR1 edited")
+    (tmp_path / "theirs.parquet").write_bytes(b"theirs")
+    files["link"].unlink()
+    files["link"].symlink_to(tmp_path / "theirs.parquet")
+    files["folder"].unlink()
+    files["folder"].mkdir()
+    files["gone"].unlink()
+
+    cleared = clear_written(out, keep_folders={"kept"})
+
+    assert cleared.removed == [files["same"]]
+    assert cleared.changed == [files["changed"], files["kept_changed"]]
+    assert list(cleared.kept) == ["instances/kept/kept_same.parquet"]
+    assert cleared.kept["instances/kept/kept_same.parquet"]["size"] == 4
+    assert not files["same"].exists() and files["changed"].read_bytes() == b"PAR1 edited"
+    assert files["link"].is_symlink() and (tmp_path / "theirs.parquet").read_bytes() == b"theirs"
+    assert files["folder"].is_dir() and files["kept_same"].is_file()
+
+
+def test_a_mark_that_is_a_link_or_not_ours_clears_by_name(tmp_path):
+    from olive_eval.records.output_manifest import clear_written
+
+    out = tmp_path / "out"
+    (out / "instances" / "m").mkdir(parents=True)
+    record = out / "instances" / "m" / "acc.parquet"
+    record.write_bytes(b"PAR1")
+    (tmp_path / "elsewhere").write_text('{"tool": "olive-eval", "version": "1", "files": "listed"}\n')
+    (out / MARKER_FILE).symlink_to(tmp_path / "elsewhere")
+    assert clear_written(out).removed == [record]  # the link is not read: found by name, as an old version's
+    record.write_bytes(b"PAR1")
+    (out / MARKER_FILE).unlink()
+    (out / MARKER_FILE).write_text('{"tool": "other"}\n{"file": "instances/m/acc.parquet"}\n')
+    assert clear_written(out).removed == [record]
+
+
+def test_clearing_looks_at_each_listed_file_once(tmp_path, monkeypatch):
+    """A warm rerun's clear costs a file system call per listed file, not three (``is_symlink``, ``is_file``,
+    ``lstat``)."""
+    import olive_eval.records.output_manifest as manifest
+
+    out = tmp_path / "out"
+    (out / "instances" / "m").mkdir(parents=True)
+    (out / MARKER_FILE).write_text(manifest.mark_text("0.0.0"))
+    for i in range(20):
+        (out / "instances" / "m" / f"{i}.parquet").write_bytes(b"PAR1")
+        record_written(out, out / "instances" / "m" / f"{i}.parquet")
+    looks: list[str] = []
+    real_stat, real_lstat = os.stat, os.lstat
+    monkeypatch.setattr(os, "stat", lambda p, *a, **k: looks.append(str(p)) or real_stat(p, *a, **k))
+    monkeypatch.setattr(os, "lstat", lambda p, *a, **k: looks.append(str(p)) or real_lstat(p, *a, **k))
+    assert len(manifest.clear_written(out).removed) == 20
+    assert len([p for p in looks if p.endswith(".parquet")]) == 20
+
+
+def test_a_rerun_writes_into_the_folders_it_cleared_and_those_it_left_empty_go_when_it_ends(
+    toy, tmp_path, capsys, monkeypatch
+):
+    """The clear leaves emptied folders in place while the run works (a folder removed and made again costs the
+    file system two journaled changes): those the run writes into again are the same folders, the others go
+    when the run ends; a user's own empty folder stays."""
+    from olive_eval.records.output_manifest import clear_written, remove_emptied
+
+    out = tmp_path / "out"
+    assert run_cli(toy, out, capsys, {"old": 0.1})[0] == 0
+    (out / "instances" / "mine").mkdir()
+    removed: list[str] = []
+    real_rmdir = Path.rmdir
+
+    def rmdir(self: Path) -> None:
+        real_rmdir(self)  # an OSError (not empty) is not a removal
+        removed.append(self.relative_to(out).as_posix())
+
+    monkeypatch.setattr(Path, "rmdir", rmdir)
+    assert run_cli(toy, out, capsys, {"new": 0.1}) == (0, "")
+    assert sorted(removed) == ["instances/old", "samples/old"]  # base's folders written into again, never removed
+    monkeypatch.undo()
+    assert sorted(p.name for p in (out / "instances").iterdir()) == ["base", "mine", "new"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["base", "new"]
+
+    cleared = clear_written(out)
+    assert cleared.removed and all(path.parent.is_dir() for path in cleared.removed)  # left for the caller
+    (out / "samples" / "new" / "notes.txt").write_text("n")
+    remove_emptied(out, cleared.removed)
+    assert sorted(p.name for p in (out / "instances").iterdir()) == ["mine"]
+    assert sorted(p.name for p in (out / "samples").iterdir()) == ["new"]
