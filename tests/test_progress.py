@@ -218,9 +218,11 @@ def test_on_a_terminal_the_bars_reach_their_totals_and_stay_off_stdout_and_resul
     assert re.search(r"timing rounds, 2 models interleaved: 100%\|[^\r\n]*\| 5/5", err), err
     assert re.search(r"digits_fp32: 'digits_test': 360 ex", err), err  # first pass: a count, the total unknown
     assert "digits_fp32: loading model" in err  # the stage lines are printed above the bars
-    assert "Best candidate: digits_int8" in out
     results = (tmp_path / "out" / "results.json").read_text()
-    assert json.loads(results)["best"] == "digits_int8"
+    # the summary reaches stdout whole; whether int8 meets its latency goal is the machine's (x0.89 against
+    # <= 0.9 on an AMD EPYC here), not the bars'
+    best = json.loads(results)["best"]
+    assert out.rstrip().endswith("results.json") and (f"Best candidate: {best}" in out) == (best is not None)
     for mark in BAR_MARKS:
         assert mark not in out and mark not in results, mark
 
