@@ -192,11 +192,14 @@ def reevaluate(candidates: Sequence[dict[str, Any]], *, config: Path = CONFIG) -
     return time.perf_counter() - start, result
 
 
+def failed_models(result: RunResult) -> list[str]:
+    """The models that did not finish ok, each with its status and error."""
+    return [f"{name} ({model.status}: {model.error})" for name, model in result.models.items() if model.status != "ok"]
+
+
 def failure(result: RunResult) -> str | None:
     """Why the sweep counts as failed (a model that did not finish ok, or no candidate meeting every goal)."""
-    failed = [
-        f"{name} ({model.status}: {model.error})" for name, model in result.models.items() if model.status != "ok"
-    ]
+    failed = failed_models(result)
     if failed:
         return f"{', '.join(failed)} did not finish ok"
     return None if result.best is not None else "no candidate meets every goal"
@@ -210,6 +213,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only", nargs="+", choices=[o.name for o in quantize.OPTIONS], help="sweep these options")
     parser.add_argument("--output-dir", type=Path, help="results.json's folder (default: the config's output_dir)")
     parser.add_argument("--report", action="store_true", help="write report.html beside results.json (plotly)")
+    parser.add_argument(
+        "--allow-no-best",
+        action="store_true",
+        help="exit 0 when no candidate meets every goal (a model that fails still exits 1): the latency goal is the "
+        "machine's, as CI's smoke run of the loop is not",
+    )
     options = parser.parse_args(argv)
     chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
     if options.sequential and options.compare:
@@ -234,7 +243,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{seconds - found.evaluate_seconds:.1f} s ({found.evaluate_seconds / seconds:.2f} of the time)"
         )
     problem = failure(found.result)
-    if problem is not None:
+    if problem is not None and not (options.allow_no_best and not failed_models(found.result)):
         raise SystemExit(f"FAILED: {problem}")  # exit 1, as olive-eval's CLI when a model fails: CI runs the loop
 
 

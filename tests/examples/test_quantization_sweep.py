@@ -260,3 +260,22 @@ def test_the_sweep_fails_when_a_model_fails_or_no_candidate_meets_the_goals(swep
     assert sweep_module.failure(dataclasses.replace(swept.result, models=models)) == (
         f"{SWEPT[1]} (failed: boom) did not finish ok"
     )
+
+
+def test_allow_no_best_passes_a_sweep_no_candidate_wins_but_never_a_failed_model(
+    swept, sweep_module, monkeypatch, capsys
+) -> None:
+    none_best = dataclasses.replace(swept.result, best=None, ranking=[])
+    broken = dataclasses.replace(swept.result.models[SWEPT[1]], status="failed", error="boom")
+    failed = dataclasses.replace(none_best, models={**none_best.models, SWEPT[1]: broken})
+    for result, allowed in ((none_best, True), (failed, False)):
+        found = dataclasses.replace(swept, result=result)
+        monkeypatch.setattr(sweep_module, "sweep", lambda *args, found=found, **kwargs: found)
+        with pytest.raises(SystemExit, match="FAILED"):
+            sweep_module.main([])
+        if allowed:
+            sweep_module.main(["--allow-no-best"])
+        else:
+            with pytest.raises(SystemExit, match="did not finish ok"):
+                sweep_module.main(["--allow-no-best"])
+    capsys.readouterr()
