@@ -216,8 +216,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--allow-no-best",
         action="store_true",
-        help="exit 0 when no candidate meets every goal (a model that fails still exits 1): the latency goal is the "
-        "machine's, as CI's smoke run of the loop is not",
+        help="exit 0 when no candidate meets every goal (a model that fails still exits 1): whether a latency goal "
+        "is met depends on the CPU, which a smoke run of the loop does not test",
     )
     options = parser.parse_args(argv)
     chosen = [o for o in quantize.OPTIONS if options.only is None or o.name in options.only]
