@@ -50,6 +50,12 @@ class PostProcess(Component):
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
         return self.raw(outputs)
 
+    def row_wise(self, ndim: int) -> bool:
+        """Whether, on a dense output of ``ndim`` axes, each example's prediction depends on its own output row
+        alone (nothing else of the batch): then consecutive batches may be post-processed joined
+        (:mod:`olive_eval.engine.passes.held_batches`). False unless a post-process says so."""
+        return False
+
 
 @register_component("post-process", "identity")
 class Identity(PostProcess):
@@ -66,6 +72,9 @@ class Identity(PostProcess):
                 return ["" if value is None else value for value in column]
         return column
 
+    def row_wise(self, ndim: int) -> bool:
+        return True
+
 
 register_component("post-process", "post_process")(Identity)  # Olive's default
 register_component("post-process", "skip_post_process")(Identity)
@@ -76,10 +85,17 @@ class AxisParams(PostParams):
     axis: int = -1
 
 
-@register_component("post-process", "argmax")
-class Argmax(PostProcess):
+class AlongAxis(PostProcess):
+    """A post-process along ``axis`` of each example's output: row-wise unless the axis is the examples' own."""
+
     Params = AxisParams
 
+    def row_wise(self, ndim: int) -> bool:
+        return ndim >= 2 and -ndim <= self.params.axis < ndim and self.params.axis % ndim != 0  # type: ignore[attr-defined]
+
+
+@register_component("post-process", "argmax")
+class Argmax(AlongAxis):
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
         return np.argmax(dense(self.raw(outputs), "the model output"), axis=self.params.axis)  # type: ignore[attr-defined]
 
@@ -89,9 +105,7 @@ register_component("post-process", "ner_post_process")(Argmax)
 
 
 @register_component("post-process", "softmax")
-class Softmax(PostProcess):
-    Params = AxisParams
-
+class Softmax(AlongAxis):
     def apply(self, outputs: Outputs, batch: Batch, context: PrepareContext) -> Column:
         x = dense(self.raw(outputs), "the model output").astype(np.float64)
         z = np.exp(x - x.max(axis=self.params.axis, keepdims=True))  # type: ignore[attr-defined]
@@ -111,6 +125,9 @@ class Sigmoid(PostProcess):
         p = 0.5 * (1.0 + np.tanh(0.5 * x))  # overflow-free
         threshold = self.params.threshold  # type: ignore[attr-defined]
         return p if threshold is None else (p > threshold).astype(np.int64)
+
+    def row_wise(self, ndim: int) -> bool:
+        return True  # element by element
 
 
 class PoolingParams(PostParams):

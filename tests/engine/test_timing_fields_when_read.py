@@ -55,13 +55,17 @@ def decided(monkeypatch):
         out = decide(consumers)
         seen.append(out)
         for consumer in consumers:
-            update = consumer.update
+            update, joined = consumer.update, consumer.update_joined
 
             def keep(fields, start, cache, update=update):
                 keys.append(set(fields))
                 return update(fields, start, cache)
 
-            consumer.update = keep
+            def keep_joined(fields, start, sizes, cache, joined=joined):  # held batches, handed joined
+                keys.append(set(fields))
+                return joined(fields, start, sizes, cache)
+
+            consumer.update, consumer.update_joined = keep, keep_joined
         return out
 
     monkeypatch.setattr(pass_loop, "reads_timing", spy)

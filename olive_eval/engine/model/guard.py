@@ -67,6 +67,18 @@ class Guarded:
             except Exception as exc:
                 self._stop(scoring_error(self.metric, exc))
 
+    def takes_joined(self) -> bool:
+        return isinstance(self.scorer, MetricScorer) and self.scorer.takes_joined()
+
+    def update_joined(self, fields: Any, start: int, sizes: list[int], cache: dict[Any, np.ndarray]) -> None:
+        """Consecutive batches joined in ``fields`` (see :mod:`olive_eval.engine.passes.held_batches`)."""
+        if self.error is None:
+            try:
+                assert isinstance(self.scorer, MetricScorer)  # the pass asked ``takes_joined``
+                self.scorer.update_joined(fields, start, sizes, cache)
+            except Exception as exc:
+                self._stop(scoring_error(self.metric, exc))
+
     def finish(self) -> list[Scored]:
         return self.scorer.finish()
 

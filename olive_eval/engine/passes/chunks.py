@@ -66,6 +66,21 @@ class Chunker:
             self._bytes += column.nbytes if isinstance(column, np.ndarray) else 64 * len(column)
         self.size += size
 
+    def takes_whole(self, fields: Fields, sizes: list[int]) -> bool:
+        """Whether consecutive batches of ``sizes`` examples, joined in ``fields``, may be added as one: they join
+        the buffer, and adding them one by one would not fill it before the last (so it closes where it would have)."""
+        if not self.joins(fields):
+            return False
+        total, last = sum(sizes), sizes[-1]
+        if self.size + total - last >= CHUNK_EXAMPLES:
+            return False
+        before = 0  # the bytes of the batches before the last, as ``add`` counts them
+        for name in self._parts if self.size else [name for name in self.names if name in fields]:
+            column = fields[name]
+            per_row = column.nbytes // total if isinstance(column, np.ndarray) else 64
+            before += per_row * (total - last)
+        return self._bytes + before < CHUNK_BYTES
+
     @property
     def full(self) -> bool:
         return self.size >= CHUNK_EXAMPLES or self._bytes >= CHUNK_BYTES

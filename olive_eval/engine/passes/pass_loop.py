@@ -18,6 +18,7 @@ import numpy as np
 
 from olive_eval.data.batch import GROUP_SEP, Batch, Column, Columns, Outputs, split_group
 from olive_eval.engine.passes.fields import OUTPUT, TIMING_FIELDS, pass_fields
+from olive_eval.engine.passes.held_batches import HeldBatches, rows_before, takes_joined
 from olive_eval.engine.run.data_store import DataView
 from olive_eval.errors import EvaluationError
 from olive_eval.progress import NO_TASK, Task
@@ -72,10 +73,13 @@ def run_pass(
     progress: Note,
     task: Task = NO_TASK,
     stop: Callable[[int], bool] | None = None,
+    hold: bool = True,
 ) -> PassRecord:
     """Stream ``data`` through ``runtime``; ``consumers`` get each batch's fields (``update``); ``task`` advances
     by each batch's examples once the batch is answered, outside its timed model call. ``stop(examples)``, asked
-    after each scored batch, ends the pass early when true (a sequential run's decided candidate)."""
+    after each scored batch, ends the pass early when true (a sequential run's decided candidate). ``hold``:
+    ordinary batches are held and handled joined (:mod:`olive_eval.engine.passes.held_batches`) where nothing
+    asks for them one by one (a stop, per-example timing fields); False handles every batch alone."""
     record = PassRecord(data.config.name)
     post = data.post
     available = pass_fields(data.prepared.columns, data.prepared.references)
@@ -83,6 +87,10 @@ def run_pass(
         consumer.check_fields(available)
     timed = reads_timing(consumers)
     references = data.prepared.references
+    scoring = _Scoring(consumers, references, timed, record)
+    held = None
+    if hold and stop is None and not timed and all(takes_joined(consumer) for consumer in consumers):
+        held = HeldBatches({*kept_columns(consumers), *([references] if references is not None else [])})
     #: The input names of the last batch found to have no groups: a batch of the same names is called as it is.
     plain_inputs: list[str] | None = None
     for index, batch in enumerate(data.batches()):
@@ -92,8 +100,27 @@ def run_pass(
         if plain_inputs is not None:  # the ordinary batch: one call, without building its groups
             named: Outputs | None = runtime.predict(batch)
             called = time.perf_counter()
+            if held is not None and type(batch) is Batch:
+                size = batch.size
+                timing = BatchTiming(index, size, called - started, called - started)
+                added = held.add(batch, named, timing, post)
+                if added is False:  # it does not join the held batches: they go first
+                    _handle_held(held, post, data, scoring)
+                    added = held.add(batch, named, timing, post)
+                if added:
+                    record.batches.append(timing)
+                    task.advance(size)
+                    if held.full:
+                        _handle_held(held, post, data, scoring)
+                    if index and index % NOTE_EVERY == 0 and not task.live:
+                        progress(f"{batch.start + size} examples of '{data.config.name}'")
+                    continue
+            if held is not None and held.held:
+                _handle_held(held, post, data, scoring)
             predictions, raw = post.apply(named, batch, data.context), post.raw(named)
         else:
+            if held is not None and held.held:
+                _handle_held(held, post, data, scoring)
             outputs = _call(runtime, batch)
             called = time.perf_counter()
             predictions, raw = _post_process(post, outputs, batch, data)
@@ -101,36 +128,14 @@ def run_pass(
         done = time.perf_counter()
         size = batch.size
         record.batches.append(BatchTiming(index, size, called - started, done - started))
-        bad = non_finite_rows(raw)
-        if bad is not None:
-            record.non_finite += int(bad.sum())
-            record.first_non_finite = (
-                batch.start + int(np.argmax(bad)) if record.first_non_finite is None else record.first_non_finite
-            )
         task.advance(size)
-        if record.non_finite:
-            continue  # the pass fails: count the rest, score nothing more
-        fields: Columns = dict(batch.columns)
-        if references is not None:
-            fields["references"] = batch.columns[references]
-        fields["prediction"] = predictions
-        fields["logits"] = raw
-        if timed:
-            fields.update(
-                inference_seconds=np.full(size, (done - started) / size),
-                model_seconds=np.full(size, (called - started) / size),
-                batch_index=np.full(size, index),
-            )
-        if named is not None:  # a model's named outputs, for metrics comparing one of them (fidelity)
-            for name, value in named.items():
-                fields[OUTPUT + name] = value
-        cache: dict[Any, np.ndarray] = {}
-        for consumer in consumers:
-            consumer.update(fields, batch.start, cache)
+        scoring.batch(batch, predictions, raw, named, [size], index, started, called, done)
         if index and index % NOTE_EVERY == 0 and not task.live:
             progress(f"{batch.start + size} examples of '{data.config.name}'")
         if stop is not None and stop(batch.start + size):
             break
+    if held is not None and held.held:
+        _handle_held(held, post, data, scoring)
     record.notes = dict(data.context.notes)
     if not record.batches:
         raise EvaluationError(f"data config '{data.config.name}' has no examples")
@@ -141,6 +146,85 @@ def run_pass(
             "check the model and its inputs"
         )
     return record
+
+
+class _Scoring:
+    """What the pass does with a (possibly joined) batch once post-processed: check it for non-finite values,
+    build its fields, hand them to every consumer."""
+
+    def __init__(self, consumers: list[Any], references: str | None, timed: bool, record: PassRecord) -> None:
+        self.consumers, self.references, self.timed, self.record = consumers, references, timed, record
+
+    def batch(
+        self, batch: Batch, predictions: Column, raw: Column, named: Outputs | None, sizes: list[int],
+        index: int = 0, started: float = 0.0, called: float = 0.0, done: float = 0.0,
+    ) -> None:  # fmt: skip
+        """``sizes``: the joined batches' sizes (one: a batch alone, whose ``index`` and times are given when a
+        consumer reads the timing fields)."""
+        record = self.record
+        failed = record.non_finite > 0
+        bad = non_finite_rows(raw)
+        scored = sizes
+        if bad is not None:
+            first = int(np.argmax(bad))
+            record.non_finite += int(bad.sum())
+            if record.first_non_finite is None:
+                record.first_non_finite = batch.start + first
+            scored = sizes[: rows_before(sizes, first)]  # the batches before the first with one: scored, as before
+        if failed or not scored:
+            return  # the pass fails: count the rest, score nothing more
+        n = sum(scored)
+        fields: Columns = dict(batch.columns)
+        if self.references is not None:
+            fields["references"] = batch.columns[self.references]
+        fields["prediction"] = predictions
+        fields["logits"] = raw
+        if self.timed:
+            size = sizes[0]
+            fields.update(
+                inference_seconds=np.full(size, (done - started) / size),
+                model_seconds=np.full(size, (called - started) / size),
+                batch_index=np.full(size, index),
+            )
+        if named is not None:  # a model's named outputs, for metrics comparing one of them (fidelity)
+            for name, value in named.items():
+                fields[OUTPUT + name] = value
+        if n != sum(sizes):
+            fields = {name: column[:n] for name, column in fields.items()}
+        cache: dict[Any, np.ndarray] = {}
+        if len(scored) == 1:
+            for consumer in self.consumers:
+                consumer.update(fields, batch.start, cache)
+        else:
+            for consumer in self.consumers:
+                consumer.update_joined(fields, batch.start, scored, cache)
+
+
+def _handle_held(held: HeldBatches, post: Any, data: DataView, scoring: _Scoring) -> None:
+    """Post-process the held batches joined and score them; one at a time where the joined post-process fails
+    (the failing batch's error is then raised where it would have been)."""
+    batch, outputs, parts = held.take()
+    sizes = [part.timing.size for part in parts]
+    started = time.perf_counter()
+    try:
+        predictions, raw = post.apply(outputs, batch, data.context), post.raw(outputs)
+    except Exception:
+        for part in parts:
+            alone = time.perf_counter()
+            predictions, raw = post.apply(part.outputs, part.batch, data.context), post.raw(part.outputs)
+            part.timing.seconds += time.perf_counter() - alone
+            scoring.batch(part.batch, predictions, raw, part.outputs, [part.timing.size])
+        return
+    seconds = time.perf_counter() - started
+    total = sum(sizes)
+    for part in parts:  # the joined post-processing's time, shared by the batches' examples
+        part.timing.seconds += seconds * part.timing.size / total
+    scoring.batch(batch, predictions, raw, outputs, sizes)
+
+
+def kept_columns(consumers: list[Any]) -> set[str]:
+    """The fields the consumers read: the data columns among them are what held batches keep."""
+    return {name for consumer in consumers for name in consumer.pass_reads()}
 
 
 def has_groups(inputs: list[str]) -> bool:

@@ -22,6 +22,7 @@ from olive_eval.engine.model.evidence import Evidence
 from olive_eval.engine.passes.baseline_outputs import BaselineFields
 from olive_eval.engine.passes.chunks import Chunker
 from olive_eval.engine.passes.fields import example_rows, is_model_output, row_columns
+from olive_eval.engine.passes.held_batches import update_by_batch
 from olive_eval.engine.passes.repeats import check_reduced, first_samples, flatten
 from olive_eval.engine.passes.scored import Scored
 from olive_eval.engine.passes.user_scoring import CustomScorer
@@ -122,6 +123,23 @@ class MetricScorer:
         if not chunk.joins(fields):
             self._score(cache)
         chunk.add(fields, start, size)
+        if chunk.full:
+            self._score(cache)
+
+    def takes_joined(self) -> bool:
+        """Whether it reads only its :meth:`pass_reads` (not a metric comparing with the baseline's outputs, nor
+        one filtering on the examples' rows), so the pass may hand it held batches joined."""
+        return self._baseline is None and not self._rows
+
+    def update_joined(self, fields: Fields, start: int, sizes: list[int], cache: dict[Any, Any]) -> None:
+        """Consecutive batches of ``sizes`` examples joined in ``fields`` (the pass's held batches): buffered as
+        one where the chunk would not close inside them, else batch by batch, so the chunks are those of
+        :meth:`update`."""
+        chunk = self._chunk
+        if not chunk.takes_whole(fields, sizes):
+            update_by_batch(self, fields, start, sizes, cache)
+            return
+        chunk.add(fields, start, sum(sizes))
         if chunk.full:
             self._score(cache)
 
