@@ -273,3 +273,24 @@ def test_the_kept_tables_are_bounded_in_count_and_bytes_least_recently_used_firs
 
 def test_a_file_that_cannot_be_looked_at_has_no_key(tmp_path):
     assert files_key("parquet", [str(tmp_path / "missing.parquet")]) is None
+
+
+class CountedRows(Counted):
+    """Counts how often its row count is asked (a parquet source reads the files' footers each time)."""
+
+    asked = 0
+
+    @property
+    def num_rows(self) -> int | None:
+        self.asked += 1
+        return None if not self.known else sum(self.sizes)
+
+
+@pytest.mark.parametrize(("sizes", "known"), [([5], True), ([5], False), ([3, 4], True)])
+def test_the_sources_row_count_is_asked_once_for_the_run(sizes, known):
+    inner = CountedRows(sizes, known=known)
+    held = FirstChunkHeld(inner)
+    for _ in range(3):  # the plan's checks and two models' passes
+        rows(held)
+        assert held.num_rows == (sum(sizes) if known else None)
+    assert inner.asked == 1

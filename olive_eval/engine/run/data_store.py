@@ -59,6 +59,10 @@ class DataView:
 PEEK_BYTES = BLOCK_BYTES
 
 
+#: A row count not asked of the source yet.
+_UNASKED = object()
+
+
 class FirstChunkHeld(Source):
     """A file source whose first chunk (at most ``CHUNK_ROWS`` rows) is read once and held for the run.
 
@@ -80,6 +84,7 @@ class FirstChunkHeld(Source):
         self._whole = False
         self._kept = kept if type(source) is FileSource else None
         self._key: FilesKey | None = None
+        self._count: object = _UNASKED  # int | None once asked
 
     def __getattr__(self, name: str) -> Any:
         """What else the source says of itself (its ``files``, which speech data resolves paths against)."""
@@ -89,7 +94,11 @@ class FirstChunkHeld(Source):
 
     @property
     def num_rows(self) -> int | None:
-        return self.source.num_rows
+        """The source's own count, asked once for the run (a parquet source reads its files' footers each time:
+        the plan's checks and each model's pass would read them again)."""
+        if self._count is _UNASKED:
+            self._count = self.source.num_rows
+        return self._count  # type: ignore[return-value]
 
     def chunks(self) -> Iterator[pa.Table]:
         rest: Iterator[pa.Table] | None = None
@@ -108,7 +117,7 @@ class FirstChunkHeld(Source):
                 yield from rest
                 return
             self._first = first
-            self._whole = first.num_rows == self.source.num_rows  # known without reading for parquet
+            self._whole = first.num_rows == self.num_rows  # known without reading for parquet
             if not self._whole and self._small():
                 after = next(rest, None)  # the reader's end, read with the first block
                 self._whole = after is None
