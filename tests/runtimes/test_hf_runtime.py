@@ -11,7 +11,6 @@ import math
 import re
 import shutil
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,6 @@ from olive_eval.metrics import metric_registry
 from olive_eval.records.parquet import read_records
 from olive_eval.runtimes.base import create_runtime
 from olive_eval.runtimes.hf_config import HfModelConfig
-from olive_eval.runtimes.torch_threads import torch_threads
 from tests.helpers import write_jsonl
 from tests.runtimes import hf_models
 
@@ -52,15 +50,6 @@ N_TEXTS = 23  # not a multiple of the batch sizes: the last batch is short
 
 
 # ---------------------------------------------------------------------------------------------- models (built once)
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread() -> Iterator[None]:
-    """One torch thread for the direct references (one example at a time): nothing here tests threads (a run's
-    model sets its own count around its calls), and a worker shares two cores with another (tiny forwards on two
-    threads mostly wait for each other)."""
-    with torch_threads(1):
-        yield
-
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("hf_models")
