@@ -78,24 +78,58 @@ LOOKUPS = [
 ]
 
 
-def _new_modules(owner: str, then: str) -> set[str]:
-    code = textwrap.dedent(f"""
-        import importlib, json, sys
-        import {owner} as owner
-        before = set(sys.modules)
-        {then}
-        print(json.dumps(sorted(set(sys.modules) - before)))
-    """)
-    completed = _python(code)
+#: Run with the owner module and a JSON list of statements: after importing the owner, each statement runs in a
+#: forked child (the interpreter as a fresh one is just after that import), which prints the modules it added.
+_AFTER_OWNER = """
+import json, os, sys
+import {owner} as owner
+
+
+def new_modules(statement):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            before = set(sys.modules)
+            exec(statement, {{"owner": owner}})
+            os.write(write, json.dumps(sorted(set(sys.modules) - before)).encode())
+            status = 0
+        except BaseException:
+            sys.excepthook(*sys.exc_info())
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        added = pipe.read()
+    assert os.waitpid(pid, 0)[1] == 0, statement
+    return added
+
+
+for statement in json.loads(sys.argv[1]):
+    print(new_modules(statement))
+"""
+
+
+def _new_modules(owner: str, *statements: str) -> list[set[str]]:
+    """The modules each statement imports in a fresh interpreter that has imported ``owner``: one interpreter,
+    a forked child per statement, so the owner's import is paid once."""
+    completed = subprocess.run(
+        [sys.executable, "-c", _AFTER_OWNER.format(owner=owner), json.dumps(statements)],
+        capture_output=True,
+        text=True,
+    )
     assert completed.returncode == 0, completed.stderr
-    return set(json.loads(completed.stdout.splitlines()[-1]))
+    lines = completed.stdout.splitlines()[-len(statements) :]
+    return [set(json.loads(line)) for line in lines]
 
 
 @pytest.mark.parametrize(("owner", "registry", "kind", "name", "sibling"), LOOKUPS)
 def test_a_lookup_imports_the_registering_module_and_what_it_imports_only(owner, registry, kind, name, sibling):
     module = indexed_module(kind, name)
-    looked_up = _new_modules(owner, f"owner.{registry}.get({name!r})")
-    imported = _new_modules(owner, f"importlib.import_module({module!r})")
+    looked_up, imported = _new_modules(
+        owner, f"owner.{registry}.get({name!r})", f"import importlib; importlib.import_module({module!r})"
+    )
     assert module in looked_up
     assert looked_up == imported
     assert sibling not in looked_up

@@ -184,13 +184,29 @@ def run_statistic(values: np.ndarray, name: str) -> np.ndarray:
         if name == "max":
             return np.nanmax(values, axis=-1)
         if name in PERCENTILES:
-            fn = np.nanpercentile if padded else np.percentile
-            return fn(values, PERCENTILES[name], axis=-1)
+            if padded:
+                return _padded_percentile(values, PERCENTILES[name])
+            return np.percentile(values, PERCENTILES[name], axis=-1)
         if name == "std":
             return np.nanstd(values, axis=-1, ddof=1)
         if name == "cv":
             return 100.0 * np.nanstd(values, axis=-1, ddof=1) / np.nanmean(values, axis=-1)
     raise ValueError(f"unknown statistic '{name}'; valid: {', '.join(RUN_STATISTICS)}")
+
+
+def _padded_percentile(values: np.ndarray, q: float) -> np.ndarray:
+    """``np.nanpercentile(values, q, axis=-1)``, value for value, without its row-by-row loop (numpy takes a
+    NaN-padded ``[B, n]`` one row at a time, 50x slower on a bootstrap's rows): the rows holding the same number
+    of values go to ``np.percentile`` together, each sorted first (NaN sorts last) and cut to its values, the same
+    arithmetic numpy does on one row's values. A row of NaN only is NaN, as numpy's."""
+    rows = values.reshape(-1, values.shape[-1])
+    counts = rows.shape[1] - np.isnan(rows).sum(axis=1)
+    ordered = np.sort(rows, axis=1)
+    out = np.full(len(rows), np.nan)
+    for count in np.unique(counts[counts > 0]).tolist():
+        same = counts == count
+        out[same] = np.percentile(ordered[same, :count], q, axis=-1)
+    return out.reshape(values.shape[:-1])[()]
 
 
 def _shape(out: np.ndarray, values: np.ndarray) -> np.ndarray | float:

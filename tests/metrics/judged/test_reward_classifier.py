@@ -5,6 +5,7 @@ tokenizer's 64 tokens, batches that end short), with the label and output option
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +14,19 @@ import pytest
 from olive_eval.engine.run.judges import plan_judge
 from olive_eval.judges.base import JudgeSpecError
 from olive_eval.metrics.judged.reward import scoring
+from olive_eval.runtimes.torch_threads import torch_threads
 from tests.metrics.judged.reward_helpers import direct_rewards, reward_of
 from tests.runtimes import hf_models
 
 N = 23  # not a multiple of the batch sizes below: the last batch is short
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for the direct references (the runs' reward models have one too, ``threads``): nothing
+    here tests threads, and a worker shares two cores with another (tiny forwards on two threads mostly wait)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +53,7 @@ def one_label_onnx(built: Path, one_label: Path) -> Path:
 def hf(folder: Path, **spec) -> dict:
     return {
         "type": "classifier",
-        "model": {"type": "HfModel", "model_path": str(folder), "task": "text-classification"},
+        "model": {"type": "HfModel", "model_path": str(folder), "task": "text-classification", "threads": 1},
         **spec,
     }
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 
 from olive_eval import evaluate
 from olive_eval.cli import main
+from olive_eval.runtimes.torch_threads import torch_threads
 from tests.helpers import python_model_run, write_jsonl
 from tests.metrics.judged.reward_helpers import direct_rewards
 from tests.runtimes import hf_models
@@ -24,6 +26,14 @@ ANSWERS = {
 }
 #: The same answers, computed here.
 RESPOND = {"m": lambda q: q, "short": lambda q: q.split()[0], "long": lambda q: q + " and the cat sits on the mat"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread() -> Iterator[None]:
+    """One torch thread for the direct references (the runs' reward models have one too, ``threads``): nothing
+    here tests threads, and a worker shares two cores with another (tiny forwards on two threads mostly wait)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +60,7 @@ def run_config(tmp_path: Path, reward: dict, goal: dict | None = None) -> dict:
 def test_a_baseline_and_two_candidates_are_scored_by_the_reward_model_as_it_scores_directly(tmp_path, reward_model):
     reward = {
         "type": "classifier",
-        "model": {"type": "HfModel", "model_path": str(reward_model), "task": "text-classification"},
+        "model": {"type": "HfModel", "model_path": str(reward_model), "task": "text-classification", "threads": 1},
         "batch_size": 5,
     }
     result = evaluate(run_config(tmp_path, reward))
@@ -180,7 +190,7 @@ def test_a_classifier_reward_scores_alike_in_shards(tmp_path, reward_model):
     executor = {"type": "process", "shards": 2}
     reward = {
         "type": "classifier",
-        "model": {"type": "HfModel", "model_path": str(reward_model), "task": "text-classification"},
+        "model": {"type": "HfModel", "model_path": str(reward_model), "task": "text-classification", "threads": 1},
     }
     run = run_config(tmp_path, reward)
     run.pop("candidates")

@@ -64,25 +64,55 @@ def random_document(rng: np.random.Generator) -> tuple[list[dict], list[dict]]:
     return [violation() for _ in range(rng.integers(0, 5))], [violation() for _ in range(rng.integers(0, 5))]
 
 
-@pytest.mark.parametrize("batch", [1, 2, 3, 7, 40, 2000])  # small batches: no string dedupe; large: dedupe
-def test_random_documents_match_as_the_seed_s_formulas_say(batch: int) -> None:
+@pytest.fixture(scope="module")
+def seeded() -> tuple[list[tuple[list[dict], list[dict]]], dict[str, list[list[tuple[int, int, float]]]]]:
+    """The random documents and seed 002's matching of each, per preset: the same for every batch size, so made
+    once for the module."""
     rng = np.random.default_rng(29)
     documents = [random_document(rng) for _ in range(2000)]
-    for preset, weights in PRESETS.items():
+    expected = {preset: [seed_matching(p, g, weights) for p, g in documents] for preset, weights in PRESETS.items()}
+    return documents, expected
+
+
+def first_bad(*checks: np.ndarray) -> int | None:
+    """The first position where any check is false, or None."""
+    bad = np.flatnonzero(~np.logical_and.reduce(checks)) if len(checks[0]) else []
+    return int(bad[0]) if len(bad) else None
+
+
+@pytest.mark.parametrize("batch", [1, 2, 3, 7, 40, 2000])  # small batches: no string dedupe; large: dedupe
+def test_random_documents_match_as_the_seed_s_formulas_say(seeded, batch: int) -> None:
+    """Each document's matched pairs in the seed's order, their scores and counts (to 1e-12): checked for a whole
+    chunk at once, the pairs of its documents laid end to end in document order."""
+    documents, expected_by_preset = seeded
+    for preset, expected_all in expected_by_preset.items():
         for first in range(0, len(documents), batch):
             chunk = documents[first : first + batch]
+            expected = expected_all[first : first + batch]
             preds, truths = [d[0] for d in chunk], [d[1] for d in chunk]
             got = match_violations(preds, truths, [TEXT] * len(chunk), preset=preset)
-            for k, (p, g) in enumerate(chunk):
-                expected = seed_matching(p, g, weights)
-                at = got.doc == k
-                pairs = list(zip(got.pred[at].tolist(), got.truth[at].tolist(), strict=True))
-                assert pairs == [(i, j) for i, j, _ in expected], (preset, first + k)
-                assert got.score[at].tolist() == pytest.approx([s for _, _, s in expected], abs=1e-12)
-                tp = len(expected)
-                assert got.counts[k].tolist() == pytest.approx(
-                    [tp, len(p) - tp, len(g) - tp, sum(s for _, _, s in expected)], abs=1e-12
-                )
+            order = np.argsort(got.doc, kind="stable")  # by document, each document's pairs in their order
+            want = [(k, i, j, s) for k, pairs in enumerate(expected) for i, j, s in pairs]
+            want_doc, want_pred, want_truth, want_score = (
+                (np.array(c) for c in zip(*want, strict=True)) if want else [np.zeros(0)] * 4
+            )
+            assert len(order) == len(want), (preset, first)
+            bad = first_bad(
+                got.doc[order] == want_doc,
+                got.pred[order] == want_pred,
+                got.truth[order] == want_truth,
+                np.abs(got.score[order] - want_score) <= 1e-12,
+            )
+            assert bad is None, (preset, first + int(want_doc[bad]))
+            tp = np.array([len(e) for e in expected], dtype=np.float64)
+            counts = np.column_stack([
+                tp,
+                [len(p) for p, _ in chunk] - tp,
+                [len(g) for _, g in chunk] - tp,
+                [sum(s for _, _, s in e) for e in expected],
+            ])  # fmt: skip
+            bad = first_bad(np.all(np.abs(got.counts - counts) <= 1e-12, axis=1))
+            assert got.counts.shape == counts.shape and bad is None, (preset, first + (bad or 0))
 
 
 V = {"span": [0, 3], "rule": "r", "category": "g", "explanation": "e", "correction": "c"}
