@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from olive_eval.metrics.performance import PERCENTILES, RUN_STATISTICS, RunStatistic
+from olive_eval.metrics.performance import PERCENTILES, RUN_STATISTICS, RunStatistic, run_statistic
 from olive_eval.metrics.stats import index_chunks, resampled_percentiles, sample_distribution
 
 
@@ -62,3 +62,23 @@ def test_a_run_statistic_is_the_latency_or_throughput_function():
     assert RunStatistic("p90")(s) == np.percentile(s, 90) * 1000
     assert RunStatistic("p90", 8)(s) == np.percentile(8 / s, 90)
     assert RunStatistic("avg", 8)(s) == 8 / np.mean(s)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("name", list(PERCENTILES))
+def test_a_nan_padded_percentile_is_numpys_nanpercentile_value_for_value(seed, name):
+    """Rows padded with NaN (runs of different counts, a bootstrap over batches): ``run_statistic`` groups the rows
+    by their counts; the reference is numpy's own row-by-row ``nanpercentile``. Ties, zeros, infinities and rows of
+    NaN only included; 1-D and 3-D shapes too."""
+    rng = np.random.default_rng(seed)
+    rows = np.round(rng.lognormal(-7, 0.5, (40, 12)), 4 if seed % 2 else 9)
+    rows[rng.random(rows.shape) < 0.3] = np.nan
+    rows[3] = np.nan  # NaN only
+    rows[5, :4] = [0.0, np.inf, np.inf, 0.0]
+    rows[7] = 0.001  # one value throughout
+    with np.errstate(invalid="ignore"), pytest.warns(RuntimeWarning, match="All-NaN"):
+        expected = np.nanpercentile(rows, PERCENTILES[name], axis=-1)
+    assert np.array_equal(run_statistic(rows, name), expected, equal_nan=True)
+    assert np.array_equal(run_statistic(rows.reshape(4, 10, 12), name), expected.reshape(4, 10), equal_nan=True)
+    one = rows[0] if not np.isnan(rows[0]).all() else rows[1]
+    assert run_statistic(one, name) == np.nanpercentile(one, PERCENTILES[name])
