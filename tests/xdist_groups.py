@@ -28,7 +28,12 @@ from typing import Any
 #: workers for the two cores.
 #: ``ranx``: both compare with ranx, whose metrics numba compiles on first use in each process (about 15 s): one
 #: worker compiles them once.
+#: ``quantization_sweep``: both read the run's one MiniLM export and int8 copies (``tests/examples/conftest.py``, a
+#: shared build of 30-40 s): handed out first, as the two costliest files, on two workers, one sat waiting on the
+#: other's build; on one worker the second file starts with the build done.
 SHARED_UNITS = {
+    "tests/examples/test_quantization_sweep.py": "quantization_sweep",
+    "tests/examples/test_quantization_sweep_sequential.py": "quantization_sweep",
     "tests/engine/executors/test_ray_executor.py": "local_ray",
     "tests/engine/executors/test_ray_shards.py": "local_ray",
     "tests/metrics/retrieval/test_references.py": "ranx",

@@ -24,7 +24,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,12 +122,15 @@ def sweep(
     report: bool = False,
     full: bool = False,
     untimed: bool = False,
+    prebuilt: Mapping[str, Path] | None = None,
 ) -> Sweep:
     """The loop: for each option, build it from ``source`` (default: the MiniLM fp32 export) into
     ``model_dir``, evaluate it in the session, print where it stands. Static options share one calibration
     per operator set, in ``calibration_cache`` (default: a temporary folder). ``report``: the session writes
     report.html beside results.json at the end. ``full``, ``untimed``: the config without its ``"sequential"``
-    key, without its latency metric (``sequential.session_config``)."""
+    key, without its latency metric (``sequential.session_config``). ``prebuilt``: options already built (name →
+    file), evaluated as they are rather than built again (``sequential.compare``'s full run takes the sequential
+    run's copies)."""
     tokenizer = quantize.minilm.load_tokenizer()
     sentences = quantize.calibration_sentences(quantize.minilm.load_pairs())
     processor = baseline_processor(config)
@@ -148,7 +151,7 @@ def sweep(
             evaluate_seconds += time.perf_counter() - start
             for step, option in enumerate(options, 1):
                 start = time.perf_counter()
-                path = quantize.build(
+                path = (prebuilt or {}).get(option.name) or quantize.build(
                     option,
                     model_dir / f"{option.name}.onnx",
                     tokenizer=tokenizer,

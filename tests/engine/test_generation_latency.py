@@ -20,6 +20,7 @@ from olive_eval.runtimes.genai_config import GenAIModelConfig
 from olive_eval.runtimes.streaming import StreamingCall, TokenTrace
 from tests.engine.frozen_heap import frozen_heap
 from tests.runtimes import llm_models
+from tests.shared_builds import tiny_llama
 
 SUB_TYPES = [
     "ttft",
@@ -38,8 +39,9 @@ SUB_TYPES = [
 
 
 @pytest.fixture(scope="module")
-def llm() -> dict[str, Path]:
-    return llm_models.built()
+def llm(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The run's tiny Llama and its GenAI exports (``tests.shared_builds``: built once per run, not per process)."""
+    return tiny_llama(tmp_path_factory)
 
 
 @pytest.fixture(autouse=True)
@@ -164,11 +166,11 @@ def test_a_candidates_tokens_per_second_ratio_carries_its_interval(tmp_path, llm
     assert candidate.timing.ratio_ci_low < candidate.timing.ratio_to_baseline < candidate.timing.ratio_ci_high
 
 
-def test_a_model_that_cannot_stream_fails_its_generation_metric(tmp_path):
+def test_a_model_that_cannot_stream_fails_its_generation_metric(tmp_path, llm):
     script = tmp_path / "model.py"
     script.write_text("def load(path):\n    return lambda batch: ['x'] * len(batch['input_ids'])\n")
     model = {"type": "PythonModel", "name": "py", "user_script": str(script), "model_loader": "load"}
-    model["processor_path"] = str(llm_models.built()["hf"])
+    model["processor_path"] = str(llm["hf"])
     result = evaluate(config(tmp_path, [model], {"max_new_tokens": 3}, subs=["ttft"]))
     assert result.models["py"].metrics["gen-ttft"].error == (
         "a PythonModel cannot be timed token by token (the generation latency sub-types); HfModel and GenAIModel can"

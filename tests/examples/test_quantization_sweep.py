@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -93,27 +94,36 @@ def test_every_copy_keeps_the_fp32_signature(built: dict[str, Path]) -> None:
 
 
 @pytest.fixture(scope="module")
-def reference(built: dict[str, Path], tokenizer, probes: list[str]) -> np.ndarray:
-    """The fp32 export's embeddings of the probe sentences, once per module (read-only)."""
-    embedded = _embed(built["fp32"], tokenizer, probes)
-    embedded.flags.writeable = False
-    return embedded
+def embedded(built: dict[str, Path], tokenizer, probes: list[str]) -> Callable[[str], np.ndarray]:
+    """A model's embeddings of the probe sentences by name, each computed once per module (read-only)."""
+
+    @functools.cache
+    def of(name: str) -> np.ndarray:
+        vectors = _embed(built[name], tokenizer, probes)
+        vectors.flags.writeable = False
+        return vectors
+
+    return of
+
+
+@pytest.fixture(scope="module")
+def reference(embedded) -> np.ndarray:
+    """The fp32 export's embeddings of the probe sentences."""
+    return embedded("fp32")
 
 
 @pytest.mark.parametrize("name", sorted(MIN_MEAN_COSINE))
-def test_a_copy_embeds_close_to_fp32(
-    built: dict[str, Path], tokenizer, probes: list[str], reference, name: str
-) -> None:
-    embedded = _embed(built[name], tokenizer, probes)
-    to_fp32 = minilm.cosine(embedded, reference)
-    assert embedded.shape == reference.shape == (len(probes), minilm.HIDDEN)
+def test_a_copy_embeds_close_to_fp32(probes: list[str], embedded, reference, name: str) -> None:
+    vectors = embedded(name)
+    to_fp32 = minilm.cosine(vectors, reference)
+    assert vectors.shape == reference.shape == (len(probes), minilm.HIDDEN)
     assert to_fp32.mean() >= MIN_MEAN_COSINE[name], f"{name}: mean cosine to fp32 {to_fp32.mean():.4f}"
-    assert not np.allclose(embedded, reference, atol=1e-6), f"{name} computes exactly as fp32: nothing was quantized"
+    assert not np.allclose(vectors, reference, atol=1e-6), f"{name} computes exactly as fp32: nothing was quantized"
 
 
-def test_per_channel_weights_are_closer_to_fp32_than_per_tensor(built, tokenizer, probes, reference) -> None:
-    per_tensor = minilm.cosine(_embed(built["int8_dynamic_per_tensor"], tokenizer, probes), reference)
-    per_channel = minilm.cosine(_embed(built["int8_dynamic_per_channel"], tokenizer, probes), reference)
+def test_per_channel_weights_are_closer_to_fp32_than_per_tensor(embedded, reference) -> None:
+    per_tensor = minilm.cosine(embedded("int8_dynamic_per_tensor"), reference)
+    per_channel = minilm.cosine(embedded("int8_dynamic_per_channel"), reference)
     assert per_channel.mean() > per_tensor.mean()
 
 
@@ -161,6 +171,9 @@ def test_a_missing_fp32_export_names_the_script_that_builds_it(tokenizer, tmp_pa
 # --- the loop, through the session --------------------------------------------------------------
 SWEPT = ("int8_dynamic_per_channel", "int8_qdq_static_all_ops")  # one meets the AUROC goal, one misses it
 SWEEP_PAIRS = 64
+#: The latency sub-type times the first batch of a data config of its own, TIMED_PAIRS pairs: no assertion reads a
+#: latency value, and a timed call of a 32-sentence batch took 0.5-1 s here, five calls a model, eight models.
+TIMED_PAIRS = 4
 
 
 @pytest.fixture(scope="module")
@@ -171,7 +184,8 @@ def sweep_module() -> ModuleType:
 @pytest.fixture(scope="module")
 def small_config(built: dict[str, Path], tmp_path_factory) -> Path:
     """The shipped config on the fixture's fp32 export and the first SWEEP_PAIRS pairs, with a latency
-    sub-type that is timed (interleaved, few runs) but carries no goal, so no value here depends on timing."""
+    sub-type that is timed (interleaved, few runs, on TIMED_PAIRS pairs) but carries no goal, so no value here
+    depends on timing."""
     config = json.loads((REPO / "configs" / "quantization_sweep.json").read_text())
     base = REPO / "configs"
     config["input_model"]["model_path"] = str(built["fp32"])
@@ -183,6 +197,15 @@ def small_config(built: dict[str, Path], tmp_path_factory) -> Path:
     config["evaluator"]["user_script"] = str((base / config["evaluator"]["user_script"]).resolve())
     latency = next(m for m in config["evaluator"]["metrics"] if m["type"] == "latency")
     latency["sub_types"] = [{"name": "p50", "priority": 2, "metric_config": {"warmup_num": 1, "repeat_test_num": 2}}]
+    config["data_configs"].append(
+        {
+            **data,
+            "name": "timed_pairs",
+            "load_dataset_config": {**data["load_dataset_config"], "limit": TIMED_PAIRS},
+            "dataloader_config": {"batch_size": TIMED_PAIRS},
+        }
+    )
+    latency["data_config"] = "timed_pairs"
     config["timing"] = {"interleave": True, "rounds": 2}
     folder = tmp_path_factory.mktemp("sweep_config")
     config["output_dir"] = str(folder / "out")
@@ -193,6 +216,8 @@ def small_config(built: dict[str, Path], tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def swept(sweep_module, small_config: Path, built: dict[str, Path], tmp_path_factory):
+    """The loop on the fixture's copies (``prebuilt``): building them again in the loop (which the sequential
+    sweep's tests do) gives the same files, as the calibration cache test checks, and cost 10-20 s here."""
     options = [o for o in quantize.OPTIONS if o.name in SWEPT]
     return sweep_module.sweep(
         options,
@@ -200,7 +225,12 @@ def swept(sweep_module, small_config: Path, built: dict[str, Path], tmp_path_fac
         model_dir=tmp_path_factory.mktemp("swept_models"),
         source=built["fp32"],
         calibration_cache=built["fp32"].parent / "cache",  # the fixture's: no calibration again
+        prebuilt={name: built[name] for name in SWEPT},
     )
+
+
+def test_the_sweep_evaluates_prebuilt_copies_as_they_are(swept, built: dict[str, Path]) -> None:
+    assert [c["model_path"] for c in swept.candidates] == [str(built[name].resolve()) for name in SWEPT]
 
 
 def _auroc_by_hand(path: Path, tokenizer, rows: list[dict[str, object]]) -> float:

@@ -7,12 +7,8 @@ with ``tokenizers`` on generated sentences. Everything is deterministic for a gi
 
 from __future__ import annotations
 
-import atexit
-import functools
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -101,13 +97,3 @@ def export_genai(hf_folder: Path, out: Path, precision: str = "fp32") -> Path:
     if done.returncode != 0 or not (out / "genai_config.json").is_file():
         raise RuntimeError(f"the GenAI builder failed ({done.returncode}): {done.stderr[-2000:]}")
     return out
-
-
-@functools.cache
-def built() -> dict[str, Path]:
-    """The tiny Llama and its fp32 and int4 GenAI exports, built once per test process (keys ``hf``, ``fp32``,
-    ``int4``) in a temporary folder removed at exit."""
-    root = Path(tempfile.mkdtemp(prefix="tiny_llama_"))
-    atexit.register(shutil.rmtree, root, True)
-    hf = build_tiny_llama(root / "hf")
-    return {"hf": hf, **{p: export_genai(hf, root / p, p) for p in ("fp32", "int4")}}
