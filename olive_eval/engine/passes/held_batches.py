@@ -62,8 +62,8 @@ class HeldBatches:
     """Consecutive batches, held while their kept columns and outputs join as they are (the same types, dtypes
     and shapes past the first axis), until a chunk's examples or bytes are held (:attr:`full`) and :meth:`take`."""
 
-    def __init__(self, kept: set[str] | None) -> None:
-        """``kept``: the batch columns the scorers read (None: every column)."""
+    def __init__(self, kept: set[str]) -> None:
+        """``kept``: the fields the scorers read (the batch columns among them are held)."""
         self._kept = kept
         self.held: list[HeldBatch] = []
         self._outputs: list[tuple[str, Any, tuple[int, ...]]] = []
@@ -80,20 +80,17 @@ class HeldBatches:
         elif not dense_outputs(outputs, timing.size) or not _rows_alone(post, outputs):
             return None
         else:
-            self._start(batch, outputs)
+            self._start(batch, outputs, timing.size)
         self.held.append(HeldBatch(batch, outputs, timing))
         self._rows += timing.size
         return True
 
-    def _start(self, batch: Batch, outputs: Outputs) -> None:
-        kept = self._kept
+    def _start(self, batch: Batch, outputs: Outputs, size: int) -> None:
+        kept = {k: v for k, v in batch.columns.items() if k in self._kept}
         self._outputs = [(name, value.dtype, value.shape[1:]) for name, value in outputs.items()]
-        self._columns = [(k, _kind(v)) for k, v in batch.columns.items() if kept is None or k in kept]
-        size = len(next(iter(outputs.values())))
+        self._columns = [(k, _kind(v)) for k, v in kept.items()]
         self._row_bytes = sum(value.nbytes for value in outputs.values()) // size + sum(
-            column.nbytes // size if isinstance(column, np.ndarray) else 64
-            for name, column in batch.columns.items()
-            if kept is None or name in kept
+            column.nbytes // size if isinstance(column, np.ndarray) else 64 for column in kept.values()
         )
 
     def _joins(self, batch: Batch, outputs: Outputs) -> bool:
