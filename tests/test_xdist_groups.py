@@ -32,8 +32,8 @@ def test_a_test_is_scheduled_with_its_file_and_the_ray_files_share_one_unit() ->
     assert unit_of("tests/report/test_browser.py::Suite::test_y") == "tests/report/test_browser.py"
     ray = {unit_of(f"{path}::test_z") for path in RAY_FILES}
     assert ray == {"local_ray"}
-    assert unit_of("tests/metrics/retrieval/test_run.py::test_a") == unit_of(
-        "tests/metrics/retrieval/test_references.py::t"
+    assert unit_of("tests/examples/test_quantization_sweep.py::test_a") == unit_of(
+        "tests/examples/test_quantization_sweep_sequential.py::t"
     )
 
 

@@ -26,8 +26,6 @@ from typing import Any
 #: ``local_ray``: each starts a local Ray (two CPUs, an object store in /dev/shm, the fixture ``local_ray`` or a run
 #: of its own): one at a time on the machine, and their timeout and worker-death tests never race a second Ray's
 #: workers for the two cores.
-#: ``ranx``: both compare with ranx, whose metrics numba compiles on first use in each process (about 15 s): one
-#: worker compiles them once.
 #: ``quantization_sweep``: both read the run's one MiniLM export and int8 copies (``tests/examples/conftest.py``, a
 #: shared build of 30-40 s): handed out first, as the two costliest files, on two workers, one sat waiting on the
 #: other's build; on one worker the second file starts with the build done.
@@ -36,8 +34,6 @@ SHARED_UNITS = {
     "tests/examples/test_quantization_sweep_sequential.py": "quantization_sweep",
     "tests/engine/executors/test_ray_executor.py": "local_ray",
     "tests/engine/executors/test_ray_shards.py": "local_ray",
-    "tests/metrics/retrieval/test_references.py": "ranx",
-    "tests/metrics/retrieval/test_run.py": "ranx",
 }
 
 REPO = Path(__file__).resolve().parents[1]

@@ -62,8 +62,8 @@ def ranked(docs: list[str], values: list[float]) -> dict[str, float]:
 
 def ranx_values(grades: list[list[int]], metric: str, sort_docs: bool = False) -> float:
     """ranx on the same ranking the model gave: candidates ``d0, d1, ...`` scored in order, or (``sort_docs``) the
-    doc ids in sorted order, as the model orders a dict (``d10`` before ``d2``). Plain dicts, not ``Qrels``/``Run``:
-    their numba typed dicts compile in every process, uncached (see test_references.py); the values are the same."""
+    doc ids in sorted order, as the model orders a dict (``d10`` before ``d2``). Plain dicts, not ``Qrels``/``Run``,
+    as in test_references.py (ranx runs interpreted there too); the values are the same."""
     run, qrels = {}, {}
     for q, g in enumerate(grades):
         docs = sorted(f"d{j}" for j in range(len(g))) if sort_docs else [f"d{j}" for j in range(len(g))]
