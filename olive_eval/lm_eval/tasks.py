@@ -50,8 +50,8 @@ class LoadedTasks:
 @contextmanager
 def quiet_lm_eval() -> Iterator[None]:
     """lm-eval logs every task it builds at INFO and WARNING, it and ``datasets`` draw progress bars on stderr, and
-    the ``git`` it runs for its results prints ``fatal: not a git repository`` outside one; a run reports through
-    its own lines, so all of it is kept off the output for the block (Python's stderr and the process's)."""
+    a process it starts may print to the process's stderr; a run reports through its own lines, so all of it is
+    kept off the output for the block (Python's stderr and the process's)."""
     logger = logging.getLogger("lm_eval")
     level = logger.level
     logger.setLevel(logging.ERROR)
@@ -257,6 +257,7 @@ def _produced(loaded: dict[str, Any]) -> list[Produced]:
 def load_tasks(options: LmEvalOptions, allow_download: bool) -> LoadedTasks:
     """The metric's tasks, loaded with their data (offline unless allowed); :class:`TaskProblem` when a name is
     unknown, a task's data is not local, or a task fails to build."""
+    lm_eval_package()  # lm-eval still importable, whether or not this process indexed the tasks before
     manager = _find(options)
     _check_local(manager, options, allow_download)
     loaded: dict[str, Any] = {"tasks": {}, "groups": {}, "group_map": {}}

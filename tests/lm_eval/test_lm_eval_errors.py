@@ -25,7 +25,7 @@ def run_cli(config: dict, tmp_path: Path, capsys) -> tuple[int, str]:
 def test_lm_eval_not_installed_names_the_extra(llama, tasks_folder, tmp_path, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "lm_eval", None)
     code, err = run_cli(lm_config(hf_model(llama), tasks_folder, tmp_path / "out"), tmp_path, capsys)
-    assert code == 2
+    assert code == 2, err
     assert err.count("\n") == 0
     assert "metrics[0].type" in err and "pip install 'olive-eval[lm_eval]'" in err
 
