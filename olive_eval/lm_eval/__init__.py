@@ -8,7 +8,8 @@ goals, nothing downloads unless the run allows it, and the task versions and has
 Modules: ``options`` (the metric's ``metric_config`` and the adapters' options, no lm-eval import),
 ``metric_type`` (the ``lm_eval`` metric type), ``names`` (sub-type names), ``tasks`` (finding and checking tasks
 before any model loads), ``adapters`` (request types and the check that a model serves them), ``serving`` (what
-each model type serves, and the lm-eval ``LM`` objects over olive-eval's loaded models). The run's side (planning
+each model type serves, and the lm-eval ``LM`` objects over olive-eval's loaded models), ``environment_report``
+(lm-eval's machine description, skipped in a run). The run's side (planning
 with the run; one lm-eval run and its results as scores and evidence) is :mod:`olive_eval.lm_eval_run`.
 """
 

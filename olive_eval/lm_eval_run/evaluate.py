@@ -15,6 +15,7 @@ from olive_eval.errors import EvaluationError
 from olive_eval.huggingface_env import offline
 from olive_eval.lm_eval import lm_eval_package
 from olive_eval.lm_eval.adapters import check_serves
+from olive_eval.lm_eval.environment_report import without_environment_report
 from olive_eval.lm_eval.evidence import sample_evidence
 from olive_eval.lm_eval.names import Produced
 from olive_eval.lm_eval.options import AdapterOptions, LmEvalOptions
@@ -81,7 +82,7 @@ def evaluate_tasks(runtime: Any, model_name: str, job: LmEvalRun, allow_download
     served = served_by(runtime)
     check_serves(model_name, served, job.needed_requests(), f"{runtime.model_type}")
     # the model's own call settings (an HfModel's torch threads), as its prediction pass and timing run under
-    with offline(allow_download), quiet_lm_eval(), runtime.call_scope():
+    with offline(allow_download), quiet_lm_eval(), without_environment_report(), runtime.call_scope():
         lm = adapter_for(runtime, AdapterOptions(batch_size=options.batch_size, max_length=options.max_length))
         results = lm_eval.simple_evaluate(
             model=lm,
