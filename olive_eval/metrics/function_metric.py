@@ -16,6 +16,7 @@ no value and says why (the example, for a per-example NaN), and the metric's oth
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import numbers
@@ -50,11 +51,14 @@ def _python(value: Any) -> Any:
     return value
 
 
-def _check_number(metric: str, value: Any, where: str) -> float:
-    """The value as a float (NaN passes: it is undefined, not wrong); a non-number names where it came from."""
+def _check_number(metric: str, value: Any, where: str | Callable[[], str]) -> float:
+    """The value as a float (NaN passes: it is undefined, not wrong); a non-number names where it came from.
+    ``where`` may be a function, called only then: describing an example whose prediction is an embedding (its
+    repr) cost more than the metric itself."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        shown = where if isinstance(where, str) else where()
         raise EvaluationError(
-            f"metric '{metric}' returned {type(value).__name__} {value!r} for {where}; expected a number"
+            f"metric '{metric}' returned {type(value).__name__} {value!r} for {shown}; expected a number"
         )
     return float(value)
 
@@ -121,7 +125,7 @@ class _FunctionMetric(Metric):
         for i, values_i in enumerate(zip(*fields, strict=True)):
             row = [_python(v) for v in values_i]
             value = type(self).func(*row, **kwargs)
-            where = _describe(i, *values_i[:2]) if len(values_i) >= 2 else f"instance {i}"
+            where = functools.partial(_describe, i, *values_i[:2]) if len(values_i) >= 2 else f"instance {i}"
             if self.kind is Kind.INSTANCE:
                 rows.append(_check_number(self.name, _python(value), where))
             else:
