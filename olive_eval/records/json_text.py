@@ -23,6 +23,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.size > MAX_VALUES_PER_RECORD:
             return {"shape": list(value.shape)}
+        if value.dtype.kind in "biu" or (value.dtype.kind == "f" and np.isfinite(value).all()):
+            return value.tolist()  # Python numbers JSON takes as they are: no walk over each value
         return jsonable(value.tolist())
     if isinstance(value, np.generic):
         return jsonable(value.item())

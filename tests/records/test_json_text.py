@@ -58,6 +58,34 @@ def test_non_finite_values_are_strings_as_before():
     assert record == {"v": "nan"}
 
 
+def _walked(array):
+    """An array value by value: Python numbers, NaN and infinity as their strings."""
+    if isinstance(array, np.ndarray) and array.ndim:
+        return [_walked(row) for row in array]
+    value = array.item() if isinstance(array, (np.ndarray, np.generic)) else array
+    return str(value) if isinstance(value, float) and not np.isfinite(value) else value
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        np.array([[1, -2], [3, 2**40]], dtype=np.int64),
+        np.array([7, 8], dtype=np.uint8),
+        np.array([True, False]),
+        np.array([0.1, -0.0, 1e-300], dtype=np.float64),
+        np.array([[0.1, 1.5]], dtype=np.float32),
+        np.array([1.0, np.nan, -np.inf], dtype=np.float32),
+        np.array([1, "a", None], dtype=object),
+    ],
+    ids=["int64-2d", "uint8", "bool", "float64", "float32-2d", "non-finite", "object"],
+)
+def test_a_small_array_becomes_python_values_and_non_finite_strings(array):
+    got = jsonable(array)
+    assert got == _walked(array)
+    assert json.dumps(got) == json.dumps(_walked(array))  # the same types: no numpy scalar left to encode
+    assert all(type(v) in (int, float, bool, str, type(None)) for v in np.ravel(np.array(got, dtype=object)))
+
+
 def test_sink_writes_records_and_honours_its_limit(tmp_path: Path):
     errors: list = []
     sink = RecordSink(tmp_path / "s.jsonl", lambda path, exc: errors.append(exc), limit=7)
