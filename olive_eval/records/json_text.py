@@ -19,6 +19,10 @@ import numpy as np
 MAX_VALUES_PER_RECORD = 256
 
 
+#: Values JSON writes as they are (a float only where finite, so not among them).
+_PLAIN = frozenset({int, str, bool, type(None)})
+
+
 def jsonable(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         if value.size > MAX_VALUES_PER_RECORD:
@@ -31,6 +35,8 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, (list, tuple)):
+        if all(type(v) in _PLAIN for v in value):  # token ids, labels: nothing to convert
+            return list(value)
         return [jsonable(v) for v in value]
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}

@@ -86,6 +86,22 @@ def test_a_small_array_becomes_python_values_and_non_finite_strings(array):
     assert all(type(v) in (int, float, bool, str, type(None)) for v in np.ravel(np.array(got, dtype=object)))
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([3, 1, 2], [3, 1, 2]),
+        ((1, "a", None, True), [1, "a", None, True]),
+        ([1, 0.5, float("nan")], [1, 0.5, "nan"]),
+        ([1, np.int64(2), np.float32(0.5)], [1, 2, 0.5]),
+        ({"ids": [1, 2], "mask": (1, 1)}, {"ids": [1, 2], "mask": [1, 1]}),
+    ],
+    ids=["ints", "tuple-of-plain", "nan-in-a-list", "numpy-scalars", "dict-of-lists"],
+)
+def test_a_list_becomes_a_list_of_json_values(value, expected):
+    got = jsonable(value)
+    assert got == expected and json.dumps(got) == json.dumps(expected)
+
+
 def test_sink_writes_records_and_honours_its_limit(tmp_path: Path):
     errors: list = []
     sink = RecordSink(tmp_path / "s.jsonl", lambda path, exc: errors.append(exc), limit=7)
