@@ -110,8 +110,7 @@ def task_manager(paths: list[Path], defaults: bool) -> Any:
 
 
 def _build(paths: list[Path], defaults: bool) -> Any:
-    lm_eval_package()
-    from lm_eval.tasks import TaskManager
+    from lm_eval.tasks import TaskManager  # importable: load_tasks, the way in, checked
 
     with quiet_lm_eval():
         return TaskManager(include_path=[str(p) for p in paths] or None, include_defaults=defaults)
